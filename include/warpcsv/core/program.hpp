@@ -1,0 +1,70 @@
+// The expression program: typed postfix bytecode, built by the binder and
+// evaluated per row by core/eval.hpp on the CPU and the GPU alike.
+#pragma once
+#include <cstdint>
+
+#include "warpcsv/core/types.hpp"
+
+namespace warpcsv {
+
+enum class Op : uint8_t {
+  Column,      // push slot `arg` of the current row
+  Const,       // push constant `arg` of the pool
+  Cast,        // convert top from (from_type, from_scale) to (type, scale)
+  Neg,
+  Not,
+  Add,
+  Sub,
+  Mul,
+  Div,  // always Float result; x / 0 is null
+  Mod,  // Int or Decimal; x % 0 is null
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,  // three-valued logic, like SQL
+  Or,
+  IsNull,
+  IsNotNull,
+  Lower,
+  Upper,
+  Len,  // bytes
+  Abs,
+  Round,  // arg = digits (may be negative)
+  Contains,
+  StartsWith,
+  EndsWith,
+  Coalesce,  // arg = number of operands
+};
+
+// One instruction. `type`/`scale` give the result type; for Cast and the
+// comparison ops `from_type`/`from_scale` give the operand type (both operands
+// of a binary op are already cast to one type by the binder).
+struct Instr {
+  Op op;
+  Type type;
+  uint8_t scale;
+  Type from_type;
+  uint8_t from_scale;
+  int32_t arg;
+};
+
+constexpr int kMaxProgramStack = 32;
+
+// A program as flat arrays so it can be copied to a device as it is.
+// String constants point into `strings` by offset: Value.s.ptr holds the
+// offset until the evaluator resolves it against the pool base.
+struct ProgramView {
+  const Instr* code;
+  int32_t length;
+  const Value* consts;
+  const char* strings;
+};
+
+// Evaluation outcome for one row; errors are data-dependent and reported by
+// the executor with the row's file:line.
+enum class EvalStatus : uint8_t { Ok, IntegerOverflow, ScratchFull, DecimalOverflow };
+
+}  // namespace warpcsv

@@ -1,0 +1,42 @@
+// Options of one run, as parsed from the command line (src/cli/options.cpp).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace warpcsv {
+
+enum class OutputFormat { Csv, Tsv, Json, Ndjson, Table, Markdown };
+enum class BadRows { Fail, Skip };
+
+// How the bytes of a CSV file are to be read.
+struct DialectOptions {
+  char delimiter = ',';
+  char quote = '"';
+  int escape = -1;   // -1: none
+  int comment = -1;  // -1: none
+  int64_t skip_lines = 0;
+  bool header = true;
+  std::vector<std::string> names;        // --names
+  std::vector<std::string> null_tokens;  // --null, besides the empty field
+};
+
+struct Options {
+  std::string pipeline;
+  std::vector<std::string> files;  // empty: standard input
+  DialectOptions dialect;
+  std::string schema;  // --schema "name:type,..."
+  BadRows bad_rows = BadRows::Fail;
+  std::string rejects_path;
+  OutputFormat format = OutputFormat::Csv;
+  std::string output_path;  // empty: stdout
+  std::string device = "auto";
+  uint64_t chunk_size = 0;  // 0: chosen by the tool
+  int threads = 0;          // 0: hardware concurrency
+  bool explain = false;
+  bool profile = false;
+  bool quiet = false;
+};
+
+}  // namespace warpcsv

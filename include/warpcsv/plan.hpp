@@ -1,0 +1,93 @@
+// The immutable, typed plan that the binder builds from a pipeline spec and a
+// schema, and that every executor runs.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "warpcsv/core/program.hpp"
+#include "warpcsv/core/types.hpp"
+
+namespace warpcsv {
+
+// An owning expression program (see ProgramView for the device-friendly view).
+struct Program {
+  std::vector<Instr> code;
+  std::vector<Value> consts;  // string constants: s.ptr = offset into `strings`
+  std::string strings;
+  ColumnType result;
+  std::string text;  // source text, for messages and --explain
+
+  ProgramView view() const {
+    return ProgramView{code.data(), static_cast<int32_t>(code.size()), consts.data(),
+                       strings.data()};
+  }
+  bool empty() const { return code.empty(); }
+};
+
+enum class AggKind : uint8_t {
+  CountStar,
+  Count,
+  Sum,
+  Min,
+  Max,
+  Mean,
+  Var,
+  Std,
+  First,
+  Last,
+  Corr,
+};
+
+// One aggregate call (deduplicated: `sum(v1)` used twice is computed once).
+struct AggSpec {
+  AggKind kind;
+  Program arg0;  // empty for count()
+  Program arg1;  // corr only
+  ColumnType result;
+  std::string text;  // e.g. "sum(v1)"
+};
+
+struct OutputColumn {
+  std::string name;
+  ColumnType type;
+};
+
+// Everything evaluated per input row, partition by partition, on a device.
+// Programs here read input slots: slot i is input column used_columns[i].
+struct ScanPlan {
+  std::vector<int> used_columns;  // indices into the input schema, ascending
+  std::vector<ColumnType> slot_types;
+  Program filter;  // empty: keep every row
+  bool aggregate = false;
+  std::vector<Program> keys;  // group keys (aggregate with no keys: one group)
+  std::vector<AggSpec> aggs;
+  std::vector<Program> outputs;  // !aggregate: projected columns per row
+};
+
+// Stages run on the (small or streamed) rows after the scan. Programs read the
+// slots of the stage's input row.
+struct PostStage {
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa } kind;
+  std::vector<Program> exprs;       // Filter/Assert: one; Select: one per column; Sort: keys
+  std::vector<bool> descending;     // Sort
+  std::vector<int> columns;         // DropNa: slots checked
+  int64_t limit = 0;                // Limit
+  std::vector<OutputColumn> output; // schema after this stage
+  std::string text;                 // source text of the stage
+};
+
+struct Plan {
+  std::vector<OutputColumn> input;  // the input schema (all columns)
+  ScanPlan scan;
+  // Row produced by the scan: aggregate: keys then aggregate values, then
+  // `finalize` projects it to the agg stage's outputs; otherwise scan.outputs.
+  std::vector<OutputColumn> scan_output;
+  std::vector<Program> finalize;  // aggregate only: programs over [keys..., aggs...]
+  std::vector<OutputColumn> finalized_output;
+  std::vector<PostStage> post;
+  std::vector<OutputColumn> output;  // final schema
+  bool has_sort = false;
+};
+
+}  // namespace warpcsv

@@ -1,0 +1,62 @@
+// Materialized rows after the scan (aggregate results, sorted output) and the
+// string storage they point into.
+#pragma once
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "warpcsv/core/types.hpp"
+#include "warpcsv/plan.hpp"
+
+namespace warpcsv {
+
+// Append-only storage with stable addresses for the bytes of string values.
+class StringArena {
+ public:
+  StrRef add(const char* p, size_t n) {
+    if (n > kBlock / 4) {  // large strings get a block of their own
+      big_.push_back(std::make_unique<char[]>(n ? n : 1));
+      std::memcpy(big_.back().get(), p, n);
+      return StrRef{big_.back().get(), static_cast<uint32_t>(n)};
+    }
+    if (blocks_.empty() || used_ + n > kBlock) {
+      blocks_.push_back(std::make_unique<char[]>(kBlock));
+      used_ = 0;
+    }
+    char* dst = blocks_.back().get() + used_;
+    std::memcpy(dst, p, n);
+    used_ += n;
+    return StrRef{dst, static_cast<uint32_t>(n)};
+  }
+  StrRef add(StrRef s) { return add(s.ptr, s.len); }
+
+ private:
+  static constexpr size_t kBlock = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<std::unique_ptr<char[]>> big_;
+  size_t used_ = 0;
+};
+
+// Row-major table of Values whose strings live in `strings` (or in another
+// arena that outlives the table).
+struct Table {
+  std::vector<OutputColumn> columns;
+  std::vector<Value> cells;
+  StringArena strings;
+
+  size_t width() const { return columns.size(); }
+  size_t rows() const { return columns.empty() ? 0 : cells.size() / columns.size(); }
+  Value* row(size_t r) { return cells.data() + r * width(); }
+  const Value* row(size_t r) const { return cells.data() + r * width(); }
+  // Appends a row, copying its strings into this table's arena.
+  void append_owned(const Value* v) {
+    for (size_t c = 0; c < width(); ++c) {
+      Value x = v[c];
+      if (!x.null && columns[c].type.type == Type::String) x.s = strings.add(x.s);
+      cells.push_back(x);
+    }
+  }
+};
+
+}  // namespace warpcsv
