@@ -35,6 +35,11 @@ struct ResourceError : Error {
   using Error::Error;
   int exit_code() const override { return kExitResource; }
 };
+// SIGINT arrived: stop, release devices, exit 130.
+struct Interrupted : Error {
+  Interrupted() : Error("interrupted") {}
+  int exit_code() const override { return kExitInterrupted; }
+};
 // A broken invariant: a bug in warpcsv, never the user's fault.
 struct InternalError : Error {
   using Error::Error;

@@ -1,0 +1,374 @@
+// The expression evaluator: runs a bound Program (typed postfix bytecode) on
+// one row. Written once for the CPU and the GPU: no exceptions, no allocation;
+// data-dependent failures (overflow, scratch full) go to EvalContext::status.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "warpcsv/core/hd.hpp"
+#include "warpcsv/core/int128.hpp"
+#include "warpcsv/core/program.hpp"
+#include "warpcsv/core/types.hpp"
+
+namespace warpcsv {
+
+// Per-row (or per-batch) evaluation state. Strings made by lower/upper are
+// written to scratch; the caller resets scratch_used when they are consumed.
+struct EvalContext {
+  char* scratch;
+  uint32_t scratch_cap;
+  uint32_t scratch_used;
+  EvalStatus status;
+};
+
+// A fresh context over a caller-owned scratch buffer.
+WCSV_HD inline EvalContext make_eval_context(char* scratch, uint32_t cap) {
+  EvalContext c;
+  c.scratch = scratch;
+  c.scratch_cap = cap;
+  c.scratch_used = 0;
+  c.status = EvalStatus::Ok;
+  return c;
+}
+
+namespace detail {
+
+WCSV_HD inline int cmp_bytes(StrRef a, StrRef b) {
+  uint32_t n = a.len < b.len ? a.len : b.len;
+  for (uint32_t i = 0; i < n; ++i) {
+    unsigned char x = static_cast<unsigned char>(a.ptr[i]);
+    unsigned char y = static_cast<unsigned char>(b.ptr[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.len == b.len ? 0 : (a.len < b.len ? -1 : 1);
+}
+
+WCSV_HD inline bool bytes_equal(const char* a, const char* b, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+WCSV_HD inline bool str_contains(StrRef hay, StrRef needle) {
+  if (needle.len == 0) return true;
+  if (needle.len > hay.len) return false;
+  for (uint32_t i = 0; i + needle.len <= hay.len; ++i)
+    if (hay.ptr[i] == needle.ptr[0] && bytes_equal(hay.ptr + i, needle.ptr, needle.len))
+      return true;
+  return false;
+}
+
+// Rounds v / p to the nearest integer, halves away from zero (p > 0).
+WCSV_HD inline int128 div_round_half_away(int128 v, int128 p) {
+  int128 q = v / p, r = v % p;
+  if (r < 0) r = -r;
+  if (r >= p - r) q += v < 0 ? -1 : 1;  // r*2 >= p without overflowing
+  return q;
+}
+
+// Rescales an integral decimal from scale `from` to scale `to`; false on overflow.
+WCSV_HD inline bool rescale(int128 v, int from, int to, int128* out) {
+  if (to == from) {
+    *out = v;
+    return true;
+  }
+  if (to > from) return checked_mul(v, pow10_i128(to - from), out);
+  *out = div_round_half_away(v, pow10_i128(from - to));
+  return true;
+}
+
+WCSV_HD inline double numeric_to_double(const Value& v, Type t, int scale) {
+  if (t == Type::Float) return v.f;
+  if (t == Type::Decimal) return decimal_to_double(v.i, scale);
+  return int128_to_double(v.i);
+}
+
+WCSV_HD inline Value make_bool(bool b) { return Value::of_int(b ? 1 : 0); }
+
+WCSV_HD inline Value fail(EvalContext& ctx, EvalStatus s) {
+  ctx.status = s;
+  return Value::make_null();
+}
+
+WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ctx) {
+  if (v.null || in.from_type == Type::Null) return Value::make_null();
+  Type from = in.from_type, to = in.type;
+  if (to == Type::Float) return Value::of_float(numeric_to_double(v, from, in.from_scale));
+  if (to == Type::Decimal || to == Type::Int) {
+    if (from == Type::Float) {  // not emitted by the binder; truncate toward zero
+      double x = v.f * static_cast<double>(pow10_i128(to == Type::Decimal ? in.scale : 0));
+      if (!(x > -1.7e38 && x < 1.7e38)) return fail(ctx, EvalStatus::DecimalOverflow);
+      return Value::of_int(static_cast<int128>(x));
+    }
+    int fs = from == Type::Decimal ? in.from_scale : 0;
+    int ts = to == Type::Decimal ? in.scale : 0;
+    int128 r;
+    if (!rescale(v.i, fs, ts, &r))
+      return fail(ctx, to == Type::Decimal ? EvalStatus::DecimalOverflow
+                                           : EvalStatus::IntegerOverflow);
+    return Value::of_int(r);
+  }
+  if (to == Type::Timestamp && from == Type::Date) {
+    int128 r;
+    if (!checked_mul(v.i, static_cast<int128>(86400000000LL), &r))
+      return fail(ctx, EvalStatus::IntegerOverflow);
+    return Value::of_int(r);
+  }
+  return v;  // same representation (Bool -> Int, identical types)
+}
+
+}  // namespace detail
+
+// Ordering and equality of two non-null values of one type: strings bytewise,
+// floats in a total order (-0 == +0, NaN equal to itself and after everything).
+WCSV_HD inline int compare_values(const Value& a, const Value& b, Type t) {
+  if (t == Type::String) return detail::cmp_bytes(a.s, b.s);
+  if (t == Type::Float) {
+    bool an = a.f != a.f, bn = b.f != b.f;
+    if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+    return a.f < b.f ? -1 : (a.f > b.f ? 1 : 0);
+  }
+  if (t == Type::Null) return 0;
+  return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
+}
+
+// Evaluates `prog` on one row whose slot values are `slots` (slot i = Op::Column
+// arg i). On a data error sets ctx.status and returns null.
+WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, EvalContext& ctx) {
+  Value st[kMaxProgramStack];
+  int sp = 0;
+  for (int32_t pc = 0; pc < prog.length; ++pc) {
+    const Instr& in = prog.code[pc];
+    switch (in.op) {
+      case Op::Column:
+        if (sp >= kMaxProgramStack) return Value::make_null();
+        st[sp++] = slots[in.arg];
+        break;
+      case Op::Const: {
+        if (sp >= kMaxProgramStack) return Value::make_null();
+        Value v = prog.consts[in.arg];
+        if (in.type == Type::String && !v.null)
+          v.s.ptr = prog.strings + reinterpret_cast<uintptr_t>(v.s.ptr);
+        st[sp++] = v;
+        break;
+      }
+      case Op::Cast:
+        st[sp - 1] = detail::cast_value(in, st[sp - 1], ctx);
+        break;
+      case Op::Neg: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        if (in.type == Type::Float) {
+          v.f = -v.f;
+        } else if (!checked_neg(v.i, &v.i)) {
+          return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
+                                                            : EvalStatus::IntegerOverflow);
+        }
+        break;
+      }
+      case Op::Not: {
+        Value& v = st[sp - 1];
+        if (!v.null) v.i = v.i ? 0 : 1;
+        break;
+      }
+      case Op::Add:
+      case Op::Sub:
+      case Op::Mul:
+      case Op::Div:
+      case Op::Mod: {
+        Value b = st[--sp];
+        Value& a = st[sp - 1];
+        if (a.null || b.null) {
+          a = Value::make_null();
+          break;
+        }
+        if (in.type == Type::Float) {
+          double x = a.f, y = b.f, r = 0;
+          switch (in.op) {
+            case Op::Add: r = x + y; break;
+            case Op::Sub: r = x - y; break;
+            case Op::Mul: r = x * y; break;
+            case Op::Div:
+              if (y == 0) {
+                a = Value::make_null();
+                continue;
+              }
+              r = x / y;
+              break;
+            default:
+              if (y == 0) {
+                a = Value::make_null();
+                continue;
+              }
+              r = fmod(x, y);
+              break;
+          }
+          a = Value::of_float(r);
+          break;
+        }
+        int128 r = 0;
+        bool ok = true;
+        switch (in.op) {
+          case Op::Add: ok = checked_add(a.i, b.i, &r); break;
+          case Op::Sub: ok = checked_sub(a.i, b.i, &r); break;
+          case Op::Mul: ok = checked_mul(a.i, b.i, &r); break;
+          default:  // Mod (Div is always Float)
+            if (b.i == 0) {
+              a = Value::make_null();
+              continue;
+            }
+            r = b.i == -1 ? 0 : a.i % b.i;
+            break;
+        }
+        if (!ok)
+          return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
+                                                            : EvalStatus::IntegerOverflow);
+        a = Value::of_int(r);
+        break;
+      }
+      case Op::Eq:
+      case Op::Ne:
+      case Op::Lt:
+      case Op::Le:
+      case Op::Gt:
+      case Op::Ge: {
+        Value b = st[--sp];
+        Value& a = st[sp - 1];
+        if (a.null || b.null) {
+          a = Value::make_null();
+          break;
+        }
+        int c = compare_values(a, b, in.from_type);
+        bool r = in.op == Op::Eq   ? c == 0
+                 : in.op == Op::Ne ? c != 0
+                 : in.op == Op::Lt ? c < 0
+                 : in.op == Op::Le ? c <= 0
+                 : in.op == Op::Gt ? c > 0
+                                   : c >= 0;
+        a = detail::make_bool(r);
+        break;
+      }
+      case Op::And:
+      case Op::Or: {
+        Value b = st[--sp];
+        Value& a = st[sp - 1];
+        // SQL three-valued logic: a decisive operand wins over null.
+        bool decisive = in.op == Op::Or;  // true decides Or, false decides And
+        bool a_dec = !a.null && (a.i != 0) == decisive;
+        bool b_dec = !b.null && (b.i != 0) == decisive;
+        if (a_dec || b_dec)
+          a = detail::make_bool(decisive);
+        else if (a.null || b.null)
+          a = Value::make_null();
+        else
+          a = detail::make_bool(!decisive);
+        break;
+      }
+      case Op::IsNull:
+        st[sp - 1] = detail::make_bool(st[sp - 1].null);
+        break;
+      case Op::IsNotNull:
+        st[sp - 1] = detail::make_bool(!st[sp - 1].null);
+        break;
+      case Op::Lower:
+      case Op::Upper: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        if (ctx.scratch == nullptr || ctx.scratch_cap - ctx.scratch_used < v.s.len)
+          return detail::fail(ctx, EvalStatus::ScratchFull);
+        char* dst = ctx.scratch + ctx.scratch_used;
+        for (uint32_t i = 0; i < v.s.len; ++i) {
+          char c = v.s.ptr[i];
+          if (in.op == Op::Lower && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+          if (in.op == Op::Upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+          dst[i] = c;
+        }
+        ctx.scratch_used += v.s.len;
+        v.s.ptr = dst;
+        break;
+      }
+      case Op::Len: {
+        Value& v = st[sp - 1];
+        if (!v.null) v = Value::of_int(v.s.len);
+        break;
+      }
+      case Op::Abs: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        if (in.type == Type::Float) {
+          v.f = fabs(v.f);
+        } else if (v.i < 0 && !checked_neg(v.i, &v.i)) {
+          return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
+                                                            : EvalStatus::IntegerOverflow);
+        }
+        break;
+      }
+      case Op::Round: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        int d = in.arg;
+        if (in.type == Type::Float) {
+          if (d > 300 || d < -300) break;
+          double p = pow(10.0, d < 0 ? -d : d);
+          double x = d >= 0 ? round(v.f * p) / p : round(v.f / p) * p;
+          if (x == x && (x - x) == 0) v.f = x;  // keep the input when scaling overflowed
+          break;
+        }
+        // Int or Decimal: drop the digits below 10^-d, half away from zero.
+        int fs = in.from_type == Type::Decimal ? in.from_scale : 0;
+        int drop = fs - d;
+        if (drop <= 0) break;
+        if (drop > 38) {
+          v.i = 0;
+          break;
+        }
+        int128 q = detail::div_round_half_away(v.i, pow10_i128(drop));
+        int rs = in.type == Type::Decimal ? in.scale : 0;
+        int up = drop - (fs - rs);  // back up to the result scale when d < 0
+        if (up > 0 && !checked_mul(q, pow10_i128(up), &q))
+          return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
+                                                            : EvalStatus::IntegerOverflow);
+        v.i = q;
+        break;
+      }
+      case Op::Contains:
+      case Op::StartsWith:
+      case Op::EndsWith: {
+        Value b = st[--sp];
+        Value& a = st[sp - 1];
+        if (a.null || b.null) {
+          a = Value::make_null();
+          break;
+        }
+        bool r;
+        if (in.op == Op::Contains) {
+          r = detail::str_contains(a.s, b.s);
+        } else if (b.s.len > a.s.len) {
+          r = false;
+        } else {
+          const char* at = in.op == Op::StartsWith ? a.s.ptr : a.s.ptr + (a.s.len - b.s.len);
+          r = detail::bytes_equal(at, b.s.ptr, b.s.len);
+        }
+        a = detail::make_bool(r);
+        break;
+      }
+      case Op::Coalesce: {
+        int n = in.arg;
+        int base = sp - n;
+        Value r = Value::make_null();
+        for (int i = 0; i < n; ++i) {
+          if (!st[base + i].null) {
+            r = st[base + i];
+            break;
+          }
+        }
+        sp = base;
+        st[sp++] = r;
+        break;
+      }
+    }
+  }
+  return sp > 0 ? st[sp - 1] : Value::make_null();
+}
+
+}  // namespace warpcsv

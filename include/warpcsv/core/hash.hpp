@@ -1,0 +1,71 @@
+// Hashing and equality of group keys, the same on host and device.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "warpcsv/core/types.hpp"
+
+namespace warpcsv {
+
+WCSV_HD WCSV_FORCEINLINE uint64_t hash_mix(uint64_t h) {  // splitmix64 finalizer
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h;
+}
+
+WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(n) * 0xff51afd7ed558ccdull);
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = hash_mix(h ^ w);
+  }
+  uint64_t tail = 0;
+  for (uint32_t k = 0; i + k < n; ++k)
+    tail |= static_cast<uint64_t>(static_cast<uint8_t>(p[i + k])) << (8 * k);
+  return hash_mix(h ^ tail ^ 0x632be59bd9b4e019ull);
+}
+
+// Hash of one key value; nulls hash alike, -0.0 like 0.0, every NaN alike.
+WCSV_HD inline uint64_t hash_value(const Value& v, Type t) {
+  if (v.null) return 0x5bd1e9955bd1e995ull;
+  switch (t) {
+    case Type::String: return hash_bytes(v.s.ptr, v.s.len);
+    case Type::Float: {
+      double d = v.f;
+      if (d == 0.0) d = 0.0;
+      uint64_t bits;
+      if (d != d) bits = 0x7ff8000000000000ull;
+      else memcpy(&bits, &d, 8);
+      return hash_mix(bits ^ 0x2545f4914f6cdd1dull);
+    }
+    default: {
+      const uint128 u = static_cast<uint128>(v.i);
+      return hash_mix(static_cast<uint64_t>(u) ^ hash_mix(static_cast<uint64_t>(u >> 64) + 1));
+    }
+  }
+}
+
+WCSV_HD WCSV_FORCEINLINE uint64_t hash_combine(uint64_t seed, uint64_t h) {
+  return hash_mix(seed ^ (h + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2)));
+}
+
+// Grouping equality: null equals null; NaN equals NaN; -0.0 equals 0.0.
+WCSV_HD inline bool key_equal(const Value& a, const Value& b, Type t) {
+  if (a.null || b.null) return a.null == b.null;
+  switch (t) {
+    case Type::String:
+      if (a.s.len != b.s.len) return false;
+      for (uint32_t i = 0; i < a.s.len; ++i)
+        if (a.s.ptr[i] != b.s.ptr[i]) return false;
+      return true;
+    case Type::Float: return a.f == b.f || (a.f != a.f && b.f != b.f);
+    default: return a.i == b.i;
+  }
+}
+
+}  // namespace warpcsv

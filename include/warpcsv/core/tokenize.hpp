@@ -1,0 +1,181 @@
+// Splits one CSV row into fields. It follows exactly the state machine of
+// dialect.hpp (so row boundaries agree with the transition vectors) and only
+// adds what the machine does not need: field extents, flags and errors.
+#pragma once
+#include <cstdint>
+
+#include "warpcsv/core/dialect.hpp"
+
+namespace warpcsv {
+
+enum FieldFlags : uint8_t {
+  kFieldQuoted = 1,
+  kFieldEscaped = 2,  // holds doubled quotes or escape sequences: unescape before use
+};
+
+enum class RowError : uint8_t {
+  None,
+  StrayQuote,         // a quote inside an unquoted field
+  TextAfterQuote,     // bytes between a closing quote and the delimiter
+  UnterminatedQuote,  // input ended inside quotes
+};
+
+struct RowResult {
+  uint64_t next;        // position after the row and its terminator
+  uint32_t fields;      // number of fields
+  uint32_t lines;       // line terminators consumed, embedded ones included
+  RowError error;
+  uint64_t error_pos;   // where the error was found
+  bool incomplete;      // ran into `end` before the row ended, and not at EOF
+  bool comment;         // a comment line (no fields)
+  bool empty;           // an empty line (no bytes before the terminator)
+};
+
+// Parses the row starting at p[pos] (a row start). For every field calls
+// sink(index, begin, end, flags) with the bytes inside any quotes. Bytes up to
+// `end` exist; `at_eof` says whether input ends there.
+template <class Sink>
+WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, uint64_t pos,
+                                             uint64_t end, bool at_eof, Sink&& sink) {
+  RowResult r{};
+  r.error = RowError::None;
+  uint64_t i = pos;
+  auto flag = [&](RowError e, uint64_t at) {
+    if (r.error == RowError::None) {
+      r.error = e;
+      r.error_pos = at;
+    }
+  };
+  auto finish_line = [&](uint64_t at) -> bool {  // consume a terminator at p[at]; false: need more
+    if (p[at] == '\r') {
+      if (at + 1 >= end && !at_eof) return false;
+      i = (at + 1 < end && p[at + 1] == '\n') ? at + 2 : at + 1;
+    } else {
+      i = at + 1;
+    }
+    r.lines += 1;
+    return true;
+  };
+  if (i >= end) {
+    r.incomplete = !at_eof;
+    r.empty = true;
+    r.next = i;
+    return r;
+  }
+  if (d.comment >= 0 && static_cast<uint8_t>(p[i]) == d.comment) {
+    while (i < end && p[i] != '\n' && p[i] != '\r') ++i;
+    r.comment = true;
+    if (i >= end) {
+      r.incomplete = !at_eof;
+      r.next = i;
+      return r;
+    }
+    if (!finish_line(i)) r.incomplete = true;
+    r.next = i;
+    return r;
+  }
+  if (p[i] == '\n' || p[i] == '\r') {
+    r.empty = true;
+    if (!finish_line(i)) r.incomplete = true;
+    r.next = i;
+    return r;
+  }
+  for (;;) {
+    uint64_t fb = i, fe;
+    uint8_t flags = 0;
+    if (i < end && static_cast<uint8_t>(p[i]) == d.quote) {
+      flags = kFieldQuoted;
+      fb = ++i;
+      for (;;) {
+        if (i >= end) {
+          if (!at_eof) {
+            r.incomplete = true;
+            r.next = end;
+            return r;
+          }
+          flag(RowError::UnterminatedQuote, fb - 1);
+          fe = end;
+          break;
+        }
+        const uint8_t c = static_cast<uint8_t>(p[i]);
+        if (c == d.quote) {
+          if (i + 1 >= end && !at_eof) {
+            r.incomplete = true;
+            r.next = end;
+            return r;
+          }
+          if (i + 1 < end && static_cast<uint8_t>(p[i + 1]) == d.quote) {
+            flags |= kFieldEscaped;
+            i += 2;
+            continue;
+          }
+          fe = i++;
+          break;
+        }
+        if (d.escape >= 0 && c == d.escape) {
+          flags |= kFieldEscaped;
+          i += 2;
+          if (i > end) i = end;
+          continue;
+        }
+        if (c == '\n' || (c == '\r' && !(i + 1 < end && p[i + 1] == '\n'))) r.lines += 1;
+        ++i;
+      }
+      // After the closing quote the machine goes on as an unquoted field.
+      if (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) {
+        flag(RowError::TextAfterQuote, i);
+      }
+      while (i < end && (!d.stops_unquoted[static_cast<uint8_t>(p[i])] ||
+                         static_cast<uint8_t>(p[i]) == d.quote)) {
+        if (static_cast<uint8_t>(p[i]) == d.quote) flag(RowError::TextAfterQuote, i);
+        ++i;
+      }
+    } else {
+      while (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) ++i;
+      while (i < end && static_cast<uint8_t>(p[i]) == d.quote) {  // literal stray quote
+        flag(RowError::StrayQuote, i);
+        ++i;
+        while (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) ++i;
+      }
+      fe = i;
+    }
+    sink(r.fields, fb, fe, flags);
+    r.fields += 1;
+    if (i >= end) {
+      if (!at_eof) {
+        r.incomplete = true;
+        r.next = end;
+        return r;
+      }
+      r.next = i;
+      return r;
+    }
+    if (static_cast<uint8_t>(p[i]) == d.delimiter) {
+      ++i;
+      continue;
+    }
+    if (!finish_line(i)) r.incomplete = true;
+    r.next = i;
+    return r;
+  }
+}
+
+// Copies a field's bytes to `out`, resolving doubled quotes and escapes.
+// Returns the unescaped length (never longer than the input).
+WCSV_HD inline uint32_t unescape_field(const Dialect& d, const char* p, uint32_t n, char* out) {
+  uint32_t o = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t c = static_cast<uint8_t>(p[i]);
+    if (c == d.quote && i + 1 < n && static_cast<uint8_t>(p[i + 1]) == d.quote) {
+      out[o++] = p[i++];
+    } else if (d.escape >= 0 && c == d.escape && i + 1 < n) {
+      const char e = p[++i];
+      out[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == '0' ? '\0' : e;
+    } else {
+      out[o++] = p[i];
+    }
+  }
+  return o;
+}
+
+}  // namespace warpcsv

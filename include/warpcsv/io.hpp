@@ -1,0 +1,90 @@
+// Input sources (regular files, standard input, FIFOs, gzip streams), type inference over sampled
+// fields, and the --schema option.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpcsv/core/types.hpp"
+
+namespace warpcsv {
+
+// A byte stream of one input: a regular file (read with pread; size known), standard input, or a
+// gzip stream (detected by the magic bytes 1f 8b, not the name; multi-member files; via zlib),
+// each read sequentially. Errors (missing file, permission denied, a directory, a corrupt gzip
+// stream, UTF-16 text) throw InputError naming the path and the fix.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to n bytes; returns 0 only at end of input.
+  virtual size_t read(char* dst, size_t n) = 0;
+  // Regular uncompressed file: positional read without moving the stream (thread-safe), else false.
+  virtual bool can_pread() const = 0;
+  // Reads up to n bytes at `offset` (fewer only at end of file); only when can_pread().
+  virtual size_t pread(char* dst, size_t n, uint64_t offset) = 0;
+  virtual uint64_t size_hint() const = 0;       // total bytes if known, else 0
+  virtual const std::string& name() const = 0;  // path, or "<stdin>"
+};
+
+// Opens `path` ("-" = standard input), recognising gzip by its magic bytes.
+std::unique_ptr<ByteSource> open_source(const std::string& path);
+
+// Accumulates the text of one column's sampled fields and names the narrowest type that holds
+// them all: Bool < Int < Decimal(max scale) < Float, Date < Timestamp, else String. Empty fields
+// and null tokens are skipped (nulls fit every type); a column of only nulls is String.
+//
+// Rules: a number written with a leading zero (more than one digit before the point starting with
+// 0: "007", "-01", "00.5") makes the column String, so keys such as zip codes keep their text;
+// "0", "0.5" and "-0" are numbers. Decimal holds at most 18 significant digits (integer digits
+// of the widest value plus the largest scale) and a scale <= 18, else Float; "1.50" has scale 2.
+// Exponents, inf and nan make Float. Thousands separators ("1,000") and surrounding spaces make
+// String. Bool is true/false in any case (0/1 is Int).
+class TypeGuess {
+ public:
+  TypeGuess() = default;
+  // Fields equal to one of `null_tokens` are nulls (the empty field always is).
+  explicit TypeGuess(std::vector<std::string> null_tokens) : nulls_(std::move(null_tokens)) {}
+  // Takes one sampled field into account.
+  void observe(const char* p, uint32_t n);
+  // The narrowest type that holds every observed field.
+  ColumnType result() const;
+  // Non-null fields observed so far.
+  uint64_t observed() const { return count_; }
+
+ private:
+  std::vector<std::string> nulls_;
+  uint64_t count_ = 0;
+  bool can_bool_ = true, can_int_ = true, can_dec_ = true, can_float_ = true;
+  bool can_date_ = true, can_ts_ = true;
+  int max_scale_ = 0;       // largest fraction digit count among decimals
+  int max_int_digits_ = 0;  // most significant digits before the point
+};
+
+// Whether the text fits type t (what the executor checks for every row it parses). Numeric types
+// follow the inference rules above (so "007" does not fit Int: the column widens to String);
+// String always fits; Decimal needs a scale <= t.scale and a value that fits at that scale.
+bool text_fits(const char* p, uint32_t n, ColumnType t);
+
+// The next wider type that holds both `current` and the text (for widening after a later row
+// does not fit): Int -> Decimal(s) -> Float -> String, Date -> Timestamp -> String, Bool -> String.
+ColumnType widen_for(ColumnType current, const char* p, uint32_t n);
+
+// One --schema entry. infer_scale: "decimal" without a scale (the scale is to be inferred;
+// type.scale is 0 until then).
+struct SchemaOverride {
+  std::string name;
+  ColumnType type;
+  bool infer_scale;
+};
+
+// Parses --schema "name:type,name:type" (types int float decimal decimal(s) string bool date
+// timestamp, any case; the last ':' of an entry separates the name, so names may contain ':').
+// Unknown type names, empty names and duplicate names throw UsageError with the fix.
+std::vector<SchemaOverride> parse_schema_option(const std::string& spec);
+
+// Name of a type as --schema accepts it: "int", "decimal(2)", "timestamp", ...
+std::string schema_type_name(ColumnType t);
+
+}  // namespace warpcsv

@@ -1,0 +1,23 @@
+// The pipeline language: parse a spec like
+//   filter amount > 0 | groupby customer | agg sum(amount) as total | sort total desc
+// and bind it against an input schema into an immutable, typed Plan.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "warpcsv/plan.hpp"
+
+namespace warpcsv {
+
+// Parses and binds a pipeline against the input schema. Throws UsageError for
+// syntax errors (with the position marked), unknown columns (with the closest
+// names), type errors, unsupported aggregates and misplaced stages.
+Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema);
+
+// Syntax check only (no schema needed), so a bad spec fails before any input is read.
+void check_pipeline_syntax(const std::string& pipeline);
+
+// Human-readable plan for --explain.
+std::string explain_plan(const Plan& plan);
+
+}  // namespace warpcsv

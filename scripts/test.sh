@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds warpcsv and runs every test with ctest (unit, differential, CLI; GPU tests skip
+# themselves without a GPU). Set-up on a fresh Debian 12 machine included: missing build
+# dependencies are installed with apt-get.
+#
+#   scripts/test.sh               configure (Release), build with all cores, run ctest
+#   scripts/test.sh --build-only  install dependencies and build, no tests
+#
+# Environment: WARPCSV_CUDA=OFF builds without the CUDA executor (default ON when nvcc is at
+# /usr/local/cuda/bin); WARPCSV_SANITIZE=1 builds with ASan/UBSan in build-sanitize/ (CPU
+# only); BUILD_DIR overrides the build directory; JOBS the number of parallel jobs.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_ONLY=0
+[ "${1:-}" = "--build-only" ] && BUILD_ONLY=1
+
+# --- dependencies -----------------------------------------------------------------------
+DEPS=(cmake make g++ libcli11-dev libfmt-dev catch2 zlib1g-dev gzip)
+missing=()
+for p in "${DEPS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test.sh: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then SUDO=sudo; else
+      echo "test.sh: need root (or sudo) to apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}"
+fi
+
+# --- configure and build ----------------------------------------------------------------
+if [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+JOBS=${JOBS:-$(nproc)}
+CUDA=${WARPCSV_CUDA:-ON}
+EXTRA=()
+if [ "${WARPCSV_SANITIZE:-0}" = "1" ]; then
+  BUILD=${BUILD_DIR:-$ROOT/build-sanitize}
+  CUDA=OFF  # the sanitizers instrument host code only
+  EXTRA+=(-DWARPCSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+else
+  BUILD=${BUILD_DIR:-$ROOT/build}
+  EXTRA+=(-DCMAKE_BUILD_TYPE=Release)
+fi
+
+cmake -S "$ROOT" -B "$BUILD" -DWARPCSV_CUDA="$CUDA" "${EXTRA[@]}"
+cmake --build "$BUILD" -j "$JOBS"
+echo "test.sh: built $BUILD/warpcsv" >&2
+[ "$BUILD_ONLY" = "1" ] && exit 0
+
+# --- tests --------------------------------------------------------------------------------
+cd "$BUILD"
+ctest --output-on-failure -j "$JOBS"

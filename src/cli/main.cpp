@@ -1,0 +1,67 @@
+// warpcsv entry point: parse options, run the pipeline, and map every outcome
+// to an exit code in this one place (DESIGN.md §3).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "cli/options.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/run.hpp"
+#include "warpcsv/signals.hpp"
+
+namespace {
+
+void print_error(const std::string& msg) {
+  const bool prefixed = msg.rfind("warpcsv:", 0) == 0;
+  std::fprintf(stderr, "%s%s\n", prefixed ? "" : "warpcsv: ", msg.c_str());
+}
+
+// Flushes stdout; a reader that went away is success, a full disk is not.
+int finish_stdout(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    if (errno == EPIPE) return code;
+    print_error(std::string("cannot write output: ") + std::strerror(errno) +
+                "; check free space and permissions of the output");
+    return code == warpcsv::kExitOk ? warpcsv::kExitInput : code;
+  }
+  return code;
+}
+
+int run(int argc, char** argv) {
+  try {
+    warpcsv::Options opts = warpcsv::parse_options(argc, argv);
+    int code = warpcsv::run_pipeline(opts);
+    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    return finish_stdout(code);
+  } catch (const warpcsv::EarlyExit& e) {
+    std::fputs(e.text.c_str(), stdout);
+    return finish_stdout(warpcsv::kExitOk);
+  } catch (const warpcsv::OutputClosed&) {
+    return warpcsv::kExitOk;
+  } catch (const warpcsv::Error& e) {
+    // An executor that noticed SIGINT may throw anything; the signal wins.
+    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    print_error(e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    print_error("out of memory; try a smaller --chunk-size or fewer --threads");
+    return warpcsv::kExitResource;
+  } catch (const std::exception& e) {
+    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    print_error(std::string("internal error: ") + e.what() +
+                "; this is a bug in warpcsv, please report it with the command line");
+    return warpcsv::kExitResource;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  warpcsv::install_signal_handlers();
+  int code = run(argc, argv);
+  if (code == warpcsv::kExitInterrupted) std::fputs("warpcsv: interrupted\n", stderr);
+  return code;
+}

@@ -1,0 +1,303 @@
+// The host executor: partitions of each window run on CPU threads over the
+// shared core (tokenizer, field parsing, evaluator, aggregate ops).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "exec/parallel.hpp"
+#include "exec/partitioner.hpp"
+#include "exec/row_issue.hpp"
+#include "exec/scan.hpp"
+#include "warpcsv/core/eval.hpp"
+#include "warpcsv/core/field.hpp"
+#include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/signals.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+constexpr uint32_t kEvalScratch = 1 << 16;
+
+// A program that only reads one slot needs no interpreter.
+int direct_slot(const Program& p) {
+  return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1;
+}
+
+// Everything one partition produced, folded into the run in partition order.
+struct PartitionResult {
+  uint64_t lines = 0;  // line terminators consumed by the partition's rows
+  uint64_t rows = 0;
+  std::vector<RowIssue> issues;  // with lines relative to the partition start
+  bool widen = false;            // issues.back() is a value that needs a wider type
+  Table output;
+  std::unique_ptr<GroupTable> groups;  // order-dependent aggregates only
+};
+
+class CpuScan {
+ public:
+  CpuScan(InputSet& in, const ScanSettings& s, GroupTable* groups)
+      : in_(in), s_(s), plan_(*s.plan), global_groups_(groups) {
+    const auto& scan = plan_.scan;
+    ncols_ = in.column_names.size();
+    col_to_slot_.assign(ncols_, -1);
+    for (size_t i = 0; i < scan.used_columns.size(); ++i) col_to_slot_[scan.used_columns[i]] = static_cast<int>(i);
+    filter_ = scan.filter.view();
+    has_filter_ = !scan.filter.empty();
+    for (const auto& k : scan.keys) {
+      key_progs_.push_back(k.view());
+      key_direct_.push_back(direct_slot(k));
+    }
+    for (const auto& a : scan.aggs) {
+      arg0_.push_back(a.arg0.view());
+      arg1_.push_back(a.arg1.view());
+      arg0_direct_.push_back(a.arg0.empty() ? -2 : direct_slot(a.arg0));
+      arg1_direct_.push_back(a.arg1.empty() ? -2 : direct_slot(a.arg1));
+    }
+    for (const auto& o : scan.outputs) out_progs_.push_back(o.view());
+    if (scan.aggregate) layout_ = &global_groups_->layout();
+    per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
+    for (auto& w : per_worker_) {
+      w.scratch.resize(kEvalScratch);
+      if (scan.aggregate && !layout_->order_dependent) w.groups = std::make_unique<GroupTable>(layout_);
+    }
+    for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
+  }
+
+  void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
+    uint64_t partition_index = 0;
+    for (auto& src : in_.sources) {
+      if (src->header().empty() && in_.column_names.empty()) continue;
+      uint64_t from = 0, line = src->header_lines() + 1;
+      uint64_t window = std::max<uint64_t>(8 * s_.chunk_size, 1 << 20);
+      for (;;) {
+        if (interrupted()) throw Interrupted();
+        Window w = src->window(from, window);
+        if (w.size == 0) break;
+        PartitionedWindow pw = partition_window(in_.dialect, w, s_.chunk_size, s_.threads);
+        if (pw.ready == 0) {
+          window *= 2;  // one row is larger than the window: look further
+          continue;
+        }
+        std::vector<PartitionResult> results(pw.ready);
+        parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
+          process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
+        });
+        bool more = true;
+        for (size_t j = 0; j < pw.ready; ++j) {
+          PartitionResult& r = results[j];
+          for (auto& issue : r.issues) issue.line += line;
+          line += r.lines;
+          stats.rows += r.rows;
+          if (r.widen) {
+            const RowIssue& where = r.issues.back();
+            throw TypeWidening{where.field, where.text, where};
+          }
+          for (const auto& issue : r.issues) {
+            if (s_.opts->bad_rows == BadRows::Fail) throw InputError(describe_issue(issue));
+            ++stats.skipped;
+            on_skip(issue);
+          }
+          if (r.groups) global_groups_->merge_from(*r.groups);
+          if (more && !plan_.scan.aggregate && r.output.rows()) more = sink(r.output);
+        }
+        stats.partitions += pw.ready;
+        stats.bytes += pw.consumed;
+        partition_index += pw.ready;
+        if (!more) return;
+        if (w.at_eof && pw.consumed == w.size) break;
+        from = w.offset + pw.consumed;
+      }
+    }
+    // Per-worker tables (order-independent aggregates) merge in worker order.
+    if (plan_.scan.aggregate && !layout_->order_dependent)
+      for (auto& w : per_worker_) global_groups_->merge_from(*w.groups);
+  }
+
+ private:
+  struct Worker {
+    std::vector<char> scratch;       // evaluator scratch (lower/upper)
+    std::vector<char> unescaped;     // unescaped fields of the current row
+    std::unique_ptr<GroupTable> groups;
+  };
+  struct Span {
+    uint64_t b, e;
+    uint8_t flags;
+  };
+
+  void process_partition(const InputSource& src, const Window& w, const PartitionedWindow& pw, size_t j,
+                         uint64_t global_index, Worker& wk, PartitionResult& out) {
+    uint64_t pos = pw.first_row[j];
+    if (pos == kNoRow) return;
+    const uint64_t end = pw.end(j);
+    const auto& scan = plan_.scan;
+    const size_t nslots = scan.used_columns.size();
+    GroupTable* table = nullptr;
+    if (scan.aggregate) {
+      if (layout_->order_dependent) {
+        out.groups = std::make_unique<GroupTable>(layout_);
+        table = out.groups.get();
+      } else {
+        table = wk.groups.get();
+      }
+    } else {
+      out.output.columns = plan_.scan_output;
+    }
+    std::vector<Span> spans(nslots);
+    std::vector<Value> slots(nslots), keys(scan.keys.size()), row_out(out_progs_.size());
+    const bool fail_fast = s_.opts->bad_rows == BadRows::Fail;
+    uint64_t local_line = 0;  // lines from the partition's first row to the current row
+    uint32_t row_in_partition = 0;
+    const bool multi_column = ncols_ > 1;
+    while (pos < end) {
+      uint32_t nfields = 0;
+      RowResult r = parse_row(in_.dialect, w.data, pos, w.size, w.at_eof,
+                              [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+                                if (i < ncols_) {
+                                  const int slot = col_to_slot_[i];
+                                  if (slot >= 0) spans[static_cast<size_t>(slot)] = Span{b, e, f};
+                                }
+                                nfields = i + 1;
+                              });
+      WCSV_EXPECTS(!r.incomplete, "a ready partition's row ran past its window");
+      const uint64_t row_begin = pos, row_end = r.next;
+      const uint64_t row_line = local_line;
+      pos = r.next;
+      local_line += r.lines;
+      if (r.comment || (r.empty && multi_column)) continue;
+      ++row_in_partition;
+      if (r.error != RowError::None || (nfields != ncols_ && !(r.empty && !multi_column))) {
+        out.issues.push_back(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r,
+                                            nfields, ncols_));
+        if (fail_fast) break;
+        continue;
+      }
+      // Parse the used fields into typed slots.
+      bool bad = false;
+      wk.unescaped.clear();
+      for (size_t k = 0; k < nslots && !bad; ++k) {
+        const Span sp = r.empty ? Span{row_begin, row_begin, 0} : spans[k];
+        const char* p = w.data + sp.b;
+        uint32_t n = static_cast<uint32_t>(sp.e - sp.b);
+        if (sp.flags & kFieldEscaped) {
+          // Unescaped text is never longer; reserve the whole row once.
+          if (wk.unescaped.capacity() < row_end - row_begin) wk.unescaped.reserve(2 * (row_end - row_begin));
+          const size_t at = wk.unescaped.size();
+          wk.unescaped.resize(at + n);
+          n = unescape_field(in_.dialect, p, n, wk.unescaped.data() + at);
+          p = wk.unescaped.data() + at;
+        }
+        if (n == 0 || is_null_token(p, n)) {
+          slots[k] = Value::make_null();
+          continue;
+        }
+        if (!field_to_value(scan.slot_types[k], p, n, &slots[k])) {
+          const int col = scan.used_columns[k];
+          RowIssue issue = make_value_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, sp.b,
+                                            col, std::string(p, n), in_.column_names[static_cast<size_t>(col)],
+                                            scan.slot_types[k]);
+          if (!s_.type_from_schema[static_cast<size_t>(col)]) {
+            out.issues.push_back(issue);
+            out.widen = true;
+            out.rows = row_in_partition;
+            out.lines = local_line;
+            return;
+          }
+          out.issues.push_back(issue);
+          bad = true;
+        }
+      }
+      if (bad) {
+        if (fail_fast) break;
+        continue;
+      }
+      EvalContext ctx = make_eval_context(wk.scratch.data(), kEvalScratch);
+      if (has_filter_) {
+        const Value keep = eval_program(filter_, slots.data(), ctx);
+        if (ctx.status != EvalStatus::Ok) {
+          out.issues.push_back(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, scan.filter.text));
+          if (fail_fast) break;
+          continue;
+        }
+        if (keep.null || keep.i == 0) continue;
+      }
+      if (table) {
+        for (size_t k = 0; k < keys.size(); ++k)
+          keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
+                                         : eval_program(key_progs_[k], slots.data(), ctx);
+        char* block = table->find_or_insert(keys.data(), table->hash_keys(keys.data()));
+        const uint64_t order = (global_index << 32) | row_in_partition;
+        bool strings = false;
+        const Value none = Value::make_null();
+        for (size_t a = 0; a < layout_->aggs.size(); ++a) {
+          const Value x = arg_value(arg0_direct_[a], arg0_[a], slots, ctx, none);
+          const Value y = arg_value(arg1_direct_[a], arg1_[a], slots, ctx, none);
+          strings |= agg_update(layout_->aggs[a], block, x, y, order);
+        }
+        if (strings) table->stabilize_strings(block);
+      } else {
+        for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
+        out.output.append_owned(row_out.data());
+      }
+      if (ctx.status != EvalStatus::Ok) {
+        out.issues.push_back(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "expression"));
+        if (fail_fast) break;
+      }
+    }
+    out.rows = row_in_partition;
+    out.lines = local_line;
+  }
+
+  static Value arg_value(int direct, const ProgramView& prog, const std::vector<Value>& slots, EvalContext& ctx,
+                         const Value& none) {
+    if (direct >= 0) return slots[static_cast<size_t>(direct)];
+    if (direct == -2) return none;
+    return eval_program(prog, slots.data(), ctx);
+  }
+
+  RowIssue eval_issue(const InputSource& src, const Window& w, uint64_t b, uint64_t e, uint64_t line,
+                      EvalStatus st, const std::string& what) {
+    RowIssue i = make_row_issue(in_.dialect, src.name(), w.data, b, e, line, RowResult{}, 0, 0);
+    i.kind = RowIssue::BadValue;
+    i.message = std::string(st == EvalStatus::IntegerOverflow ? "integer overflow" :
+                            st == EvalStatus::DecimalOverflow ? "decimal overflow" : "string result too long") +
+                " while evaluating " + what + "; use --schema to read the columns as float, or --bad-rows skip";
+    return i;
+  }
+
+  bool is_null_token(const char* p, uint32_t n) const {
+    for (const auto& t : null_tokens_)
+      if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return true;
+    return false;
+  }
+
+  InputSet& in_;
+  const ScanSettings& s_;
+  const Plan& plan_;
+  GroupTable* global_groups_;
+  const GroupLayout* layout_ = nullptr;
+  size_t ncols_ = 0;
+  std::vector<int> col_to_slot_;
+  ProgramView filter_{};
+  bool has_filter_ = false;
+  std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
+  std::vector<int> key_direct_, arg0_direct_, arg1_direct_;
+  std::vector<Worker> per_worker_;
+  std::vector<std::string> null_tokens_;
+};
+
+class CpuExecutor : public ScanExecutor {
+ public:
+  void scan(InputSet& in, const ScanSettings& settings, GroupTable* groups, const RowBatchSink& sink,
+            const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) override {
+    CpuScan scan(in, settings, groups);
+    scan.run(sink, on_skip, stats);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ScanExecutor> make_cpu_executor() { return std::make_unique<CpuExecutor>(); }
+
+}  // namespace warpcsv

@@ -1,0 +1,72 @@
+#include "exec/device.hpp"
+
+#include <fmt/format.h>
+
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+
+namespace {
+// GPUs visible to this process; 0 when built without CUDA.
+int gpu_count() {
+#ifdef WARPCSV_HAVE_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+}  // namespace
+
+DeviceChoice choose_device(const Options& opts) {
+  DeviceChoice d;
+  const std::string& s = opts.device;
+  if (s == "auto" || s.empty()) return d;
+  if (s == "cpu") {
+    d.kind = DeviceChoice::Cpu;
+    return d;
+  }
+  d.kind = DeviceChoice::Gpu;
+  if (s != "gpu") {
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t j = s.find(',', i);
+      if (j == std::string::npos) j = s.size();
+      const std::string item = s.substr(i, j - i);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError(fmt::format("--device '{}': expected auto, cpu, gpu or a list of GPU numbers such as 0,1; "
+                                     "found '{}'",
+                                     s, item));
+      d.gpus.push_back(std::stoi(item));
+      i = j + 1;
+    }
+  }
+  const int n = gpu_count();
+  if (n == 0)
+    throw ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", s,
+#ifdef WARPCSV_HAVE_CUDA
+                                    "no CUDA device was found"
+#else
+                                    "this warpcsv was built without CUDA"
+#endif
+                                    ));
+  for (int g : d.gpus)
+    if (g >= n) throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0", s, g, n));
+  return d;
+}
+
+std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts) {
+  (void)in;
+  (void)opts;
+  return make_cpu_executor();
+}
+
+std::string device_name(const DeviceChoice& d) {
+  switch (d.kind) {
+    case DeviceChoice::Cpu: return "cpu";
+    case DeviceChoice::Gpu: return "gpu";
+    case DeviceChoice::Auto: return "auto (cpu)";
+  }
+  return "?";
+}
+
+}  // namespace warpcsv

@@ -1,0 +1,192 @@
+// run_pipeline: options -> inputs -> schema -> plan -> scan -> post -> output.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "exec/device.hpp"
+#include "exec/post.hpp"
+#include "exec/scan.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
+#include "warpcsv/output.hpp"
+#include "warpcsv/run.hpp"
+#include "warpcsv/spec.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+constexpr uint64_t kDefaultCpuChunk = 16ull << 20;
+constexpr uint64_t kMaxChunk = 1ull << 30;  // order keys hold a row index in 32 bits
+
+// Owns the output stream: stdout, or the -o file.
+struct OutputFile {
+  std::FILE* f = stdout;
+  std::string path;
+  explicit OutputFile(const std::string& p) : path(p) {
+    if (!p.empty() && p != "-") {
+      f = std::fopen(p.c_str(), "wb");
+      if (!f) throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
+                                           std::strerror(errno)));
+    }
+    static char buf[1 << 16];
+    if (f == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
+  }
+  void close() {
+    if (std::fflush(f) != 0 || std::ferror(f)) {
+      if (errno == EPIPE) throw OutputClosed{};
+      throw InputError(fmt::format("cannot write the output{}: {}", path.empty() ? "" : " to " + path,
+                                   std::strerror(errno)));
+    }
+    if (f != stdout) {
+      std::FILE* g = f;
+      f = stdout;
+      if (std::fclose(g) != 0) throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+  }
+  ~OutputFile() {
+    if (f != stdout) std::fclose(f);
+  }
+};
+
+// Writes skipped rows for --rejects as CSV: source,line,column,error,row.
+struct Rejects {
+  std::FILE* f = nullptr;
+  explicit Rejects(const std::string& path) {
+    if (path.empty()) return;
+    f = std::fopen(path.c_str(), "wb");
+    if (!f) throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
+    std::fputs("source,line,column,error,row\n", f);
+  }
+  static std::string quote(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+  void add(const RowIssue& i) {
+    if (!f) return;
+    fmt::print(f, "{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.text));
+  }
+  ~Rejects() {
+    if (f) std::fclose(f);
+  }
+};
+
+std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const std::string& executor) {
+  std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk, executor, threads);
+  for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
+  return s;
+}
+
+}  // namespace
+
+int run_pipeline(const Options& opts) {
+  check_pipeline_syntax(opts.pipeline);
+  const DeviceChoice device = choose_device(opts);
+  const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  uint64_t chunk = opts.chunk_size ? opts.chunk_size : kDefaultCpuChunk;
+  if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
+
+  InputSet in = InputSet::open(opts);
+  std::vector<OutputColumn> inferred = infer_schema(in, opts);
+  std::vector<bool> from_schema(inferred.size(), false);
+  if (!opts.schema.empty())
+    for (const auto& o : parse_schema_option(opts.schema))
+      for (size_t c = 0; c < inferred.size(); ++c)
+        if (inferred[c].name == o.name) from_schema[c] = true;
+  std::map<int, ColumnType> widened;
+
+  for (int attempt = 0;; ++attempt) {
+    std::vector<OutputColumn> schema = inferred;
+    for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
+    const Plan plan = build_plan(opts.pipeline, schema);
+    std::unique_ptr<ScanExecutor> exec = make_executor(device, in, opts);
+    if (opts.explain) {
+      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device_name(device));
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return kExitOk;
+    }
+    ScanSettings settings;
+    settings.plan = &plan;
+    settings.opts = &opts;
+    settings.type_from_schema = from_schema;
+    settings.chunk_size = chunk;
+    settings.threads = threads;
+
+    OutputFile out(opts.output_path);
+    Rejects rejects(opts.rejects_path);
+    std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.f);
+    ScanStats stats;
+    bool emitted = false;
+    std::unique_ptr<PostPipeline> post;
+    std::unique_ptr<GroupLayout> layout;
+    std::unique_ptr<GroupTable> groups;
+    if (plan.scan.aggregate) {
+      layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
+      groups = std::make_unique<GroupTable>(layout.get());
+    }
+    try {
+      auto on_skip = [&](const RowIssue& i) { rejects.add(i); };
+      if (plan.scan.aggregate) {
+        exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
+      } else {
+        post = std::make_unique<PostPipeline>(plan, *writer);
+        exec->scan(
+            in, settings, nullptr,
+            [&](const Table& t) {
+              emitted = true;
+              for (size_t r = 0; r < t.rows(); ++r)
+                if (!post->push(t.row(r))) return false;
+              return true;
+            },
+            on_skip, stats);
+      }
+    } catch (const TypeWidening& tw) {
+      const OutputColumn& col = schema[static_cast<size_t>(tw.column)];
+      const ColumnType wider = widen_for(col.type, tw.text.data(), static_cast<uint32_t>(tw.text.size()));
+      const std::string fix = fmt::format("--schema '{}:{}'", col.name, schema_type_name(wider));
+      if (!in.rereadable() || emitted || attempt > 16)
+        throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
+                                     "'{}'; run again with {}",
+                                     tw.where.source, tw.where.line, tw.where.column, col.name,
+                                     schema_type_name(col.type), tw.text, fix));
+      widened[tw.column] = wider;
+      try {
+        std::vector<OutputColumn> next = inferred;
+        for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
+        build_plan(opts.pipeline, next);
+      } catch (const UsageError& e) {
+        throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
+                                     "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "
+                                     "rows with --bad-rows skip {}",
+                                     tw.where.source, tw.where.line, tw.where.column, col.name,
+                                     schema_type_name(col.type), tw.text, schema_type_name(wider), e.what(),
+                                     fmt::format("--schema '{}:{}'", col.name, schema_type_name(col.type))));
+      }
+      if (!opts.quiet)
+        fmt::print(stderr, "warpcsv: note: column '{}' widened from {} to {} ('{}' at {}:{}); reading again\n",
+                   col.name, schema_type_name(col.type), schema_type_name(wider), tw.text, tw.where.source,
+                   tw.where.line);
+      in = InputSet::open(opts);
+      continue;
+    }
+    if (plan.scan.aggregate) {
+      if (plan.scan.keys.empty() && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
+      Table result = finalize_groups(plan, *groups);
+      post = std::make_unique<PostPipeline>(plan, *writer);
+      for (size_t r = 0; r < result.rows(); ++r)
+        if (!post->push(result.row(r))) break;
+    }
+    post->finish();
+    out.close();
+    if (stats.skipped && !opts.quiet)
+      fmt::print(stderr, "warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",
+                 opts.rejects_path.empty() ? " (list them with --rejects FILE)" : " (listed in " + opts.rejects_path + ")");
+    return post->assert_failed() ? kExitAssert : kExitOk;
+  }
+}
+
+}  // namespace warpcsv

@@ -1,0 +1,127 @@
+#include "exec/group_table.hpp"
+
+#include <cstring>
+
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+
+namespace {
+bool is_exact_input(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Bool; }
+
+AggOp op_for(const AggSpec& s) {
+  const Type t = s.arg0.empty() ? Type::Int : s.arg0.result.type;
+  const bool exact = is_exact_input(t);
+  switch (s.kind) {
+    case AggKind::CountStar: return AggOp::CountStar;
+    case AggKind::Count: return AggOp::Count;
+    case AggKind::Sum: return exact ? AggOp::SumExact : AggOp::SumFloat;
+    case AggKind::Min: return AggOp::Min;
+    case AggKind::Max: return AggOp::Max;
+    case AggKind::Mean: return exact ? AggOp::MeanExact : AggOp::MeanFloat;
+    case AggKind::Var: return exact ? AggOp::VarExact : AggOp::VarFloat;
+    case AggKind::Std: return exact ? AggOp::StdExact : AggOp::StdFloat;
+    case AggKind::First: return AggOp::First;
+    case AggKind::Last: return AggOp::Last;
+    case AggKind::Corr:
+      return exact && is_exact_input(s.arg1.result.type) ? AggOp::CorrExact : AggOp::CorrFloat;
+  }
+  throw InternalError("unknown aggregate kind");
+}
+}  // namespace
+
+GroupLayout GroupLayout::from_plan(const Plan& plan) {
+  GroupLayout l;
+  for (const auto& k : plan.scan.keys) l.key_types.push_back(k.result.type);
+  uint32_t off = 0;
+  for (const auto& s : plan.scan.aggs) {
+    AggDesc d{};
+    d.op = op_for(s);
+    d.in_type = s.arg0.empty() ? Type::Int : s.arg0.result.type;
+    d.in_scale = s.arg0.empty() ? 0 : s.arg0.result.scale;
+    d.in_type2 = s.arg1.empty() ? Type::Int : s.arg1.result.type;
+    d.in_scale2 = s.arg1.empty() ? 0 : s.arg1.result.scale;
+    d.offset = off;
+    off += (agg_state_size(d.op) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign;
+    l.order_dependent = l.order_dependent || d.op == AggOp::SumFloat ||
+                        d.op == AggOp::MeanFloat || d.op == AggOp::VarFloat ||
+                        d.op == AggOp::StdFloat || d.op == AggOp::CorrFloat;
+    l.aggs.push_back(d);
+  }
+  l.state_bytes = off ? off : kAggStateAlign;
+  return l;
+}
+
+GroupTable::GroupTable(const GroupLayout* layout) : layout_(layout), nkeys_(layout->key_types.size()) {
+  slots_.assign(64, 0);
+  mask_ = 63;
+}
+
+char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
+  size_t slot = hash & mask_;
+  for (;;) {
+    const uint32_t g = slots_[slot];
+    if (g == 0) return insert_new(keys, hash, slot);
+    const size_t gi = g - 1;
+    if (hashes_[gi] == hash) {
+      const Value* k = keys_.data() + gi * nkeys_;
+      bool eq = true;
+      for (size_t i = 0; i < nkeys_ && eq; ++i) eq = key_equal(k[i], keys[i], layout_->key_types[i]);
+      if (eq) return states_.data() + gi * layout_->state_bytes;
+    }
+    slot = (slot + 1) & mask_;
+  }
+}
+
+char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
+  const size_t g = hashes_.size();
+  if (g >= 0xfffffffeull) throw ResourceError("more than 4 billion groups");
+  slots_[slot] = static_cast<uint32_t>(g + 1);
+  hashes_.push_back(hash);
+  for (size_t k = 0; k < nkeys_; ++k) {
+    Value v = keys[k];
+    if (!v.null && layout_->key_types[k] == Type::String) v.s = strings_.add(v.s);
+    keys_.push_back(v);
+  }
+  states_.resize(states_.size() + layout_->state_bytes);
+  char* block = states_.data() + g * layout_->state_bytes;
+  for (const auto& a : layout_->aggs) agg_init(a, block);
+  if ((g + 1) * 2 > slots_.size()) {
+    grow();
+    block = states_.data() + g * layout_->state_bytes;
+  }
+  return block;
+}
+
+void GroupTable::grow() {
+  std::vector<uint32_t> bigger(slots_.size() * 2, 0);
+  const uint64_t mask = bigger.size() - 1;
+  for (size_t g = 0; g < hashes_.size(); ++g) {
+    size_t s = hashes_[g] & mask;
+    while (bigger[s]) s = (s + 1) & mask;
+    bigger[s] = static_cast<uint32_t>(g + 1);
+  }
+  slots_.swap(bigger);
+  mask_ = mask;
+}
+
+void GroupTable::stabilize_strings(char* block) {
+  for (const auto& a : layout_->aggs) {
+    if (!agg_holds_string(a)) continue;
+    Value* v = a.op == AggOp::Min || a.op == AggOp::Max
+                   ? &reinterpret_cast<ExtremeState*>(block + a.offset)->v
+                   : &reinterpret_cast<OrderedState*>(block + a.offset)->v;
+    if (!v->null && v->s.len) v->s = strings_.add(v->s);
+  }
+}
+
+void GroupTable::merge_from(const GroupTable& other) {
+  for (size_t g = 0; g < other.size(); ++g) {
+    char* dst = find_or_insert(other.keys(g), other.hashes_[g]);
+    bool copied = false;
+    for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, other.state(g));
+    if (copied) stabilize_strings(dst);
+  }
+}
+
+}  // namespace warpcsv

@@ -1,0 +1,63 @@
+// The host's partial aggregate table: open addressing over group keys, one
+// state block per group laid out by the plan's AggDescs. A table stays
+// resident across the partitions a thread processes; tables merge with the
+// core's agg_merge.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "warpcsv/core/agg.hpp"
+#include "warpcsv/core/hash.hpp"
+#include "warpcsv/table.hpp"
+
+namespace warpcsv {
+
+// Key types and aggregate layout shared by every table of a run.
+struct GroupLayout {
+  std::vector<Type> key_types;
+  std::vector<AggDesc> aggs;
+  uint32_t state_bytes = 0;  // one group's block, a multiple of kAggStateAlign
+  bool order_dependent = false;  // float sums/moments: merge in partition order
+
+  static GroupLayout from_plan(const Plan& plan);
+};
+
+class GroupTable {
+ public:
+  explicit GroupTable(const GroupLayout* layout);
+
+  size_t size() const { return hashes_.size(); }
+  // The state block of the group with these keys (hash from hash_keys),
+  // created (and its key strings copied) when new.
+  char* find_or_insert(const Value* keys, uint64_t hash);
+  // Folds every group of `other` into this table, in other's group order.
+  void merge_from(const GroupTable& other);
+  // Gives a string that an agg_update/agg_merge just stored a stable copy.
+  void stabilize_strings(char* block);
+
+  const Value* keys(size_t g) const { return keys_.data() + g * nkeys_; }
+  const char* state(size_t g) const { return states_.data() + g * layout_->state_bytes; }
+  const GroupLayout& layout() const { return *layout_; }
+
+  uint64_t hash_keys(const Value* keys) const {
+    uint64_t h = 0x243f6a8885a308d3ull;
+    for (size_t k = 0; k < nkeys_; ++k) h = hash_combine(h, hash_value(keys[k], layout_->key_types[k]));
+    return h;
+  }
+
+ private:
+  void grow();
+  char* insert_new(const Value* keys, uint64_t hash, size_t slot);
+
+  const GroupLayout* layout_;
+  size_t nkeys_;
+  std::vector<uint32_t> slots_;  // group index + 1; 0 = empty
+  uint64_t mask_ = 0;
+  std::vector<uint64_t> hashes_;  // per group
+  std::vector<Value> keys_;       // nkeys_ per group
+  std::vector<char, std::allocator<char>> states_;
+  StringArena strings_;
+};
+
+}  // namespace warpcsv

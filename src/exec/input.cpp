@@ -1,0 +1,292 @@
+#include "exec/input.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
+
+namespace warpcsv {
+
+namespace {
+uint64_t page_size() {
+  static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+}  // namespace
+
+InputSource::InputSource(const std::string& path, const DialectOptions& opts,
+                         const Dialect& dialect)
+    : src_(open_source(path)) {
+  name_ = src_->name();
+  // Regular uncompressed files are mapped: no copy, and memory stays bounded
+  // because each window's mapping is dropped before the next.
+  if (src_->can_pread() && path != "-") {
+    fd_ = ::open(path.c_str(), O_RDONLY);
+    struct stat st{};
+    if (fd_ >= 0 && fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+      file_size_ = static_cast<uint64_t>(st.st_size);
+      rereadable_ = true;
+    } else if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  if (fd_ < 0) rereadable_ = path != "-" && src_->size_hint() > 0;
+  read_header(opts, dialect);
+}
+
+InputSource::~InputSource() {
+  if (map_) munmap(map_, map_len_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool InputSource::fill_stream(uint64_t upto) {
+  while (!stream_eof_ && buf_offset_ + buf_.size() < upto) {
+    const size_t have = buf_.size();
+    const size_t need = static_cast<size_t>(upto - buf_offset_ - have);
+    const size_t ask = std::max<size_t>(need, 1 << 16);
+    buf_.resize(have + ask);
+    size_t got = 0;
+    while (got < ask) {
+      const size_t n = src_->read(buf_.data() + have + got, ask - got);
+      if (n == 0) {
+        stream_eof_ = true;
+        break;
+      }
+      got += n;
+    }
+    buf_.resize(have + got);
+  }
+  return buf_offset_ + buf_.size() >= upto;
+}
+
+Window InputSource::window(uint64_t from, uint64_t want) {
+  const uint64_t raw = data_start_ + from;
+  Window w;
+  w.offset = from;
+  if (fd_ >= 0) {
+    if (map_) {
+      munmap(map_, map_len_);
+      map_ = nullptr;
+    }
+    if (raw >= file_size_) {
+      w.at_eof = true;
+      return w;
+    }
+    const uint64_t end = std::min(file_size_, raw + want);
+    const uint64_t base = raw / page_size() * page_size();
+    map_len_ = end - base;
+    map_ = mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(base));
+    if (map_ == MAP_FAILED) {
+      map_ = nullptr;
+      throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
+    }
+    madvise(map_, map_len_, MADV_SEQUENTIAL | MADV_WILLNEED);
+    w.data = static_cast<const char*>(map_) + (raw - base);
+    w.size = end - raw;
+    w.at_eof = end == file_size_;
+    return w;
+  }
+  // Stream: drop what lies before `raw`, then read up to raw + want.
+  WCSV_EXPECTS(raw >= buf_offset_, "stream windows must move forward");
+  const uint64_t drop = std::min<uint64_t>(raw - buf_offset_, buf_.size());
+  if (drop) {
+    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(drop));
+    buf_offset_ += drop;
+  }
+  fill_stream(raw + want);
+  w.data = buf_.data() + (raw - buf_offset_);
+  w.size = buf_offset_ + buf_.size() - raw;
+  w.at_eof = stream_eof_;
+  return w;
+}
+
+void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect) {
+  uint64_t want = 1 << 16;
+  for (;;) {
+    data_start_ = 0;
+    Window w = window(0, want);
+    const char* p = w.data;
+    const uint64_t n = w.size;
+    uint64_t pos = 0, lines = 0;
+    bool need_more = false;
+    if (n >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) pos = 3;
+    if (n >= 2 && ((p[0] == '\xFF' && p[1] == '\xFE') || (p[0] == '\xFE' && p[1] == '\xFF')))
+      throw InputError(name_ + ": the file looks like UTF-16 (it starts with a UTF-16 byte order mark); "
+                       "convert it first: iconv -f UTF-16 -t UTF-8 " + name_ + " > converted.csv");
+    for (int64_t k = 0; k < opts.skip_lines; ++k) {  // --skip: raw lines, quotes not honoured
+      while (pos < n && p[pos] != '\n' && p[pos] != '\r') ++pos;
+      if (pos >= n) {
+        need_more = !w.at_eof;
+        break;
+      }
+      pos += (p[pos] == '\r' && pos + 1 < n && p[pos + 1] == '\n') ? 2 : 1;
+      ++lines;
+    }
+    std::vector<std::string> fields;
+    bool found = false;
+    while (!need_more && pos < n) {
+      fields.clear();
+      std::vector<std::pair<uint64_t, uint64_t>> spans;
+      std::vector<uint8_t> flags;
+      RowResult r = parse_row(dialect, p, pos, n, w.at_eof, [&](uint32_t, uint64_t b, uint64_t e, uint8_t f) {
+        spans.emplace_back(b, e);
+        flags.push_back(f);
+      });
+      if (r.incomplete) {
+        need_more = true;
+        break;
+      }
+      if (r.comment || r.empty) {
+        lines += r.lines;
+        pos = r.next;
+        continue;
+      }
+      found = true;
+      if (opts.header) {
+        for (size_t i = 0; i < spans.size(); ++i) {
+          std::string s(spans[i].second - spans[i].first, '\0');
+          uint32_t len = static_cast<uint32_t>(s.size());
+          if (flags[i] & kFieldEscaped)
+            len = unescape_field(dialect, p + spans[i].first, len, s.data());
+          else
+            std::memcpy(s.data(), p + spans[i].first, len);
+          s.resize(len);
+          fields.push_back(s);
+        }
+        lines += r.lines;
+        pos = r.next;
+      } else {
+        for (size_t i = 0; i < spans.size(); ++i) fields.push_back("c" + std::to_string(i + 1));
+      }
+      break;
+    }
+    if (need_more) {
+      if (w.at_eof) break;
+      want *= 4;
+      continue;
+    }
+    header_lines_ = lines;
+    header_ = fields;
+    data_start_ = pos;
+    if (!found) header_.clear();  // empty input (or only comments): no columns
+    return;
+  }
+  throw InputError(name_ + ": input ends inside the header row (an unterminated quote?)");
+}
+
+bool InputSet::rereadable() const {
+  for (const auto& s : sources)
+    if (!s->rereadable()) return false;
+  return true;
+}
+
+InputSet InputSet::open(const Options& opts) {
+  InputSet in;
+  const auto& d = opts.dialect;
+  in.dialect = make_dialect(d.delimiter, d.quote, d.escape, d.comment);
+  std::vector<std::string> files = opts.files;
+  if (files.empty()) files.push_back("-");
+  for (const auto& f : files) {
+    in.sources.push_back(std::make_unique<InputSource>(f, d, in.dialect));
+    const auto& src = *in.sources.back();
+    if (in.sources.size() == 1) {
+      in.column_names = src.header();
+    } else if (!src.header().empty() && src.header() != in.sources.front()->header()) {
+      // Find the first differing column for the message.
+      const auto& a = in.sources.front()->header();
+      const auto& b = src.header();
+      size_t i = 0;
+      while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+      std::string what = i < a.size() && i < b.size()
+                             ? "column " + std::to_string(i + 1) + " is '" + b[i] + "', expected '" + a[i] + "'"
+                             : "it has " + std::to_string(b.size()) + " columns, expected " + std::to_string(a.size());
+      throw InputError(src.name() + ":" + std::to_string(src.header_lines()) +
+                       ": header does not match the first file's (" + in.sources.front()->name() + "): " +
+                       what + "; give files with the same columns, or run them separately");
+    }
+  }
+  if (!d.names.empty()) {
+    if (!in.column_names.empty() && d.names.size() != in.column_names.size())
+      throw UsageError("--names gives " + std::to_string(d.names.size()) + " names but the input has " +
+                       std::to_string(in.column_names.size()) + " columns; give one name per column");
+    in.column_names = d.names;
+  }
+  // Empty header names get their position; duplicates a numeric suffix.
+  std::unordered_map<std::string, int> seen;
+  for (size_t i = 0; i < in.column_names.size(); ++i) {
+    auto& n = in.column_names[i];
+    if (n.empty()) n = "c" + std::to_string(i + 1);
+    int& count = seen[n];
+    if (++count > 1) n += "_" + std::to_string(count);
+  }
+  return in;
+}
+
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts) {
+  const size_t ncols = in.column_names.size();
+  std::vector<TypeGuess> guesses(ncols);
+  std::vector<OutputColumn> schema(ncols);
+  if (!in.sources.empty() && ncols) {
+    InputSource& src = *in.sources.front();
+    Window w = src.sample(1 << 20);
+    std::vector<char> scratch;
+    uint64_t pos = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
+    std::vector<uint8_t> flags(ncols);
+    while (pos < w.size) {
+      uint32_t nf = 0;
+      RowResult r = parse_row(in.dialect, w.data, pos, w.size, w.at_eof,
+                              [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+                                if (i < ncols) {
+                                  spans[i] = {b, e};
+                                  flags[i] = f;
+                                }
+                                nf = i + 1;
+                              });
+      if (r.incomplete) break;
+      pos = r.next;
+      if (r.comment || (r.empty && ncols > 1) || nf != ncols || r.error != RowError::None) continue;
+      for (size_t c = 0; c < ncols; ++c) {
+        const char* fp = w.data + spans[c].first;
+        uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
+        if (flags[c] & kFieldEscaped) {
+          scratch.resize(len);
+          len = unescape_field(in.dialect, fp, len, scratch.data());
+          fp = scratch.data();
+        }
+        if (len == 0) continue;
+        bool is_null = false;
+        for (const auto& t : opts.dialect.null_tokens)
+          if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
+        if (!is_null) guesses[c].observe(fp, len);
+      }
+    }
+  }
+  for (size_t c = 0; c < ncols; ++c) {
+    schema[c].name = in.column_names[c];
+    schema[c].type = guesses[c].result();
+  }
+  if (!opts.schema.empty()) {
+    for (const auto& o : parse_schema_option(opts.schema)) {
+      auto it = std::find_if(schema.begin(), schema.end(), [&](const OutputColumn& c) { return c.name == o.name; });
+      if (it == schema.end())
+        throw UsageError("--schema names column '" + o.name + "', which the input does not have");
+      ColumnType t = o.type;
+      if (o.infer_scale && t.type == Type::Decimal)
+        t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
+      it->type = t;
+    }
+  }
+  return schema;
+}
+
+}  // namespace warpcsv

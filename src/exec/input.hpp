@@ -1,0 +1,84 @@
+// The input as one table: every file (or standard input) opened, its leading
+// lines skipped, its header read and checked against the first file's, and
+// its data handed out as windows of bytes that start at a row start.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpcsv/core/dialect.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/plan.hpp"
+
+namespace warpcsv {
+
+class ByteSource;
+
+// A contiguous run of one source's data bytes. `offset` is the position of
+// data[0] in the source's data (after the header); data[0] is a row start.
+struct Window {
+  const char* data = nullptr;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+  bool at_eof = false;
+};
+
+// One input file (or stdin) positioned after its header.
+class InputSource {
+ public:
+  InputSource(const std::string& path, const DialectOptions& opts, const Dialect& dialect);
+  ~InputSource();
+  InputSource(const InputSource&) = delete;
+  InputSource& operator=(const InputSource&) = delete;
+
+  const std::string& name() const { return name_; }
+  const std::vector<std::string>& header() const { return header_; }
+  // Lines before the first data row (skipped lines, comments, the header).
+  uint64_t header_lines() const { return header_lines_; }
+  // Whether the whole input can be read again (a restart after widening a type).
+  bool rereadable() const { return rereadable_; }
+
+  // Makes bytes [from, from + want) of the data available (fewer at EOF;
+  // more may be returned). `from` must not go backwards.
+  Window window(uint64_t from, uint64_t want);
+  // Up to `n` bytes from the start of the data, for type inference.
+  Window sample(uint64_t n) { return window(0, n); }
+
+ private:
+  void read_header(const DialectOptions& opts, const Dialect& dialect);
+  bool fill_stream(uint64_t upto);  // stream: read until buffer covers `upto`
+
+  std::string name_;
+  std::unique_ptr<ByteSource> src_;
+  std::vector<std::string> header_;
+  uint64_t header_lines_ = 0;
+  bool rereadable_ = false;
+
+  // Regular files are mapped window by window; streams are buffered.
+  int fd_ = -1;
+  uint64_t file_size_ = 0;
+  uint64_t data_start_ = 0;  // file offset of the first data byte
+  void* map_ = nullptr;
+  uint64_t map_len_ = 0;
+
+  std::vector<char> buf_;  // stream: bytes [buf_offset_, buf_offset_ + buf_.size())
+  uint64_t buf_offset_ = 0;
+  bool stream_eof_ = false;
+};
+
+// All inputs of a run, with the table schema they share.
+struct InputSet {
+  std::vector<std::unique_ptr<InputSource>> sources;
+  std::vector<std::string> column_names;
+  Dialect dialect;
+
+  static InputSet open(const Options& opts);
+  bool rereadable() const;
+};
+
+// The narrowest types that hold the sampled rows of the first source, with
+// --schema overrides applied.
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts);
+
+}  // namespace warpcsv

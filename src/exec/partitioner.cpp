@@ -1,0 +1,96 @@
+#include "exec/partitioner.hpp"
+
+#include <cstring>
+
+#include "exec/parallel.hpp"
+
+namespace warpcsv {
+
+namespace {
+bool contains_byte(const char* p, uint64_t n, int c) {
+  return c >= 0 && std::memchr(p, c, n) != nullptr;
+}
+}  // namespace
+
+TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n) {
+  if (n == 0) return tv_identity();
+  if (!contains_byte(p, n, d.quote) && !contains_byte(p, n, d.escape) &&
+      !contains_byte(p, n, d.comment)) {
+    // Without those bytes, quoted tracks stay quoted and every unquoted track
+    // ends where the last byte leads; a comment track ends once a newline passes.
+    const uint8_t last = d.char_class[static_cast<uint8_t>(p[n - 1])];
+    const uint8_t plain = d.next[kUnquoted][last];
+    const bool newline = std::memchr(p, '\n', n) || std::memchr(p, '\r', n);
+    uint8_t end[kNumStates];
+    end[kRowStart] = end[kFieldStart] = end[kUnquoted] = end[kQuoteInQuoted] = plain;
+    end[kQuoted] = kQuoted;
+    end[kEscape] = kQuoted;
+    end[kComment] = newline ? plain : static_cast<uint8_t>(kComment);
+    TransitionVector tv = 0;
+    for (uint32_t s = 0; s < kNumStates; ++s) tv |= static_cast<uint32_t>(end[s]) << (3 * s);
+    return tv;
+  }
+  return tv_of_bytes(d, p, n);
+}
+
+PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads) {
+  PartitionedWindow pw;
+  pw.size = w.size;
+  const size_t n = w.size ? static_cast<size_t>((w.size + chunk - 1) / chunk) : 0;
+  for (size_t j = 0; j < n; ++j) pw.begin.push_back(j * chunk);
+  std::vector<TransitionVector> tv(n);
+  parallel_for(n, threads, [&](size_t j, int) {
+    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j]);
+  });
+  // Partition j starts in the state reached after partitions 0..j-1; the
+  // window itself starts at a row start.
+  pw.state.resize(n);
+  uint8_t st = kRowStart;
+  for (size_t j = 0; j < n; ++j) {
+    pw.state[j] = st;
+    st = tv_get(tv[j], st);
+  }
+  pw.first_row.assign(n, kNoRow);
+  parallel_for(n, threads, [&](size_t j, int) {
+    uint8_t s = pw.state[j];
+    if (s == kRowStart) {
+      // The LF of a CRLF split across partitions belongs to the row before.
+      const uint64_t b = pw.begin[j];
+      const bool lf_of_crlf = b > 0 && w.data[b] == '\n' && w.data[b - 1] == '\r';
+      if (!lf_of_crlf) pw.first_row[j] = b;
+      else if (b + 1 < pw.end(j)) pw.first_row[j] = b + 1;
+      return;
+    }
+    for (uint64_t i = pw.begin[j], e = pw.end(j); i < e; ++i) {
+      s = csv_step(d, s, static_cast<uint8_t>(w.data[i]));
+      if (s == kRowStart) {
+        // A CR followed by LF is one terminator: the row starts after the LF.
+        uint64_t at = i + 1;
+        if (w.data[i] == '\r' && at < w.size && w.data[at] == '\n') ++at;
+        if (at < e) pw.first_row[j] = at;  // else the row starts in a later partition
+        return;
+      }
+    }
+  });
+  if (w.at_eof) {
+    pw.ready = n;
+    pw.consumed = w.size;
+    return pw;
+  }
+  size_t last = n;  // the last partition holding a row start
+  for (size_t j = n; j-- > 0;)
+    if (pw.first_row[j] != kNoRow) {
+      last = j;
+      break;
+    }
+  if (last == n || last == 0) {
+    pw.ready = 0;  // not one whole row is known to end in this window
+    pw.consumed = 0;
+    return pw;
+  }
+  pw.ready = last;
+  pw.consumed = pw.first_row[last];
+  return pw;
+}
+
+}  // namespace warpcsv

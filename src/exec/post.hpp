@@ -1,0 +1,41 @@
+// The stages after the scan (HAVING-style filter, select, sort, limit, dropna,
+// assert) over rows that arrive in order, ending in a RowWriter.
+#pragma once
+#include <cstdio>
+#include <vector>
+
+#include "warpcsv/output.hpp"
+#include "warpcsv/plan.hpp"
+#include "warpcsv/table.hpp"
+
+namespace warpcsv {
+
+class GroupTable;
+
+class PostPipeline {
+ public:
+  PostPipeline(const Plan& plan, RowWriter& writer);
+  // One row of the post stages' input schema. Returns false once no more
+  // rows can change the output (a limit was reached).
+  bool push(const Value* row);
+  // Flushes buffered stages (sort) and ends the writer.
+  void finish();
+  bool assert_failed() const { return assert_failures_ > 0; }
+
+ private:
+  bool push_from(size_t stage, const Value* row);
+
+  const Plan& plan_;
+  RowWriter& writer_;
+  std::vector<Table> sort_buffers_;  // per stage (used by Sort stages)
+  std::vector<int64_t> limit_seen_;
+  std::vector<char> scratch_;
+  uint64_t assert_failures_ = 0;
+  bool done_ = false;
+};
+
+// The aggregate result in output order: one finalized row per group (keys,
+// then the agg stage's items), sorted by the group keys ascending, nulls last.
+Table finalize_groups(const Plan& plan, const GroupTable& groups);
+
+}  // namespace warpcsv

@@ -1,0 +1,106 @@
+#include "exec/row_issue.hpp"
+
+#include <fmt/format.h>
+
+#include "warpcsv/io.hpp"
+
+namespace warpcsv {
+
+namespace {
+// Line offset and 1-based column of `pos` within a row starting at `begin`.
+void locate(const char* data, uint64_t begin, uint64_t pos, uint64_t* lines, uint64_t* column) {
+  uint64_t line_start = begin, n = 0;
+  for (uint64_t i = begin; i < pos; ++i) {
+    if (data[i] == '\n' || (data[i] == '\r' && (i + 1 >= pos || data[i + 1] != '\n'))) {
+      ++n;
+      line_start = i + 1;
+    }
+  }
+  *lines = n;
+  *column = pos - line_start + 1;
+}
+
+// The row as printable text, shortened.
+std::string shorten(const char* p, uint64_t n) {
+  std::string out;
+  const uint64_t limit = 120;
+  for (uint64_t i = 0; i < n && i < limit; ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += static_cast<char>(c);
+  }
+  if (n > limit) out += fmt::format("... ({} bytes)", n);
+  return out;
+}
+
+uint64_t trim_terminator(const char* data, uint64_t b, uint64_t e) {
+  while (e > b && (data[e - 1] == '\n' || data[e - 1] == '\r')) --e;
+  return e;
+}
+}  // namespace
+
+RowIssue make_row_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                        uint64_t row_end, uint64_t row_line, const RowResult& r, uint32_t fields,
+                        size_t expected_fields) {
+  RowIssue issue;
+  issue.source = source;
+  const uint64_t end = trim_terminator(data, row_begin, row_end);
+  issue.text = shorten(data + row_begin, end - row_begin);
+  uint64_t pos = end, extra = 0;
+  if (r.error != RowError::None) {
+    issue.kind = RowIssue::Malformed;
+    pos = r.error_pos;
+    switch (r.error) {
+      case RowError::StrayQuote:
+        issue.message = fmt::format("expected a field with no quote character, found a quote ({}) inside an "
+                                    "unquoted field; quote the whole field and double the inner quote, or use "
+                                    "--bad-rows skip",
+                                    static_cast<char>(d.quote));
+        break;
+      case RowError::TextAfterQuote:
+        issue.message = "expected a delimiter or the end of the line after a closing quote, found more text; "
+                        "double quotes inside quoted fields (\"\"), or use --bad-rows skip";
+        break;
+      case RowError::UnterminatedQuote:
+        issue.message = "expected a closing quote, found the end of the input (unterminated quoted field); "
+                        "close the quote, or check --quote and --escape";
+        break;
+      case RowError::None: break;
+    }
+  } else {
+    issue.kind = RowIssue::Ragged;
+    issue.message = fmt::format("expected {} fields, found {}; check the delimiter (-d) and quoting, or use "
+                                "--bad-rows skip to skip such rows",
+                                expected_fields, fields);
+  }
+  locate(data, row_begin, pos, &extra, &issue.column);
+  issue.line = row_line + extra;
+  return issue;
+}
+
+RowIssue make_value_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                          uint64_t row_end, uint64_t row_line, uint64_t field_pos, int column,
+                          const std::string& text, const std::string& column_name, ColumnType type) {
+  RowIssue issue;
+  issue.kind = RowIssue::BadValue;
+  issue.source = source;
+  issue.field = column;
+  issue.text = text;
+  uint64_t extra = 0;
+  locate(data, row_begin, field_pos, &extra, &issue.column);
+  issue.line = row_line + extra;
+  issue.message = fmt::format("column '{}' expected a {} value, found '{}'", column_name, schema_type_name(type),
+                              shorten(text.data(), text.size()));
+  return issue;
+}
+
+std::string describe_issue(const RowIssue& i) {
+  std::string s = fmt::format("{}:{}:{}: {}", i.source, i.line, i.column, i.message);
+  if (i.kind != RowIssue::BadValue) s += "\n  row: " + i.text;
+  return s;
+}
+
+}  // namespace warpcsv

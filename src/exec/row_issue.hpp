@@ -1,0 +1,22 @@
+// Building the user-facing description of a bad row or value.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "exec/scan.hpp"
+#include "warpcsv/core/tokenize.hpp"
+
+namespace warpcsv {
+
+// A ragged or malformed row. `row_line` is the row's line relative to its
+// partition's first row (the executor adds the partition's base line).
+RowIssue make_row_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                        uint64_t row_end, uint64_t row_line, const RowResult& r, uint32_t fields,
+                        size_t expected_fields);
+
+// A field whose text does not fit its column's type.
+RowIssue make_value_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                          uint64_t row_end, uint64_t row_line, uint64_t field_pos, int column,
+                          const std::string& text, const std::string& column_name, ColumnType type);
+
+}  // namespace warpcsv

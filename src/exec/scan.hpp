@@ -1,0 +1,74 @@
+// What an executor (CPU threads or GPUs) needs to scan the input and what it
+// gives back: a partial aggregate table, or the output rows in input order.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/group_table.hpp"
+#include "exec/input.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/plan.hpp"
+#include "warpcsv/table.hpp"
+
+namespace warpcsv {
+
+// A row that could not be used, located for the message and --rejects.
+struct RowIssue {
+  enum Kind : uint8_t { Ragged, Malformed, BadValue } kind;
+  std::string source;
+  uint64_t line = 0;    // 1-based, global within the source
+  uint64_t column = 0;  // 1-based byte column within that line
+  int field = -1;       // input column index, for BadValue
+  std::string text;     // the offending field (BadValue) or row
+  std::string message;  // what was expected and found
+};
+
+// A value that does not fit a type inferred from the first rows: the driver
+// widens the column's type and runs again (or stops, naming --schema).
+struct TypeWidening {
+  int column;
+  std::string text;
+  RowIssue where;
+};
+
+// Per-run settings derived from the plan and options, shared by executors.
+struct ScanSettings {
+  const Plan* plan = nullptr;
+  const Options* opts = nullptr;
+  std::vector<bool> type_from_schema;  // per input column: fixed by --schema
+  uint64_t chunk_size = 0;
+  int threads = 1;
+};
+
+// Receives the non-aggregate rows of consecutive partitions, in input order.
+// Returns false once it needs no more rows (a limit was reached).
+using RowBatchSink = std::function<bool(const Table&)>;
+
+struct ScanStats {
+  uint64_t rows = 0;
+  uint64_t skipped = 0;
+  uint64_t bytes = 0;
+  uint64_t partitions = 0;
+};
+
+class ScanExecutor {
+ public:
+  virtual ~ScanExecutor() = default;
+  // Scans every source. Aggregate plans fill `groups`; others stream rows to
+  // `sink`. Bad rows: under fail, throws InputError; under skip, calls
+  // `on_skip` for each in input order. Throws TypeWidening for an inferred
+  // type that a later value does not fit.
+  virtual void scan(InputSet& in, const ScanSettings& settings, GroupTable* groups,
+                    const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip,
+                    ScanStats& stats) = 0;
+};
+
+std::unique_ptr<ScanExecutor> make_cpu_executor();
+
+// Formats an issue as the user sees it: "file:line:col: message".
+std::string describe_issue(const RowIssue& issue);
+
+}  // namespace warpcsv

@@ -1,0 +1,32 @@
+// Signal handling: a flag for SIGINT that executors poll, SIGPIPE ignored.
+#include "warpcsv/signals.hpp"
+
+#include <csignal>
+#include <unistd.h>
+
+namespace warpcsv {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_sigint(int) {
+  // A second Ctrl-C means "now": the run did not stop in time.
+  if (g_interrupted) _exit(130);
+  g_interrupted = 1;
+}
+
+}  // namespace
+
+bool interrupted() { return g_interrupted != 0; }
+
+void install_signal_handlers() {
+  std::signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  // No SA_RESTART: a blocking read of stdin returns EINTR so the run stops promptly.
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+}  // namespace warpcsv

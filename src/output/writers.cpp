@@ -1,0 +1,450 @@
+// The result writers. Each appends to one large buffer that is written with
+// fwrite; a closed pipe becomes OutputClosed, any other write failure an
+// InputError (exit 3).
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "output/format.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/output.hpp"
+
+namespace warpcsv {
+namespace {
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+bool is_number(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Float; }
+
+class BufferedWriter : public RowWriter {
+ public:
+  explicit BufferedWriter(std::FILE* out) : out_(out) { buf_.reserve(kFlushBytes + 4096); }
+
+ protected:
+  std::string buf_;
+
+  void maybe_flush() {
+    if (buf_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    if (!buf_.empty()) {
+      errno = 0;
+      size_t n = std::fwrite(buf_.data(), 1, buf_.size(), out_);
+      bool ok = n == buf_.size() && !std::ferror(out_);
+      buf_.clear();
+      if (!ok) fail();
+    }
+  }
+  // Writes everything out, including the FILE's own buffer.
+  void finish() {
+    flush();
+    errno = 0;
+    if (std::fflush(out_) != 0 || std::ferror(out_)) fail();
+  }
+
+ private:
+  std::FILE* out_;
+
+  [[noreturn]] void fail() {
+    int e = errno;
+    if (e == EPIPE) throw OutputClosed{};
+    throw InputError(std::string("cannot write output: ") +
+                     (e ? std::strerror(e) : "write failed") +
+                     "; check free space and permissions of the output (-o FILE)");
+  }
+};
+
+// ---- csv --------------------------------------------------------------------
+
+// RFC 4180: quote a field holding the delimiter, a quote, CR/LF or edge spaces.
+void append_csv_field(std::string& out, const char* p, size_t n, char delim) {
+  bool quote = n == 0 || p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t';
+  for (size_t i = 0; i < n && !quote; ++i)
+    quote = p[i] == delim || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
+  if (!quote) {
+    out.append(p, n);
+    return;
+  }
+  out.push_back('"');
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] == '"') out.push_back('"');
+    out.push_back(p[i]);
+  }
+  out.push_back('"');
+}
+
+class CsvWriter : public BufferedWriter {
+ public:
+  using BufferedWriter::BufferedWriter;
+  void begin(const std::vector<OutputColumn>& columns) override {
+    cols_ = columns;
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) buf_.push_back(',');
+      append_csv_field(buf_, cols_[c].name.data(), cols_[c].name.size(), ',');
+    }
+    buf_.push_back('\n');
+  }
+  void row(const Value* v) override {
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) buf_.push_back(',');
+      if (v[c].null) continue;  // null: empty field
+      Type t = cols_[c].type.type;
+      if (t == Type::String) {
+        // An empty string is written "" so it stays distinct from null.
+        append_csv_field(buf_, v[c].s.ptr, v[c].s.len, ',');
+      } else {
+        detail::append_value(buf_, v[c], cols_[c].type);
+      }
+    }
+    buf_.push_back('\n');
+    maybe_flush();
+  }
+  void end() override { finish(); }
+
+ private:
+  std::vector<OutputColumn> cols_;
+};
+
+// ---- tsv --------------------------------------------------------------------
+
+void append_tsv_field(std::string& out, const char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    switch (p[i]) {
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\\': out += "\\\\"; break;
+      default: out.push_back(p[i]);
+    }
+  }
+}
+
+class TsvWriter : public BufferedWriter {
+ public:
+  using BufferedWriter::BufferedWriter;
+  void begin(const std::vector<OutputColumn>& columns) override {
+    cols_ = columns;
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) buf_.push_back('\t');
+      append_tsv_field(buf_, cols_[c].name.data(), cols_[c].name.size());
+    }
+    buf_.push_back('\n');
+  }
+  void row(const Value* v) override {
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) buf_.push_back('\t');
+      if (v[c].null) continue;
+      if (cols_[c].type.type == Type::String)
+        append_tsv_field(buf_, v[c].s.ptr, v[c].s.len);
+      else
+        detail::append_value(buf_, v[c], cols_[c].type);
+    }
+    buf_.push_back('\n');
+    maybe_flush();
+  }
+  void end() override { finish(); }
+
+ private:
+  std::vector<OutputColumn> cols_;
+};
+
+// ---- json / ndjson ----------------------------------------------------------
+
+// Length of the valid UTF-8 sequence at p (1..4), or 0 if it is invalid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+size_t utf8_sequence(const unsigned char* p, size_t n) {
+  unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  size_t len;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (len > n) return 0;
+  for (size_t i = 1; i < len; ++i) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+void append_json_string(std::string& out, const char* s, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(s);
+  out.push_back('"');
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c >= 0x80) {
+      size_t len = utf8_sequence(p + i, n - i);
+      if (len == 0) {
+        out += "\\ufffd";  // invalid UTF-8 byte
+        ++i;
+      } else {
+        out.append(s + i, len);
+        i += len;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+    ++i;
+  }
+  out.push_back('"');
+}
+
+void append_json_value(std::string& out, const Value& v, ColumnType t) {
+  if (v.null || t.type == Type::Null) {
+    out += "null";
+    return;
+  }
+  switch (t.type) {
+    case Type::Float:
+      if (v.f != v.f || v.f - v.f != 0) {  // nan or inf: JSON has no such numbers
+        out += "null";
+        return;
+      }
+      detail::append_value(out, v, t);
+      return;
+    case Type::Bool:
+    case Type::Int:
+    case Type::Decimal:
+      detail::append_value(out, v, t);
+      return;
+    case Type::String:
+      append_json_string(out, v.s.ptr, v.s.len);
+      return;
+    default: {  // Date, Timestamp: ISO text as a string
+      std::string text;
+      detail::append_value(text, v, t);
+      append_json_string(out, text.data(), text.size());
+      return;
+    }
+  }
+}
+
+// One object per row; json wraps them in an array, one object per line.
+class JsonWriter : public BufferedWriter {
+ public:
+  JsonWriter(std::FILE* out, bool array) : BufferedWriter(out), array_(array) {}
+  void begin(const std::vector<OutputColumn>& columns) override {
+    cols_ = columns;
+    keys_.clear();
+    for (const auto& c : cols_) {
+      std::string k;
+      append_json_string(k, c.name.data(), c.name.size());
+      keys_.push_back(k + ":");
+    }
+    if (array_) buf_ += "[\n";
+  }
+  void row(const Value* v) override {
+    if (array_ && rows_ > 0) buf_ += ",\n";
+    buf_.push_back('{');
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) buf_.push_back(',');
+      buf_ += keys_[c];
+      append_json_value(buf_, v[c], cols_[c].type);
+    }
+    buf_.push_back('}');
+    if (!array_) buf_.push_back('\n');
+    ++rows_;
+    maybe_flush();
+  }
+  void end() override {
+    if (array_) buf_ += rows_ > 0 ? "\n]\n" : "]\n";
+    finish();
+  }
+
+ private:
+  bool array_;
+  size_t rows_ = 0;
+  std::vector<OutputColumn> cols_;
+  std::vector<std::string> keys_;
+};
+
+// ---- table / markdown -------------------------------------------------------
+
+// Display width: code points, so UTF-8 text lines up on a terminal.
+size_t display_width(const std::string& s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
+
+void pad(std::string& out, size_t n) { out.append(n, ' '); }
+
+// Buffers every cell as text, then prints aligned columns at end().
+class GridWriter : public BufferedWriter {
+ public:
+  using BufferedWriter::BufferedWriter;
+  void begin(const std::vector<OutputColumn>& columns) override {
+    cols_ = columns;
+    header_.clear();
+    for (const auto& c : cols_) header_.push_back(cell_text(c.name.data(), c.name.size()));
+  }
+  void row(const Value* v) override {
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (v[c].null) {
+        cells_.push_back(null_text());
+      } else if (cols_[c].type.type == Type::String) {
+        cells_.push_back(cell_text(v[c].s.ptr, v[c].s.len));
+      } else {
+        cells_.push_back(format_value(v[c], cols_[c].type));
+      }
+    }
+  }
+  void end() override {
+    size_t w = cols_.size();
+    std::vector<size_t> width(w);
+    std::vector<bool> right(w);
+    for (size_t c = 0; c < w; ++c) {
+      width[c] = std::max(min_width(), display_width(header_[c]));
+      right[c] = is_number(cols_[c].type.type);
+    }
+    for (size_t i = 0; i < cells_.size(); ++i)
+      width[i % w] = std::max(width[i % w], display_width(cells_[i]));
+    print(width, right);
+    finish();
+  }
+
+ protected:
+  std::vector<OutputColumn> cols_;
+  std::vector<std::string> header_;
+  std::vector<std::string> cells_;  // row-major
+
+  virtual std::string cell_text(const char* p, size_t n) const = 0;
+  virtual std::string null_text() const = 0;
+  virtual size_t min_width() const { return 1; }
+  virtual void print(const std::vector<size_t>& width, const std::vector<bool>& right) = 0;
+
+  void append_cell(const std::string& s, size_t width, bool right_align) {
+    size_t gap = width - display_width(s);
+    if (right_align) pad(buf_, gap);
+    buf_ += s;
+    if (!right_align) pad(buf_, gap);
+  }
+};
+
+// "table": an ASCII box, numbers right-aligned, nulls shown as null.
+class TableWriter : public GridWriter {
+ public:
+  using GridWriter::GridWriter;
+
+ protected:
+  // Line breaks and tabs would tear the box: show them as escapes.
+  std::string cell_text(const char* p, size_t n) const override {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] == '\n') s += "\\n";
+      else if (p[i] == '\r') s += "\\r";
+      else if (p[i] == '\t') s += "\\t";
+      else s.push_back(p[i]);
+    }
+    return s;
+  }
+  std::string null_text() const override { return "null"; }
+  void print(const std::vector<size_t>& width, const std::vector<bool>& right) override {
+    if (cols_.empty()) return;
+    std::string rule = "+";
+    for (size_t wd : width) rule += std::string(wd + 2, '-') + "+";
+    rule += "\n";
+    auto line = [&](const std::string* cells) {
+      buf_ += "|";
+      for (size_t c = 0; c < cols_.size(); ++c) {
+        buf_ += " ";
+        append_cell(cells[c], width[c], right[c]);
+        buf_ += " |";
+      }
+      buf_ += "\n";
+      maybe_flush();
+    };
+    buf_ += rule;
+    line(header_.data());
+    buf_ += rule;
+    for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
+    if (!cells_.empty()) buf_ += rule;
+  }
+};
+
+// "markdown": a GitHub table; '|' escaped, line breaks as <br>, nulls empty.
+class MarkdownWriter : public GridWriter {
+ public:
+  using GridWriter::GridWriter;
+
+ protected:
+  std::string cell_text(const char* p, size_t n) const override {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] == '|') s += "\\|";
+      else if (p[i] == '\n') s += "<br>";
+      else if (p[i] == '\r') continue;
+      else s.push_back(p[i]);
+    }
+    return s;
+  }
+  std::string null_text() const override { return ""; }
+  size_t min_width() const override { return 3; }  // "---" is the shortest rule
+  void print(const std::vector<size_t>& width, const std::vector<bool>& right) override {
+    if (cols_.empty()) return;
+    auto line = [&](const std::string* cells) {
+      buf_ += "|";
+      for (size_t c = 0; c < cols_.size(); ++c) {
+        buf_ += " ";
+        append_cell(cells[c], width[c], right[c]);
+        buf_ += " |";
+      }
+      buf_ += "\n";
+      maybe_flush();
+    };
+    line(header_.data());
+    buf_ += "|";
+    for (size_t c = 0; c < cols_.size(); ++c)
+      buf_ += " " + (right[c] ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) +
+              " |";
+    buf_ += "\n";
+    for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out) {
+  switch (format) {
+    case OutputFormat::Csv: return std::make_unique<CsvWriter>(out);
+    case OutputFormat::Tsv: return std::make_unique<TsvWriter>(out);
+    case OutputFormat::Json: return std::make_unique<JsonWriter>(out, true);
+    case OutputFormat::Ndjson: return std::make_unique<JsonWriter>(out, false);
+    case OutputFormat::Table: return std::make_unique<TableWriter>(out);
+    case OutputFormat::Markdown: return std::make_unique<MarkdownWriter>(out);
+  }
+  return std::make_unique<CsvWriter>(out);
+}
+
+}  // namespace warpcsv

@@ -1,0 +1,73 @@
+// Helpers for messages: type names, suggestions by edit distance, lists.
+#include "spec/bind_util.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace warpcsv {
+namespace spec {
+
+std::string type_name(ColumnType t) {
+  switch (t.type) {
+    case Type::Null: return "null";
+    case Type::Bool: return "bool";
+    case Type::Int: return "int";
+    case Type::Decimal: return "decimal(" + std::to_string(t.scale) + ")";
+    case Type::Float: return "float";
+    case Type::String: return "string";
+    case Type::Date: return "date";
+    case Type::Timestamp: return "timestamp";
+  }
+  return "?";
+}
+
+int edit_distance(const std::string& a, const std::string& b) {
+  auto low = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int sub = prev[j - 1] + (low(a[i - 1]) == low(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min(std::min(prev[j] + 1, cur[j - 1] + 1), sub);
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::vector<std::string> closest_names(const std::string& name,
+                                       const std::vector<std::string>& names, size_t k) {
+  std::vector<std::pair<int, size_t>> scored;
+  for (size_t i = 0; i < names.size(); ++i) {
+    int d = edit_distance(name, names[i]);
+    // Plausible: at most about half the longer name changed.
+    int limit = std::max<int>(2, static_cast<int>(std::max(name.size(), names[i].size()) / 2));
+    if (d <= limit) scored.emplace_back(d, i);
+  }
+  std::stable_sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < k; ++i)
+    out.push_back(names[scored[i].second]);
+  return out;
+}
+
+std::string join_quoted(const std::vector<std::string>& names, size_t max,
+                        const std::string& last_sep) {
+  std::string out;
+  size_t n = std::min(max, names.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += i + 1 == n ? last_sep : ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
+std::string join_plain(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  return out;
+}
+
+}  // namespace spec
+}  // namespace warpcsv

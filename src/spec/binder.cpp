@@ -1,0 +1,1066 @@
+// The binder: resolves names and types of a parsed pipeline against the input
+// schema and lowers it to the Plan's typed postfix programs.
+//
+// Expressions are first bound to typed trees (BNode) whose leaves are input
+// columns (scan stages) or row slots (finalize and post stages). A `select`
+// before the scan ends just renames trees, so later stages inline them and every
+// scan program reads input slots only; the used input columns are collected at
+// the end and numbered as slots.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/ast.hpp"
+#include "spec/bind_util.hpp"
+#include "warpcsv/core/parse.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/spec.hpp"
+
+namespace warpcsv {
+namespace spec {
+namespace {
+
+struct BNode;
+using BPtr = std::shared_ptr<const BNode>;
+
+// A typed expression tree. Column leaves: `arg` is an input column index
+// (scan trees) or a row slot (finalize and post trees).
+struct BNode {
+  Op op = Op::Const;
+  ColumnType type;
+  ColumnType from;  // operand type: Cast, comparisons, Round, IsNull...
+  int32_t arg = 0;
+  Value cval = Value::make_null();
+  std::string sval;  // String constant
+  std::vector<BPtr> kids;
+};
+
+// An expression bound so far, with what is needed to retype a null literal and
+// to describe it in messages.
+struct Bound {
+  BPtr node;
+  const Expr* src = nullptr;
+  bool null_lit = false;
+  ColumnType type() const { return node->type; }
+};
+
+struct ScopeCol {
+  std::string name;
+  ColumnType type;
+  BPtr expr;
+};
+using Scope = std::vector<ScopeCol>;
+
+struct Key {
+  std::string name;
+  std::string canon;
+  ColumnType type;
+  BPtr expr;  // over input columns
+};
+
+struct AggCall {
+  AggKind kind;
+  BPtr arg0, arg1;
+  ColumnType result;
+  std::string text;
+};
+
+std::string to_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+ColumnType ct(Type t, int scale = 0) {
+  ColumnType c;
+  c.type = t;
+  c.scale = static_cast<uint8_t>(t == Type::Decimal ? scale : 0);
+  return c;
+}
+
+BPtr make_node(Op op, ColumnType type, std::vector<BPtr> kids, int32_t arg = 0) {
+  auto n = std::make_shared<BNode>();
+  n->op = op;
+  n->type = type;
+  if (!kids.empty()) n->from = kids[0]->type;
+  n->kids = std::move(kids);
+  n->arg = arg;
+  return n;
+}
+
+BPtr column_leaf(int index, ColumnType type) {
+  auto n = std::make_shared<BNode>();
+  n->op = Op::Column;
+  n->type = type;
+  n->from = type;
+  n->arg = index;
+  return n;
+}
+
+BPtr const_node(ColumnType type, Value v, std::string s = "") {
+  auto n = std::make_shared<BNode>();
+  n->op = Op::Const;
+  n->type = type;
+  n->from = type;
+  n->cval = v;
+  n->sval = std::move(s);
+  return n;
+}
+
+// Text of an expression without the parentheses around it, for matching group keys.
+std::string canon_text(const Expr& e) {
+  if (!e.parens) return expr_text(e);
+  Expr copy = e;
+  copy.parens = false;
+  return expr_text(copy);
+}
+
+// Output name of a stage item: alias, a bare column's own name, else its text.
+std::string item_name(const Item& it, const std::string& resolved) {
+  if (it.has_alias) return it.alias;
+  if (!resolved.empty()) return resolved;
+  return canon_text(*it.expr);
+}
+
+class Binder {
+ public:
+  Binder(const Pipeline& p, const std::vector<OutputColumn>& input) : p_(p), src_(p.src) {
+    plan_.input = input;
+    for (size_t i = 0; i < input.size(); ++i)
+      scope_.push_back(ScopeCol{input[i].name, input[i].type,
+                                column_leaf(static_cast<int>(i), input[i].type)});
+    collect_names();
+  }
+
+  Plan run() {
+    const auto& st = p_.stages;
+    for (size_t i = 0; i < st.size(); ++i) stage(i);
+    if (!post_) finish_scan();
+    lower_scan();
+    plan_.output = scope_to_schema();
+    return std::move(plan_);
+  }
+
+ private:
+  // ---- messages -------------------------------------------------------------
+
+  [[noreturn]] void fail(int pos, const std::string& head, const std::string& detail) const {
+    throw_at(src_, pos, head, detail);
+  }
+
+  std::string describe(const Bound& b) const {
+    const Expr* e = b.src;
+    std::string t = type_name(b.type());
+    if (e == nullptr) return t + " value";
+    switch (e->kind) {
+      case Expr::Name:
+      case Expr::Dollar:
+        return t + " column '" + expr_text(*e) + "'";
+      case Expr::IntLit:
+      case Expr::DecLit:
+      case Expr::FloatLit:
+        return "number " + e->name;
+      case Expr::StrLit:
+        return "string " + expr_text(*e);
+      case Expr::BoolLit:
+        return "boolean " + e->name;
+      case Expr::NullLit:
+        return "null";
+      default:
+        return t + " expression '" + canon_text(*e) + "'";
+    }
+  }
+
+  // ---- name resolution ------------------------------------------------------
+
+  void collect_names_in(const Expr& e) {
+    if (e.kind == Expr::Name) used_names_.insert(to_lower(e.name));
+    for (const auto& a : e.args) collect_names_in(*a);
+  }
+  void collect_names() {
+    for (const auto& s : p_.stages)
+      for (const auto& it : s.items)
+        if (it.expr) collect_names_in(*it.expr);
+  }
+
+  // Index of the column `e` (a Name or $N) in `scope`; throws with suggestions.
+  int resolve(const Expr& e, const Scope& scope) const {
+    if (e.kind == Expr::Dollar) {
+      if (e.dollar > static_cast<int>(scope.size()))
+        fail(e.pos, "unknown column",
+             e.name + " is out of range: the input of this stage has " +
+                 std::to_string(scope.size()) + " column" + (scope.size() == 1 ? "" : "s") +
+                 (scope.empty() ? std::string() : " ($1..$" + std::to_string(scope.size()) + ")"));
+      return e.dollar - 1;
+    }
+    for (size_t i = 0; i < scope.size(); ++i)
+      if (scope[i].name == e.name) return static_cast<int>(i);
+    int found = -1, count = 0;
+    std::string low = to_lower(e.name);
+    for (size_t i = 0; i < scope.size(); ++i)
+      if (to_lower(scope[i].name) == low) found = static_cast<int>(i), ++count;
+    if (count == 1) return found;
+    std::vector<std::string> names;
+    for (const auto& c : scope) names.push_back(c.name);
+    if (count > 1)
+      fail(e.pos, "ambiguous column",
+           "'" + e.name + "' matches several columns that differ only in case; write the exact "
+           "name, one of: " + join_quoted(names, names.size()));
+    std::vector<std::string> close = closest_names(e.name, names, 3);
+    std::string detail = "no column named '" + e.name + "'";
+    if (!close.empty()) detail += "; did you mean " + join_quoted(close, 3, " or ") + "?";
+    if (!names.empty() && names.size() <= 12)
+      detail += " (columns: " + join_plain(names) + ")";
+    else if (!names.empty())
+      detail += " (" + std::to_string(names.size()) + " columns)";
+    fail(e.pos, "unknown column", detail);
+  }
+
+  // ---- types ----------------------------------------------------------------
+
+  // `b` converted to `t`: a null literal is retyped, anything else gets a Cast.
+  static Bound coerce(const Bound& b, ColumnType t) {
+    if (b.type() == t) return b;
+    Bound r = b;
+    if (b.null_lit) {
+      r.node = const_node(t, Value::make_null());
+      return r;
+    }
+    auto n = std::make_shared<BNode>();
+    n->op = Op::Cast;
+    n->type = t;
+    n->from = b.type();
+    n->kids = {b.node};
+    r.node = n;
+    return r;
+  }
+
+  static ColumnType numeric_common(ColumnType a, ColumnType b) {
+    if (a.type == Type::Float || b.type == Type::Float) return ct(Type::Float);
+    if (a.type == Type::Decimal || b.type == Type::Decimal)
+      return ct(Type::Decimal, std::max(a.type == Type::Decimal ? a.scale : 0,
+                                        b.type == Type::Decimal ? b.scale : 0));
+    return ct(Type::Int);
+  }
+
+  static bool numeric(const Bound& b) { return is_numeric(b.type().type); }
+
+  // Date/Timestamp against a string literal: the literal is read at bind time.
+  Bound temporal_literal(const Bound& lit, Bound* col) const {
+    const std::string& s = lit.src->sval;
+    int64_t days = 0, micros = 0;
+    auto n = static_cast<uint32_t>(s.size());
+    if (col->type().type == Type::Date) {
+      if (parse_date(s.data(), n, &days)) return Bound{const_node(ct(Type::Date), Value::of_int(days)), lit.src};
+      if (parse_timestamp(s.data(), n, &micros)) {
+        *col = coerce(*col, ct(Type::Timestamp));
+        return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
+      }
+      fail(lit.src->pos, "type error",
+           "cannot read " + expr_text(*lit.src) + " as a date for " + describe(*col) +
+               "; write dates as \"YYYY-MM-DD\", like \"2024-01-31\"");
+    }
+    if (parse_timestamp(s.data(), n, &micros))
+      return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
+    if (parse_date(s.data(), n, &days))
+      return Bound{const_node(ct(Type::Timestamp), Value::of_int(int128(days) * 86400000000LL)),
+                   lit.src};
+    fail(lit.src->pos, "type error",
+         "cannot read " + expr_text(*lit.src) + " as a timestamp for " + describe(*col) +
+             "; write timestamps as \"YYYY-MM-DD HH:MM:SS\", like \"2024-01-31 08:00:00\"");
+  }
+
+  static bool is_str_lit(const Bound& b) { return b.src && b.src->kind == Expr::StrLit; }
+  static bool temporal(const Bound& b) {
+    return b.type().type == Type::Date || b.type().type == Type::Timestamp;
+  }
+
+  // Brings both operands of a comparison (or coalesce pair) to one type.
+  void unify(Bound& a, Bound& b, int pos, const char* what) const {
+    if (a.null_lit && b.null_lit) {
+      a = coerce(a, ct(Type::Int));
+      b = coerce(b, ct(Type::Int));
+      return;
+    }
+    if (a.null_lit) {
+      a = coerce(a, b.type());
+      return;
+    }
+    if (b.null_lit) {
+      b = coerce(b, a.type());
+      return;
+    }
+    if (numeric(a) && numeric(b)) {
+      ColumnType t = numeric_common(a.type(), b.type());
+      a = coerce(a, t);
+      b = coerce(b, t);
+      return;
+    }
+    if (a.type() == b.type()) return;
+    if (temporal(a) && is_str_lit(b)) {
+      b = temporal_literal(b, &a);
+      if (a.type() != b.type()) b = coerce(b, a.type());
+      return;
+    }
+    if (temporal(b) && is_str_lit(a)) {
+      a = temporal_literal(a, &b);
+      if (a.type() != b.type()) a = coerce(a, b.type());
+      return;
+    }
+    if (temporal(a) && temporal(b)) {
+      a = coerce(a, ct(Type::Timestamp));
+      b = coerce(b, ct(Type::Timestamp));
+      return;
+    }
+    std::string hint;
+    if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
+      hint = "; to compare as text, quote the number: \"" + b.src->name + "\"";
+    else if (b.type().type == Type::String && numeric(a) && a.src && a.src->kind != Expr::Name)
+      hint = "; to compare as text, quote the number: \"" + a.src->name + "\"";
+    else if (is_str_lit(b) && numeric(a))
+      hint = "; write numbers without quotes, or give the column a type with --schema";
+    else
+      hint = "; both sides must be numbers, strings, booleans or dates";
+    fail(pos, "type error",
+         std::string("cannot ") + what + " " + describe(a) + " with " + describe(b) + hint);
+  }
+
+  Bound need_bool(const Bound& b, const std::string& context) const {
+    if (b.null_lit) return coerce(b, ct(Type::Bool));
+    if (b.type().type == Type::Bool) return b;
+    std::string hint = numeric(b) ? " (for example " + canon_text(*b.src) + " != 0)"
+                       : b.type().type == Type::String
+                           ? " (for example " + canon_text(*b.src) + " == \"yes\")"
+                           : "";
+    fail(b.src->pos, "type error",
+         "expected a true/false condition " + context + ", found " + describe(b) +
+             "; compare it with something" + hint);
+  }
+
+  // ---- expression binding ---------------------------------------------------
+
+  struct Ctx {
+    const Scope* scope;
+    bool agg_item;    // binding an agg item: leaves are keys and aggregate results
+    bool in_agg;      // inside an aggregate's arguments
+    const char* stage;
+  };
+
+  Bound bind(const Expr& e, const Ctx& c) {
+    Bound b = bind_inner(e, c);
+    b.src = &e;
+    return b;
+  }
+
+  Bound bind_inner(const Expr& e, const Ctx& c) {
+    if (c.agg_item && e.kind != Expr::IntLit && e.kind != Expr::DecLit &&
+        e.kind != Expr::FloatLit && e.kind != Expr::StrLit && e.kind != Expr::BoolLit &&
+        e.kind != Expr::NullLit) {
+      // Group keys may be referenced by name or by the same expression text.
+      std::string canon = canon_text(e);
+      for (size_t k = 0; k < keys_.size(); ++k) {
+        bool by_name = (e.kind == Expr::Name && (keys_[k].name == e.name ||
+                                                 to_lower(keys_[k].name) == to_lower(e.name)));
+        if (by_name || keys_[k].canon == canon)
+          return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
+      }
+    }
+    switch (e.kind) {
+      case Expr::Name:
+      case Expr::Dollar: {
+        if (c.agg_item) {
+          const Scope& s = *c.scope;
+          int i = resolve(e, s);
+          // A $N or a differently spelled name may still denote a key.
+          for (size_t k = 0; k < keys_.size(); ++k)
+            if (keys_[k].name == s[i].name)
+              return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
+          std::string n = expr_text(e);
+          fail(e.pos, "usage error",
+               "column " + n + " in agg is neither a group key nor inside an aggregate; use "
+               "an aggregate like first(" + n + ") or max(" + n + "), or add it to groupby");
+        }
+        int i = resolve(e, *c.scope);
+        return Bound{(*c.scope)[i].expr, &e};
+      }
+      case Expr::IntLit:
+        return Bound{const_node(ct(Type::Int), Value::of_int(e.ival)), &e};
+      case Expr::DecLit:
+        return Bound{const_node(ct(Type::Decimal, e.scale), Value::of_int(e.ival)), &e};
+      case Expr::FloatLit:
+        return Bound{const_node(ct(Type::Float), Value::of_float(e.fval)), &e};
+      case Expr::StrLit:
+        return Bound{const_node(ct(Type::String), Value::of_str(nullptr, 0), e.sval), &e};
+      case Expr::BoolLit:
+        return Bound{const_node(ct(Type::Bool), Value::of_int(e.ival)), &e};
+      case Expr::NullLit: {
+        Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
+        b.null_lit = true;
+        return b;
+      }
+      case Expr::Star:
+        fail(e.pos, "syntax error", "'*' is only allowed in count(*) and select *");
+      case Expr::Neg: {
+        Bound x = bind(*e.args[0], c);
+        if (x.null_lit) x = coerce(x, ct(Type::Int));
+        if (!numeric(x))
+          fail(e.pos, "type error", "cannot negate " + describe(x) + "; '-' needs a number");
+        return Bound{make_node(Op::Neg, x.type(), {x.node}), &e};
+      }
+      case Expr::Not: {
+        Bound x = need_bool(bind(*e.args[0], c), "after 'not'");
+        return Bound{make_node(Op::Not, ct(Type::Bool), {x.node}), &e};
+      }
+      case Expr::Binary:
+        return binary(e, c);
+      case Expr::In: {
+        Bound x = bind(*e.args[0], c);
+        BPtr acc;
+        for (size_t k = 1; k < e.args.size(); ++k) {
+          Bound a = x, v = bind(*e.args[k], c);
+          unify(a, v, e.args[k]->pos, "compare");
+          auto eq = make_node(Op::Eq, ct(Type::Bool), {a.node, v.node});
+          acc = acc ? make_node(Op::Or, ct(Type::Bool), {acc, eq}) : eq;
+        }
+        if (e.negated) acc = make_node(Op::Not, ct(Type::Bool), {acc});
+        return Bound{acc, &e};
+      }
+      case Expr::IsNull: {
+        Bound x = bind(*e.args[0], c);
+        return Bound{make_node(e.negated ? Op::IsNotNull : Op::IsNull, ct(Type::Bool), {x.node}),
+                     &e};
+      }
+      case Expr::Call:
+        return call(e, c);
+    }
+    fail(e.pos, "internal error", "unknown expression kind");
+  }
+
+  Bound binary(const Expr& e, const Ctx& c) {
+    Bound a = bind(*e.args[0], c), b = bind(*e.args[1], c);
+    const char* optext = binop_text(e.op);
+    switch (e.op) {
+      case BinOp::And:
+      case BinOp::Or: {
+        std::string ctx = std::string("around '") + optext + "'";
+        a = need_bool(a, ctx);
+        b = need_bool(b, ctx);
+        return Bound{make_node(e.op == BinOp::And ? Op::And : Op::Or, ct(Type::Bool),
+                               {a.node, b.node}),
+                     &e};
+      }
+      case BinOp::Eq:
+      case BinOp::Ne:
+      case BinOp::Lt:
+      case BinOp::Le:
+      case BinOp::Gt:
+      case BinOp::Ge: {
+        unify(a, b, e.args[1]->pos, "compare");
+        static const Op kOps[] = {Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge};
+        Op op = kOps[static_cast<int>(e.op) - static_cast<int>(BinOp::Eq)];
+        return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
+      }
+      default:
+        break;
+    }
+    // Arithmetic.
+    if (a.null_lit && b.null_lit) {
+      a = coerce(a, ct(Type::Int));
+      b = coerce(b, ct(Type::Int));
+    } else if (a.null_lit) {
+      a = coerce(a, numeric(b) ? b.type() : ct(Type::Int));
+    } else if (b.null_lit) {
+      b = coerce(b, numeric(a) ? a.type() : ct(Type::Int));
+    }
+    for (const Bound* x : {&a, &b})
+      if (!numeric(*x))
+        fail(x->src->pos, "type error",
+             std::string("'") + optext + "' needs numbers, found " + describe(*x) +
+                 (x->type().type == Type::String
+                      ? "; if the column holds numbers, give it a type with --schema"
+                      : ""));
+    ColumnType ta = a.type(), tb = b.type();
+    ColumnType rt;
+    Op op = Op::Add;
+    switch (e.op) {
+      case BinOp::Add:
+      case BinOp::Sub:
+        op = e.op == BinOp::Add ? Op::Add : Op::Sub;
+        rt = numeric_common(ta, tb);
+        a = coerce(a, rt);
+        b = coerce(b, rt);
+        break;
+      case BinOp::Mul:
+        op = Op::Mul;
+        if (ta.type == Type::Float || tb.type == Type::Float) {
+          rt = ct(Type::Float);
+        } else if (ta.type == Type::Int && tb.type == Type::Int) {
+          rt = ct(Type::Int);
+        } else {
+          // Scales add; past the widest decimal the product is a float.
+          int s = (ta.type == Type::Decimal ? ta.scale : 0) + (tb.type == Type::Decimal ? tb.scale : 0);
+          rt = s <= kMaxDecimalScale ? ct(Type::Decimal, s) : ct(Type::Float);
+        }
+        if (rt.type == Type::Float) {
+          a = coerce(a, rt);
+          b = coerce(b, rt);
+        }
+        break;
+      case BinOp::Div:
+        op = Op::Div;
+        rt = ct(Type::Float);
+        a = coerce(a, rt);
+        b = coerce(b, rt);
+        break;
+      default:  // Mod
+        op = Op::Mod;
+        rt = numeric_common(ta, tb);
+        a = coerce(a, rt);
+        b = coerce(b, rt);
+        break;
+    }
+    return Bound{make_node(op, rt, {a.node, b.node}), &e};
+  }
+
+  void arity(const Expr& e, size_t lo, size_t hi, const char* usage) const {
+    size_t n = e.args.size();
+    if (n == 1 && e.args[0]->kind == Expr::Star && e.name != "count")
+      fail(e.args[0]->pos, "syntax error",
+           "'*' is only allowed in count(*); write " + std::string(usage));
+    if (n < lo || n > hi)
+      fail(e.pos, "usage error",
+           e.name + "() takes " +
+               (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+               " argument" + (lo == hi && hi == 1 ? "" : "s") + ", found " + std::to_string(n) +
+               "; write " + usage);
+  }
+
+  Bound string_arg(const Expr& call, const Expr& a, const Ctx& c) {
+    Bound b = bind(a, c);
+    if (b.null_lit) return coerce(b, ct(Type::String));
+    if (b.type().type != Type::String)
+      fail(a.pos, "type error",
+           call.name + "() needs a string, found " + describe(b));
+    return b;
+  }
+
+  Bound call(const Expr& e, const Ctx& c) {
+    const std::string& f = e.name;
+    if (f == "count_distinct" || f == "median" || f == "quantile" || f == "top")
+      fail(e.pos, "unsupported", "aggregate '" + f + "' is not supported yet");
+    if (is_aggregate_name(f)) {
+      if (c.in_agg)
+        fail(e.pos, "usage error",
+             "aggregate '" + f + "' inside another aggregate; aggregates cannot be nested");
+      if (!c.agg_item)
+        fail(e.pos, "usage error",
+             "aggregate '" + f + "' is only allowed in an agg stage (not in " + c.stage +
+                 "); write it as: agg " + canon_text(e));
+      return aggregate(e);
+    }
+    if (f == "lower" || f == "upper") {
+      arity(e, 1, 1, (f + "(name)").c_str());
+      Bound x = string_arg(e, *e.args[0], c);
+      return Bound{make_node(f == "lower" ? Op::Lower : Op::Upper, ct(Type::String), {x.node}),
+                   &e};
+    }
+    if (f == "len") {
+      arity(e, 1, 1, "len(name)");
+      Bound x = string_arg(e, *e.args[0], c);
+      return Bound{make_node(Op::Len, ct(Type::Int), {x.node}), &e};
+    }
+    if (f == "abs") {
+      arity(e, 1, 1, "abs(x)");
+      Bound x = bind(*e.args[0], c);
+      if (x.null_lit) x = coerce(x, ct(Type::Int));
+      if (!numeric(x)) fail(e.args[0]->pos, "type error", "abs() needs a number, found " + describe(x));
+      return Bound{make_node(Op::Abs, x.type(), {x.node}), &e};
+    }
+    if (f == "round") {
+      arity(e, 1, 2, "round(x) or round(x, digits)");
+      Bound x = bind(*e.args[0], c);
+      if (x.null_lit) x = coerce(x, ct(Type::Int));
+      if (!numeric(x))
+        fail(e.args[0]->pos, "type error", "round() needs a number, found " + describe(x));
+      int d = 0;
+      if (e.args.size() == 2) {
+        const Expr& de = *e.args[1];
+        if (de.kind != Expr::IntLit || de.ival > 38 || de.ival < -38)
+          fail(de.pos, "usage error",
+               "round() digits must be a whole number from -38 to 38, like round(x, 2); found '" +
+                   canon_text(de) + "'");
+        d = static_cast<int>(de.ival);
+      }
+      ColumnType t = x.type();
+      ColumnType rt = t;
+      if (t.type == Type::Decimal) rt = ct(Type::Decimal, std::max(0, std::min<int>(d, t.scale)));
+      return Bound{make_node(Op::Round, rt, {x.node}, d), &e};
+    }
+    if (f == "contains" || f == "starts_with" || f == "ends_with") {
+      arity(e, 2, 2, (f + "(name, \"text\")").c_str());
+      Bound a = string_arg(e, *e.args[0], c), b = string_arg(e, *e.args[1], c);
+      Op op = f == "contains" ? Op::Contains : f == "starts_with" ? Op::StartsWith : Op::EndsWith;
+      return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
+    }
+    if (f == "coalesce") {
+      arity(e, 1, 64, "coalesce(a, b, ...)");
+      std::vector<Bound> xs;
+      for (const auto& a : e.args) xs.push_back(bind(*a, c));
+      // The common type: the first non-null operand's, widened over numerics.
+      Bound acc = xs[0];
+      for (size_t k = 1; k < xs.size(); ++k) {
+        Bound b = xs[k];
+        unify(acc, b, e.args[k]->pos, "coalesce");
+        xs[k] = b;
+        if (k == 1) xs[0] = acc;
+        acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
+      }
+      ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
+      std::vector<BPtr> kids;
+      for (auto& x : xs) kids.push_back(coerce(x, t).node);
+      return Bound{make_node(Op::Coalesce, t, std::move(kids), static_cast<int32_t>(xs.size())),
+                   &e};
+    }
+    static const std::vector<std::string> kFuncs = {
+        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with",
+        "coalesce", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last",
+        "corr"};
+    std::vector<std::string> close = closest_names(f, kFuncs, 2);
+    fail(e.pos, "unknown function",
+         "no function named '" + f + "'" +
+             (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
+             " (functions: lower upper len abs round contains starts_with ends_with coalesce; "
+             "aggregates in agg: count sum min max mean var std first last corr)");
+  }
+
+  // An aggregate call in an agg item: binds its arguments over the scan scope
+  // and returns the finalize slot of the (deduplicated) aggregate.
+  Bound aggregate(const Expr& e) {
+    std::string f = e.name == "avg" ? "mean" : e.name;
+    Ctx inner{&scope_, false, true, "agg"};
+    AggCall call;
+    std::string argtext;
+    if (f == "count") {
+      bool star = e.args.empty() || (e.args.size() == 1 && e.args[0]->kind == Expr::Star);
+      if (star) {
+        call.kind = AggKind::CountStar;
+      } else {
+        arity(e, 0, 1, "count() or count(x)");
+        call.kind = AggKind::Count;
+        call.arg0 = bind(*e.args[0], inner).node;
+        argtext = canon_text(*e.args[0]);
+      }
+      call.result = ct(Type::Int);
+    } else if (f == "corr") {
+      arity(e, 2, 2, "corr(x, y)");
+      Bound x = bind(*e.args[0], inner), y = bind(*e.args[1], inner);
+      for (const Bound* b : {&x, &y})
+        if (!numeric(*b) && b->type().type != Type::Bool)
+          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b));
+      call.kind = AggKind::Corr;
+      call.arg0 = x.node;
+      call.arg1 = y.node;
+      call.result = ct(Type::Float);
+      argtext = canon_text(*e.args[0]) + ", " + canon_text(*e.args[1]);
+    } else {
+      arity(e, 1, 1, (e.name + "(x)").c_str());
+      Bound x = bind(*e.args[0], inner);
+      if (x.null_lit)
+        fail(e.args[0]->pos, "type error",
+             e.name + "(null) has no type; aggregate a column or an expression");
+      Type t = x.type().type;
+      argtext = canon_text(*e.args[0]);
+      call.arg0 = x.node;
+      if (f == "sum") {
+        call.kind = AggKind::Sum;
+        if (t == Type::Int || t == Type::Bool)
+          call.result = ct(Type::Int);
+        else if (t == Type::Decimal || t == Type::Float)
+          call.result = x.type();
+        else
+          fail(e.args[0]->pos, "type error",
+               "sum() needs numbers, found " + describe(x) +
+                   (t == Type::String ? "; if the column holds numbers, give it a type with --schema"
+                                      : ""));
+      } else if (f == "mean" || f == "var" || f == "std") {
+        call.kind = f == "mean" ? AggKind::Mean : f == "var" ? AggKind::Var : AggKind::Std;
+        if (!numeric(x) && t != Type::Bool)
+          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x));
+        call.result = ct(Type::Float);
+      } else {
+        call.kind = f == "min"     ? AggKind::Min
+                    : f == "max"   ? AggKind::Max
+                    : f == "first" ? AggKind::First
+                                   : AggKind::Last;
+        call.result = x.type();
+      }
+    }
+    call.text = f + "(" + argtext + ")";
+    size_t j = 0;
+    while (j < aggs_.size() && aggs_[j].text != call.text) ++j;
+    if (j == aggs_.size()) aggs_.push_back(call);
+    return Bound{column_leaf(static_cast<int>(keys_.size() + j), aggs_[j].result), &e};
+  }
+
+  // ---- stages ---------------------------------------------------------------
+
+  std::vector<OutputColumn> scope_to_schema() const {
+    std::vector<OutputColumn> out;
+    for (const auto& c : scope_) out.push_back(OutputColumn{c.name, c.type});
+    return out;
+  }
+
+  // After the scan, stages read row slots: the scope becomes one leaf per column.
+  void scope_to_slots() {
+    for (size_t i = 0; i < scope_.size(); ++i)
+      scope_[i].expr = column_leaf(static_cast<int>(i), scope_[i].type);
+  }
+
+  void finish_scan() {
+    for (const auto& c : scope_) scan_outputs_.push_back(c.expr);
+    scan_output_texts_.clear();
+    for (const auto& c : scope_) scan_output_texts_.push_back(c.name);
+    plan_.scan_output = scope_to_schema();
+    post_ = true;
+    scope_to_slots();
+  }
+
+  // Whether a stage after `i` replaces the columns (so unreferenced ones never reach the output).
+  bool schema_replaced_after(size_t i) const {
+    for (size_t k = i + 1; k < p_.stages.size(); ++k) {
+      const Stage& s = p_.stages[k];
+      if (s.kind == Stage::Agg) return true;
+      if (s.kind == Stage::Select) {
+        bool only_star = true;
+        for (const auto& it : s.items) only_star = only_star && !it.expr;
+        if (!only_star) return true;
+      }
+    }
+    return false;
+  }
+
+  // Columns checked by dropna: the named ones, else the ones the pipeline uses.
+  std::vector<int> dropna_columns(size_t i) {
+    const Stage& st = p_.stages[i];
+    std::vector<int> cols;
+    if (!st.items.empty()) {
+      for (const auto& it : st.items) cols.push_back(resolve(*it.expr, scope_));
+      return cols;
+    }
+    bool all = !schema_replaced_after(i);
+    for (size_t k = 0; k < scope_.size(); ++k)
+      if (all || used_names_.count(to_lower(scope_[k].name))) cols.push_back(static_cast<int>(k));
+    return cols;
+  }
+
+  std::string stage_text(const Stage& st) const {
+    size_t end = static_cast<size_t>(st.end);
+    std::string t = src_.substr(st.pos, end - st.pos);
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+    return t;
+  }
+
+  // Binds `select` items over the current scope into a new scope.
+  Scope select_scope(const Stage& st, std::vector<std::string>* texts) {
+    Scope out;
+    Ctx c{&scope_, false, false, "select"};
+    for (const auto& it : st.items) {
+      if (!it.expr) {
+        for (const auto& col : scope_) {
+          out.push_back(col);
+          texts->push_back(quote_name(col.name));
+        }
+        continue;
+      }
+      Bound b = bind(*it.expr, c);
+      if (b.null_lit) b = coerce(b, ct(Type::String));
+      std::string resolved;
+      if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
+        resolved = scope_[resolve(*it.expr, scope_)].name;
+      out.push_back(ScopeCol{item_name(it, resolved), b.type(), b.node});
+      texts->push_back(canon_text(*it.expr));
+    }
+    return out;
+  }
+
+  PostStage post_stage(PostStage::Kind kind, const Stage& st) {
+    PostStage ps;
+    ps.kind = kind;
+    ps.text = stage_text(st);
+    return ps;
+  }
+
+  void stage(size_t i) {
+    const Stage& st = p_.stages[i];
+    const char* kw = st.keyword.c_str();
+    switch (st.kind) {
+      case Stage::Filter:
+      case Stage::Assert: {
+        bool is_filter = st.kind == Stage::Filter;
+        if (!is_filter && !post_) finish_scan();
+        Ctx c{&scope_, false, false, kw};
+        Bound b = need_bool(bind(*st.items[0].expr, c), std::string("in ") + kw);
+        if (!post_) {
+          scan_filters_.push_back(b.node);
+          scan_filter_texts_.push_back(canon_text(*st.items[0].expr));
+          return;
+        }
+        PostStage ps = post_stage(is_filter ? PostStage::Filter : PostStage::Assert, st);
+        ps.exprs.push_back(lower_post(b.node, canon_text(*st.items[0].expr)));
+        ps.output = scope_to_schema();
+        plan_.post.push_back(std::move(ps));
+        return;
+      }
+      case Stage::Select: {
+        std::vector<std::string> texts;
+        Scope next = select_scope(st, &texts);
+        if (!post_) {
+          scope_ = std::move(next);
+          return;
+        }
+        PostStage ps = post_stage(PostStage::Select, st);
+        for (size_t k = 0; k < next.size(); ++k) ps.exprs.push_back(lower_post(next[k].expr, texts[k]));
+        scope_ = std::move(next);
+        ps.output = scope_to_schema();
+        scope_to_slots();
+        plan_.post.push_back(std::move(ps));
+        return;
+      }
+      case Stage::DropNa: {
+        std::vector<int> cols = dropna_columns(i);
+        if (!post_) {
+          for (int k : cols) {
+            scan_filters_.push_back(
+                make_node(Op::IsNotNull, ct(Type::Bool), {scope_[k].expr}));
+            scan_filter_texts_.push_back(quote_name(scope_[k].name) + " is not null");
+          }
+          return;
+        }
+        PostStage ps = post_stage(PostStage::DropNa, st);
+        ps.columns = cols;
+        ps.output = scope_to_schema();
+        plan_.post.push_back(std::move(ps));
+        return;
+      }
+      case Stage::Sort: {
+        if (!post_) finish_scan();
+        PostStage ps = post_stage(PostStage::Sort, st);
+        Ctx c{&scope_, false, false, kw};
+        for (const auto& it : st.items) {
+          Bound b = bind(*it.expr, c);
+          if (b.null_lit) b = coerce(b, ct(Type::Int));
+          ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+          ps.descending.push_back(it.desc);
+        }
+        ps.output = scope_to_schema();
+        plan_.post.push_back(std::move(ps));
+        plan_.has_sort = true;
+        return;
+      }
+      case Stage::Limit: {
+        if (!post_) finish_scan();
+        PostStage ps = post_stage(PostStage::Limit, st);
+        ps.limit = st.limit;
+        ps.output = scope_to_schema();
+        plan_.post.push_back(std::move(ps));
+        return;
+      }
+      case Stage::GroupBy: {
+        if (i + 1 >= p_.stages.size() || p_.stages[i + 1].kind != Stage::Agg) {
+          int pos = i + 1 < p_.stages.size() ? p_.stages[i + 1].pos : st.end;
+          fail(pos, "usage error",
+               "groupby must be followed by agg, like: groupby " +
+                   canon_text(*st.items[0].expr) + " | agg count()");
+        }
+        if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
+        Ctx c{&scope_, false, false, "groupby"};
+        for (const auto& it : st.items) {
+          Bound b = bind(*it.expr, c);
+          if (b.null_lit) b = coerce(b, ct(Type::String));
+          std::string resolved;
+          if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
+            resolved = scope_[resolve(*it.expr, scope_)].name;
+          keys_.push_back(Key{item_name(it, resolved), canon_text(*it.expr), b.type(),
+                              b.node});
+        }
+        return;
+      }
+      case Stage::Agg: {
+        if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move agg before it");
+        agg_stage(st);
+        return;
+      }
+    }
+  }
+
+  std::string misplaced_agg_reason(size_t i) const {
+    for (size_t k = 0; k < i; ++k) {
+      const Stage& s = p_.stages[k];
+      if (s.kind == Stage::Agg) return "only one agg stage is allowed per pipeline";
+      if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert)
+        return "aggregation after '" + s.keyword + "' is not supported";
+    }
+    return "aggregation is not allowed here";
+  }
+
+  void agg_stage(const Stage& st) {
+    Ctx c{&scope_, true, false, "agg"};
+    std::vector<std::pair<std::string, BPtr>> items;
+    std::vector<std::string> texts;
+    std::vector<ColumnType> types;
+    for (const auto& it : st.items) {
+      Bound b = bind(*it.expr, c);
+      if (b.null_lit) b = coerce(b, ct(Type::String));
+      std::string resolved;
+      if (it.expr->kind == Expr::Name) {
+        for (const auto& k : keys_)
+          if (to_lower(k.name) == to_lower(it.expr->name)) resolved = k.name;
+      }
+      items.emplace_back(item_name(it, resolved), b.node);
+      texts.push_back(canon_text(*it.expr));
+      types.push_back(b.type());
+    }
+    scan_keys_.clear();
+    for (const auto& k : keys_) scan_keys_.push_back(k.expr);
+    plan_.scan.aggregate = true;
+    plan_.scan_output.clear();
+    for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
+    for (const auto& a : aggs_) plan_.scan_output.push_back(OutputColumn{a.text, a.result});
+    Scope out;
+    for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr});
+    for (size_t k = 0; k < items.size(); ++k) {
+      plan_.finalize.push_back(lower_post(items[k].second, texts[k]));
+      out.push_back(ScopeCol{items[k].first, types[k], nullptr});
+    }
+    scope_ = std::move(out);
+    plan_.finalized_output = scope_to_schema();
+    scope_to_slots();
+    post_ = true;
+  }
+
+  // ---- lowering to programs -------------------------------------------------
+
+  static void collect_inputs(const BNode& n, std::set<int>* out) {
+    if (n.op == Op::Column) out->insert(n.arg);
+    for (const auto& k : n.kids) collect_inputs(*k, out);
+  }
+
+  // Emits postfix code; returns the stack depth the subtree needs.
+  static int emit(const BNode& n, const std::vector<int>& slot_of, Program* p) {
+    int depth = 1;
+    for (size_t k = 0; k < n.kids.size(); ++k)
+      depth = std::max(depth, static_cast<int>(k) + emit(*n.kids[k], slot_of, p));
+    Instr in;
+    in.op = n.op;
+    in.type = n.type.type;
+    in.scale = n.type.scale;
+    in.from_type = n.from.type;
+    in.from_scale = n.from.scale;
+    in.arg = n.arg;
+    if (n.op == Op::Column) {
+      in.arg = slot_of.empty() ? n.arg : slot_of[n.arg];
+    } else if (n.op == Op::Const) {
+      Value v = n.cval;
+      if (n.type.type == Type::String && !v.null) {
+        v.s.ptr = reinterpret_cast<const char*>(static_cast<uintptr_t>(p->strings.size()));
+        v.s.len = static_cast<uint32_t>(n.sval.size());
+        p->strings += n.sval;
+      }
+      in.arg = static_cast<int32_t>(p->consts.size());
+      p->consts.push_back(v);
+    }
+    p->code.push_back(in);
+    return depth;
+  }
+
+  Program lower(const BPtr& n, const std::string& text, const std::vector<int>& slot_of) const {
+    Program p;
+    int depth = emit(*n, slot_of, &p);
+    if (depth > kMaxProgramStack)
+      throw UsageError("expression '" + text + "' is nested too deeply (it needs " +
+                       std::to_string(depth) + " stack slots, at most " +
+                       std::to_string(kMaxProgramStack) + "); split it over several stages");
+    p.result = n->type;
+    p.text = text;
+    return p;
+  }
+
+  Program lower_post(const BPtr& n, const std::string& text) const {
+    return lower(n, text, {});
+  }
+
+  void lower_scan() {
+    std::set<int> used;
+    BPtr filter;
+    for (const auto& f : scan_filters_) {
+      filter = filter ? make_node(Op::And, ct(Type::Bool), {filter, f}) : f;
+      collect_inputs(*f, &used);
+    }
+    for (const auto& k : scan_keys_) collect_inputs(*k, &used);
+    for (const auto& a : aggs_) {
+      if (a.arg0) collect_inputs(*a.arg0, &used);
+      if (a.arg1) collect_inputs(*a.arg1, &used);
+    }
+    for (const auto& o : scan_outputs_) collect_inputs(*o, &used);
+    ScanPlan& s = plan_.scan;
+    s.used_columns.assign(used.begin(), used.end());
+    std::vector<int> slot_of(plan_.input.size(), -1);
+    for (size_t k = 0; k < s.used_columns.size(); ++k) {
+      slot_of[s.used_columns[k]] = static_cast<int>(k);
+      s.slot_types.push_back(plan_.input[s.used_columns[k]].type);
+    }
+    if (filter) {
+      std::string text;
+      for (size_t k = 0; k < scan_filter_texts_.size(); ++k) {
+        const std::string& t = scan_filter_texts_[k];
+        bool wrap = scan_filter_texts_.size() > 1 && t.find(" or ") != std::string::npos;
+        text += (k ? " and " : "") + (wrap ? "(" + t + ")" : t);
+      }
+      s.filter = lower(filter, text, slot_of);
+    }
+    for (size_t k = 0; k < scan_keys_.size(); ++k)
+      s.keys.push_back(lower(scan_keys_[k], keys_[k].canon, slot_of));
+    for (const auto& a : aggs_) {
+      AggSpec spec;
+      spec.kind = a.kind;
+      if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
+      if (a.arg1) spec.arg1 = lower(a.arg1, a.text, slot_of);
+      spec.result = a.result;
+      spec.text = a.text;
+      s.aggs.push_back(std::move(spec));
+    }
+    for (size_t k = 0; k < scan_outputs_.size(); ++k)
+      s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
+  }
+
+  const Pipeline& p_;
+  const std::string& src_;
+  Plan plan_;
+  Scope scope_;
+  bool post_ = false;
+  std::set<std::string> used_names_;
+  std::vector<BPtr> scan_filters_;
+  std::vector<std::string> scan_filter_texts_;
+  std::vector<Key> keys_;
+  std::vector<BPtr> scan_keys_;
+  std::vector<AggCall> aggs_;
+  std::vector<BPtr> scan_outputs_;
+  std::vector<std::string> scan_output_texts_;
+};
+
+}  // namespace
+}  // namespace spec
+
+Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema) {
+  spec::Pipeline p = spec::parse_pipeline(pipeline);
+  spec::Binder b(p, input_schema);
+  return b.run();
+}
+
+void check_pipeline_syntax(const std::string& pipeline) { (void)spec::parse_pipeline(pipeline); }
+
+}  // namespace warpcsv

@@ -1,0 +1,58 @@
+// --explain: the plan as indented text, stage by stage.
+#include <string>
+
+#include "spec/bind_util.hpp"
+#include "warpcsv/spec.hpp"
+
+namespace warpcsv {
+
+namespace {
+std::string schema_text(const std::vector<OutputColumn>& cols) {
+  std::string out;
+  for (size_t i = 0; i < cols.size(); ++i)
+    out += (i ? ", " : "") + cols[i].name + " " + spec::type_name(cols[i].type);
+  return out;
+}
+}  // namespace
+
+std::string explain_plan(const Plan& plan) {
+  const ScanPlan& s = plan.scan;
+  std::string out = "plan:\n";
+  out += "  input: " + std::to_string(plan.input.size()) + " columns\n";
+  out += "  scan: parse " + std::to_string(s.used_columns.size()) + " of them:";
+  if (s.used_columns.empty()) out += " (none, rows are only counted)";
+  for (size_t k = 0; k < s.used_columns.size(); ++k) {
+    const OutputColumn& c = plan.input[s.used_columns[k]];
+    out += (k ? ", " : " ") + c.name + " " + spec::type_name(c.type) + " (#" +
+           std::to_string(s.used_columns[k] + 1) + ")";
+  }
+  out += "\n";
+  if (!s.filter.empty()) out += "    filter: " + s.filter.text + "\n";
+  if (s.aggregate) {
+    if (s.keys.empty()) {
+      out += "    aggregate: all rows as one group\n";
+    } else {
+      out += "    group by:";
+      for (size_t k = 0; k < s.keys.size(); ++k)
+        out += (k ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
+      out += " (output ordered by the keys unless sorted)\n";
+    }
+    for (const AggSpec& a : s.aggs)
+      out += "    aggregate: " + a.text + " -> " + spec::type_name(a.result) + "\n";
+    out += "  finalize:";
+    size_t nkeys = s.keys.size();
+    for (size_t k = 0; k < plan.finalize.size(); ++k) {
+      const OutputColumn& c = plan.finalized_output[nkeys + k];
+      out += (k ? ", " : " ") + c.name;
+      if (c.name != plan.finalize[k].text) out += " = " + plan.finalize[k].text;
+    }
+    out += "\n";
+  } else {
+    out += "    output: " + schema_text(plan.scan_output) + "\n";
+  }
+  for (const PostStage& p : plan.post) out += "  then: " + p.text + "\n";
+  out += "  result: " + schema_text(plan.output) + "\n";
+  return out;
+}
+
+}  // namespace warpcsv

@@ -1,0 +1,829 @@
+// Lexer and recursive-descent parser of the pipeline language (DESIGN.md §2).
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spec/ast.hpp"
+#include "spec/bind_util.hpp"
+#include "warpcsv/core/int128.hpp"
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+namespace spec {
+
+namespace {
+
+enum class Tok : uint8_t {
+  End, Ident, QIdent, Dollar, Int, Dec, Float, Str, Pipe, Comma, LParen, RParen,
+  Plus, Minus, Star, Slash, Percent, Eq, Ne, Lt, Le, Gt, Ge,
+};
+
+struct Token {
+  Tok kind;
+  int pos;
+  int end;
+  std::string text;   // as written
+  std::string value;  // decoded: string contents, identifier name
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool ident_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+bool ident_char(char c) {
+  return ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
+}
+
+class Lexer {
+ public:
+  explicit Lexer(const std::string& src) : src_(src) {}
+
+  std::vector<Token> run() {
+    std::vector<Token> out;
+    for (;;) {
+      while (i_ < n() && std::isspace(static_cast<unsigned char>(src_[i_]))) ++i_;
+      if (i_ >= n()) break;
+      out.push_back(next());
+    }
+    out.push_back(Token{Tok::End, n(), n(), "", ""});
+    return out;
+  }
+
+ private:
+  int n() const { return static_cast<int>(src_.size()); }
+  char at(int k) const { return k < n() ? src_[k] : '\0'; }
+
+  [[noreturn]] void fail(int pos, const std::string& detail) {
+    throw_at(src_, pos, "syntax error", detail);
+  }
+
+  Token make(Tok k, int start, std::string value = "") {
+    return Token{k, start, i_, src_.substr(start, i_ - start), std::move(value)};
+  }
+
+  Token next() {
+    int s = i_;
+    char c = src_[i_];
+    switch (c) {
+      case '|': ++i_; return make(Tok::Pipe, s);
+      case ',': ++i_; return make(Tok::Comma, s);
+      case '(': ++i_; return make(Tok::LParen, s);
+      case ')': ++i_; return make(Tok::RParen, s);
+      case '+': ++i_; return make(Tok::Plus, s);
+      case '-': ++i_; return make(Tok::Minus, s);
+      case '*': ++i_; return make(Tok::Star, s);
+      case '/': ++i_; return make(Tok::Slash, s);
+      case '%': ++i_; return make(Tok::Percent, s);
+      case '=':
+        i_ += at(i_ + 1) == '=' ? 2 : 1;
+        return make(Tok::Eq, s);
+      case '!':
+        if (at(i_ + 1) == '=') {
+          i_ += 2;
+          return make(Tok::Ne, s);
+        }
+        fail(s, "unexpected '!'; write 'not' for negation or '!=' for inequality");
+      case '<':
+        if (at(i_ + 1) == '=') { i_ += 2; return make(Tok::Le, s); }
+        if (at(i_ + 1) == '>') { i_ += 2; return make(Tok::Ne, s); }
+        ++i_;
+        return make(Tok::Lt, s);
+      case '>':
+        if (at(i_ + 1) == '=') { i_ += 2; return make(Tok::Ge, s); }
+        ++i_;
+        return make(Tok::Gt, s);
+      case '"':
+      case '\'':
+        return string_lit(c);
+      case '`':
+        return quoted_ident();
+      case '$': {
+        ++i_;
+        if (!std::isdigit(static_cast<unsigned char>(at(i_))))
+          fail(s, "expected a column number after '$' (like $3), found " + found_here());
+        while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
+        if (ident_char(at(i_))) fail(i_, "unexpected character '" + std::string(1, at(i_)) +
+                                             "' after column number; write $N, like $3");
+        return make(Tok::Dollar, s, src_.substr(s + 1, i_ - s - 1));
+      }
+      default:
+        break;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && std::isdigit(static_cast<unsigned char>(at(i_ + 1)))))
+      return number();
+    if (ident_start(c)) {
+      while (ident_char(at(i_))) ++i_;
+      return make(Tok::Ident, s, src_.substr(s, i_ - s));
+    }
+    fail(s, std::string("unexpected character '") + c +
+                "'; column names with special characters go in backticks, like `my col`");
+  }
+
+  std::string found_here() {
+    if (i_ >= n()) return "end of spec";
+    return "'" + std::string(1, src_[i_]) + "'";
+  }
+
+  Token number() {
+    int s = i_;
+    bool dot = false, exp = false;
+    while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
+    if (at(i_) == '.') {
+      dot = true;
+      ++i_;
+      while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
+    }
+    if ((at(i_) == 'e' || at(i_) == 'E') &&
+        (std::isdigit(static_cast<unsigned char>(at(i_ + 1))) ||
+         ((at(i_ + 1) == '+' || at(i_ + 1) == '-') &&
+          std::isdigit(static_cast<unsigned char>(at(i_ + 2)))))) {
+      exp = true;
+      i_ += 2;
+      while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
+    }
+    if (ident_char(at(i_)) || at(i_) == '.')
+      fail(i_, "unexpected '" + std::string(1, at(i_)) + "' in the number '" +
+                   src_.substr(s, i_ - s + 1) +
+                   "'; column names that start with a digit go in backticks, like `2x`");
+    return make(exp ? Tok::Float : dot ? Tok::Dec : Tok::Int, s);
+  }
+
+  Token string_lit(char q) {
+    int s = i_++;
+    std::string v;
+    for (;;) {
+      if (i_ >= n())
+        fail(s, std::string("unterminated string: add the closing ") + q);
+      char c = src_[i_++];
+      if (c == q) break;
+      if (c == '\\') {
+        if (i_ >= n()) fail(s, std::string("unterminated string: add the closing ") + q);
+        char e = src_[i_++];
+        switch (e) {
+          case 'n': v += '\n'; break;
+          case 't': v += '\t'; break;
+          case 'r': v += '\r'; break;
+          case '\\': case '"': case '\'': v += e; break;
+          default:
+            fail(i_ - 2, std::string("unknown escape '\\") + e +
+                             "' in string; use \\\" \\' \\\\ \\n or \\t");
+        }
+        continue;
+      }
+      v += c;
+    }
+    return make(Tok::Str, s, v);
+  }
+
+  Token quoted_ident() {
+    int s = i_++;
+    std::string v;
+    for (;;) {
+      if (i_ >= n()) fail(s, "unterminated column name: add the closing `");
+      char c = src_[i_++];
+      if (c == '`') {
+        if (at(i_) == '`') {  // `` inside backticks is one backtick
+          v += '`';
+          ++i_;
+          continue;
+        }
+        break;
+      }
+      v += c;
+    }
+    if (v.empty()) fail(s, "empty column name ``; write the name between the backticks");
+    return make(Tok::QIdent, s, v);
+  }
+
+  const std::string& src_;
+  int i_ = 0;
+};
+
+const char* const kStageNames[] = {"filter", "groupby", "agg", "select", "sort", "limit",
+                                   "dropna", "assert"};
+
+bool is_reserved(const std::string& low) {
+  static const char* const kWords[] = {"and", "or", "not", "in", "is", "null",
+                                       "true", "false", "as", "asc", "desc"};
+  for (const char* w : kWords)
+    if (low == w) return true;
+  return false;
+}
+
+class Parser {
+ public:
+  Parser(const std::string& src, std::vector<Token> toks) : src_(src), t_(std::move(toks)) {}
+
+  Pipeline run() {
+    Pipeline p;
+    p.src = src_;
+    if (peek().kind == Tok::End)
+      fail(peek(), "expected a stage (filter, groupby, agg, select, sort, limit, dropna, "
+                   "assert), found an empty spec");
+    for (;;) {
+      p.stages.push_back(stage());
+      if (peek().kind == Tok::End) break;
+      if (peek().kind != Tok::Pipe) {
+        const Stage& st = p.stages.back();
+        std::string what = st.kind == Stage::Filter || st.kind == Stage::Assert ||
+                                   st.kind == Stage::Limit
+                               ? "'|' or the end of the spec"
+                               : "',' or '|'";
+        fail(peek(), "expected " + what + " after the " + st.keyword + " stage, found " +
+                         describe(peek()));
+      }
+      advance();
+    }
+    return p;
+  }
+
+ private:
+  const Token& peek(int k = 0) const {
+    size_t j = i_ + k;
+    return j < t_.size() ? t_[j] : t_.back();
+  }
+  const Token& advance() {
+    const Token& t = t_[i_];
+    if (i_ + 1 < t_.size()) ++i_;
+    return t;
+  }
+  std::string prev_text() const { return i_ == 0 ? std::string() : t_[i_ - 1].text; }
+
+  bool is_word(const Token& t, const char* w) const {
+    return t.kind == Tok::Ident && lower(t.text) == w;
+  }
+
+  static std::string describe(const Token& t) {
+    if (t.kind == Tok::End) return "the end of the spec";
+    return "'" + t.text + "'";
+  }
+
+  [[noreturn]] void fail(const Token& at, const std::string& detail) {
+    throw_at(src_, at.pos, "syntax error", detail);
+  }
+
+  [[noreturn]] void expected(const std::string& what) {
+    std::string after = prev_text();
+    fail(peek(), "expected " + what + (after.empty() ? "" : " after '" + after + "'") +
+                     ", found " + describe(peek()));
+  }
+
+  Stage stage() {
+    const Token& kw = peek();
+    if (kw.kind != Tok::Ident) {
+      if (kw.kind == Tok::Pipe || kw.kind == Tok::End)
+        expected("a stage (filter, groupby, agg, select, sort, limit, dropna, assert)");
+      fail(kw, "expected a stage name (filter, groupby, agg, select, sort, limit, dropna, "
+               "assert), found " + describe(kw));
+    }
+    std::string name = lower(kw.text);
+    Stage st;
+    st.pos = kw.pos;
+    advance();
+    if (name == "group" && is_word(peek(), "by")) {  // tolerate SQL's "group by"
+      advance();
+      name = "groupby";
+    }
+    st.keyword = name;
+    if (name == "filter" || name == "where") {
+      st.kind = Stage::Filter;
+      st.keyword = "filter";
+      st.items.push_back(plain_item());
+    } else if (name == "assert") {
+      st.kind = Stage::Assert;
+      st.items.push_back(plain_item());
+    } else if (name == "groupby") {
+      st.kind = Stage::GroupBy;
+      named_items(st, false);
+    } else if (name == "agg") {
+      st.kind = Stage::Agg;
+      named_items(st, false);
+    } else if (name == "select") {
+      st.kind = Stage::Select;
+      named_items(st, true);
+    } else if (name == "sort") {
+      st.kind = Stage::Sort;
+      sort_items(st);
+    } else if (name == "limit") {
+      st.kind = Stage::Limit;
+      const Token& t = peek();
+      if (t.kind != Tok::Int) expected("a row count (like 10)");
+      int128 v = 0;
+      if (!parse_int128(t.text.data(), static_cast<uint32_t>(t.text.size()), &v) ||
+          v > static_cast<int128>(INT64_MAX))
+        fail(t, "limit " + t.text + " is too large; the largest is " +
+                    std::to_string(INT64_MAX));
+      st.limit = static_cast<int64_t>(v);
+      advance();
+    } else if (name == "dropna") {
+      st.kind = Stage::DropNa;
+      if (peek().kind != Tok::Pipe && peek().kind != Tok::End) {
+        for (;;) {
+          const Token& t = peek();
+          if (t.kind != Tok::Ident && t.kind != Tok::QIdent && t.kind != Tok::Dollar)
+            expected("a column name");
+          Item it;
+          it.pos = t.pos;
+          it.expr = primary();
+          it.end = peek().pos;
+          st.items.push_back(std::move(it));
+          if (peek().kind != Tok::Comma) break;
+          advance();
+        }
+      }
+    } else {
+      std::string best;
+      int bestd = 1 << 30;
+      for (const char* s : kStageNames) {
+        int d = edit_distance(name, s);
+        if (d < bestd) bestd = d, best = s;
+      }
+      std::string hint = bestd <= 3 ? " (did you mean '" + best + "'?)" : "";
+      fail(kw, "unknown stage '" + kw.text + "'" + hint +
+                   "; stages are filter, groupby, agg, select, sort, limit, dropna, assert");
+    }
+    st.end = peek().pos;
+    return st;
+  }
+
+  Item plain_item() {
+    Item it;
+    it.pos = peek().pos;
+    it.expr = expr();
+    it.end = it.expr->end;
+    return it;
+  }
+
+  void named_items(Stage& st, bool allow_star) {
+    for (;;) {
+      Item it;
+      it.pos = peek().pos;
+      if (allow_star && peek().kind == Tok::Star) {
+        it.end = advance().end;
+      } else {
+        it.expr = expr();
+        it.end = it.expr->end;
+        if (is_word(peek(), "as")) {
+          advance();
+          const Token& t = peek();
+          if (t.kind == Tok::Ident || t.kind == Tok::QIdent || t.kind == Tok::Str) {
+            it.alias = t.value;
+            it.has_alias = true;
+            it.end = t.end;
+            advance();
+          } else {
+            expected("a name (use backticks for names with spaces, like `total sales`)");
+          }
+        }
+      }
+      st.items.push_back(std::move(it));
+      if (peek().kind != Tok::Comma) break;
+      advance();
+    }
+  }
+
+  void sort_items(Stage& st) {
+    for (;;) {
+      Item it = plain_item();
+      if (is_word(peek(), "desc") || is_word(peek(), "asc")) {
+        it.desc = is_word(peek(), "desc");
+        it.end = advance().end;
+      }
+      st.items.push_back(std::move(it));
+      if (peek().kind != Tok::Comma) break;
+      advance();
+    }
+  }
+
+  static std::shared_ptr<Expr> node(Expr::Kind k, int pos, int end) {
+    auto e = std::make_shared<Expr>();
+    e->kind = k;
+    e->pos = pos;
+    e->end = end;
+    return e;
+  }
+
+  ExprPtr binary(BinOp op, ExprPtr a, ExprPtr b) {
+    auto e = node(Expr::Binary, a->pos, b->end);
+    e->op = op;
+    e->args = {std::move(a), std::move(b)};
+    return e;
+  }
+
+  ExprPtr expr() { return or_expr(); }
+
+  ExprPtr or_expr() {
+    ExprPtr a = and_expr();
+    while (is_word(peek(), "or")) {
+      advance();
+      a = binary(BinOp::Or, a, and_expr());
+    }
+    return a;
+  }
+
+  ExprPtr and_expr() {
+    ExprPtr a = not_expr();
+    while (is_word(peek(), "and")) {
+      advance();
+      a = binary(BinOp::And, a, not_expr());
+    }
+    return a;
+  }
+
+  ExprPtr not_expr() {
+    if (is_word(peek(), "not")) {
+      int pos = advance().pos;
+      ExprPtr x = not_expr();
+      auto e = node(Expr::Not, pos, x->end);
+      e->args = {x};
+      return e;
+    }
+    return cmp_expr();
+  }
+
+  static bool cmp_op(Tok k, BinOp* op) {
+    switch (k) {
+      case Tok::Eq: *op = BinOp::Eq; return true;
+      case Tok::Ne: *op = BinOp::Ne; return true;
+      case Tok::Lt: *op = BinOp::Lt; return true;
+      case Tok::Le: *op = BinOp::Le; return true;
+      case Tok::Gt: *op = BinOp::Gt; return true;
+      case Tok::Ge: *op = BinOp::Ge; return true;
+      default: return false;
+    }
+  }
+
+  ExprPtr cmp_expr() {
+    ExprPtr a = add_expr();
+    BinOp op;
+    if (cmp_op(peek().kind, &op)) {
+      advance();
+      ExprPtr r = binary(op, a, add_expr());
+      BinOp op2;
+      if (cmp_op(peek().kind, &op2))
+        fail(peek(), "comparisons cannot be chained ('" + peek().text +
+                         "' after a comparison); join them with 'and', like a < b and b < c");
+      return r;
+    }
+    if (is_word(peek(), "in") || (is_word(peek(), "not") && is_word(peek(1), "in"))) {
+      bool neg = is_word(peek(), "not");
+      if (neg) advance();
+      advance();
+      if (peek().kind != Tok::LParen) expected("'(' and a list of values, like in (1, 2)");
+      advance();
+      auto e = node(Expr::In, a->pos, a->end);
+      e->negated = neg;
+      e->args.push_back(a);
+      for (;;) {
+        e->args.push_back(expr());
+        if (peek().kind == Tok::Comma) {
+          advance();
+          continue;
+        }
+        if (peek().kind != Tok::RParen) expected("',' or ')'");
+        e->end = advance().end;
+        break;
+      }
+      return e;
+    }
+    if (is_word(peek(), "is")) {
+      advance();
+      bool neg = false;
+      if (is_word(peek(), "not")) {
+        advance();
+        neg = true;
+      }
+      if (!is_word(peek(), "null")) expected("'null'");
+      auto e = node(Expr::IsNull, a->pos, advance().end);
+      e->negated = neg;
+      e->args = {a};
+      return e;
+    }
+    return a;
+  }
+
+  ExprPtr add_expr() {
+    ExprPtr a = mul_expr();
+    for (;;) {
+      Tok k = peek().kind;
+      if (k != Tok::Plus && k != Tok::Minus) return a;
+      advance();
+      a = binary(k == Tok::Plus ? BinOp::Add : BinOp::Sub, a, mul_expr());
+    }
+  }
+
+  ExprPtr mul_expr() {
+    ExprPtr a = unary();
+    for (;;) {
+      Tok k = peek().kind;
+      if (k != Tok::Star && k != Tok::Slash && k != Tok::Percent) return a;
+      advance();
+      BinOp op = k == Tok::Star ? BinOp::Mul : k == Tok::Slash ? BinOp::Div : BinOp::Mod;
+      a = binary(op, a, unary());
+    }
+  }
+
+  ExprPtr unary() {
+    if (peek().kind == Tok::Minus) {
+      int pos = advance().pos;
+      ExprPtr x = unary();
+      // Fold the sign into a numeric literal: "-5" is one constant.
+      if (!x->parens &&
+          (x->kind == Expr::IntLit || x->kind == Expr::DecLit || x->kind == Expr::FloatLit) &&
+          x->name[0] != '-') {
+        auto e = std::make_shared<Expr>(*x);
+        e->pos = pos;
+        e->ival = -e->ival;
+        e->fval = -e->fval;
+        e->name = "-" + e->name;
+        return e;
+      }
+      auto e = node(Expr::Neg, pos, x->end);
+      e->args = {x};
+      return e;
+    }
+    if (peek().kind == Tok::Plus) {
+      advance();
+      return unary();
+    }
+    return primary();
+  }
+
+  ExprPtr literal_number(const Token& t) {
+    auto e = node(Expr::IntLit, t.pos, t.end);
+    e->name = t.text;
+    if (t.kind == Tok::Int) {
+      if (!parse_int128(t.text.data(), static_cast<uint32_t>(t.text.size()), &e->ival))
+        fail(t, "the number " + t.text + " is too large for an integer (at most 38 digits)");
+      return e;
+    }
+    if (t.kind == Tok::Dec) {
+      size_t dot = t.text.find('.');
+      std::string digits = t.text.substr(0, dot) + t.text.substr(dot + 1);
+      int scale = static_cast<int>(t.text.size() - dot - 1);
+      int128 v;
+      if (scale <= kMaxDecimalScale && !digits.empty() &&
+          parse_int128(digits.data(), static_cast<uint32_t>(digits.size()), &v)) {
+        e->kind = Expr::DecLit;
+        e->ival = v;
+        e->scale = scale;
+        return e;
+      }
+    }
+    e->kind = Expr::FloatLit;  // exponent, or too many digits for a decimal
+    e->fval = std::strtod(t.text.c_str(), nullptr);
+    return e;
+  }
+
+  ExprPtr primary() {
+    const Token& t = peek();
+    switch (t.kind) {
+      case Tok::Int:
+      case Tok::Dec:
+      case Tok::Float:
+        advance();
+        return literal_number(t);
+      case Tok::Str: {
+        advance();
+        auto e = node(Expr::StrLit, t.pos, t.end);
+        e->name = t.text;
+        e->sval = t.value;
+        return e;
+      }
+      case Tok::QIdent: {
+        advance();
+        auto e = node(Expr::Name, t.pos, t.end);
+        e->name = t.value;
+        e->quoted = true;
+        return e;
+      }
+      case Tok::Dollar: {
+        advance();
+        auto e = node(Expr::Dollar, t.pos, t.end);
+        e->name = t.text;
+        e->dollar = t.value.size() > 9 ? 1 << 30 : std::atoi(t.value.c_str());
+        if (e->dollar < 1) fail(t, "column numbers start at $1, found " + t.text);
+        return e;
+      }
+      case Tok::LParen: {
+        advance();
+        ExprPtr inner = expr();
+        if (peek().kind != Tok::RParen) expected("')'");
+        const Token& close = advance();
+        auto e = std::make_shared<Expr>(*inner);
+        e->parens = true;
+        e->pos = t.pos;
+        e->end = close.end;
+        return e;
+      }
+      case Tok::Ident:
+        return ident();
+      default:
+        expected("an expression");
+    }
+  }
+
+  ExprPtr ident() {
+    const Token& t = peek();
+    std::string low = lower(t.text);
+    if (low == "true" || low == "false") {
+      advance();
+      auto e = node(Expr::BoolLit, t.pos, t.end);
+      e->name = low;
+      e->ival = low == "true";
+      return e;
+    }
+    if (low == "null") {
+      advance();
+      auto e = node(Expr::NullLit, t.pos, t.end);
+      e->name = "null";
+      return e;
+    }
+    if (peek(1).kind == Tok::LParen) {
+      advance();
+      advance();
+      auto e = node(Expr::Call, t.pos, t.end);
+      e->name = low;
+      if (peek().kind == Tok::Star && peek(1).kind == Tok::RParen) {
+        const Token& s = advance();
+        e->args.push_back(node(Expr::Star, s.pos, s.end));
+      } else if (peek().kind != Tok::RParen) {
+        for (;;) {
+          e->args.push_back(expr());
+          if (peek().kind != Tok::Comma) break;
+          advance();
+        }
+      }
+      if (peek().kind != Tok::RParen) expected("',' or ')'");
+      e->end = advance().end;
+      return e;
+    }
+    if (is_reserved(low)) expected("an expression");
+    advance();
+    auto e = node(Expr::Name, t.pos, t.end);
+    e->name = t.text;
+    return e;
+  }
+
+  const std::string& src_;
+  std::vector<Token> t_;
+  size_t i_ = 0;
+};
+
+// Byte offset -> (line start, line end, 1-based line, 1-based column).
+void locate(const std::string& src, int pos, int* ls, int* le, int* line, int* col) {
+  int n = static_cast<int>(src.size());
+  if (pos > n) pos = n;
+  *ls = pos;
+  while (*ls > 0 && src[*ls - 1] != '\n') --*ls;
+  *le = pos;
+  while (*le < n && src[*le] != '\n') ++*le;
+  *line = 1;
+  for (int k = 0; k < *ls; ++k) *line += src[k] == '\n';
+  *col = pos - *ls + 1;
+}
+
+}  // namespace
+
+std::string message_at(const std::string& src, int pos, const std::string& head,
+                       const std::string& detail) {
+  int ls, le, line, col;
+  locate(src, pos, &ls, &le, &line, &col);
+  bool multi = src.find('\n') != std::string::npos;
+  std::string where = multi ? "line " + std::to_string(line) + ", column " + std::to_string(col)
+                            : "column " + std::to_string(col);
+  // Show at most ~100 columns around the position so the caret stays readable.
+  constexpr int kWindow = 100, kBefore = 60;
+  int from = ls, to = le;
+  std::string pre, post;
+  if (to - from > kWindow) {
+    if (pos - from > kBefore) {
+      from = pos - kBefore;
+      pre = "...";
+    }
+    if (to - from > kWindow) {
+      to = from + kWindow;
+      post = "...";
+    }
+  }
+  std::string text = src.substr(from, to - from);
+  for (char& c : text)
+    if (c == '\t' || c == '\r') c = ' ';
+  std::string caret(pre.size() + (pos - from), ' ');
+  return head + " at " + where + ": " + detail + "\n  " + pre + text + post + "\n  " + caret +
+         "^";
+}
+
+void throw_at(const std::string& src, int pos, const std::string& head,
+              const std::string& detail) {
+  throw UsageError(message_at(src, pos, head, detail));
+}
+
+Pipeline parse_pipeline(const std::string& src) {
+  Lexer lex(src);
+  Parser p(src, lex.run());
+  return p.run();
+}
+
+const char* binop_text(BinOp op) {
+  switch (op) {
+    case BinOp::Or: return "or";
+    case BinOp::And: return "and";
+    case BinOp::Eq: return "==";
+    case BinOp::Ne: return "!=";
+    case BinOp::Lt: return "<";
+    case BinOp::Le: return "<=";
+    case BinOp::Gt: return ">";
+    case BinOp::Ge: return ">=";
+    case BinOp::Add: return "+";
+    case BinOp::Sub: return "-";
+    case BinOp::Mul: return "*";
+    case BinOp::Div: return "/";
+    case BinOp::Mod: return "%";
+  }
+  return "?";
+}
+
+std::string quote_name(const std::string& name) {
+  bool bare = !name.empty() && ident_start(name[0]) && !is_reserved(lower(name));
+  for (char c : name) bare = bare && ident_char(c);
+  if (bare) return name;
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
+namespace {
+std::string string_literal_text(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string expr_text(const Expr& e) {
+  std::string s;
+  switch (e.kind) {
+    case Expr::Name: s = e.quoted ? quote_name(e.name) : e.name; break;
+    case Expr::Dollar:
+    case Expr::IntLit:
+    case Expr::DecLit:
+    case Expr::FloatLit:
+    case Expr::BoolLit:
+    case Expr::NullLit: s = e.name; break;
+    case Expr::StrLit: s = string_literal_text(e.sval); break;
+    case Expr::Star: s = "*"; break;
+    case Expr::Neg: s = "-" + expr_text(*e.args[0]); break;
+    case Expr::Not: s = "not " + expr_text(*e.args[0]); break;
+    case Expr::Binary:
+      s = expr_text(*e.args[0]) + " " + binop_text(e.op) + " " + expr_text(*e.args[1]);
+      break;
+    case Expr::In:
+      s = expr_text(*e.args[0]) + (e.negated ? " not in (" : " in (");
+      for (size_t k = 1; k < e.args.size(); ++k)
+        s += (k > 1 ? ", " : "") + expr_text(*e.args[k]);
+      s += ")";
+      break;
+    case Expr::IsNull:
+      s = expr_text(*e.args[0]) + (e.negated ? " is not null" : " is null");
+      break;
+    case Expr::Call:
+      s = e.name + "(";
+      for (size_t k = 0; k < e.args.size(); ++k) s += (k ? ", " : "") + expr_text(*e.args[k]);
+      s += ")";
+      break;
+  }
+  return e.parens ? "(" + s + ")" : s;
+}
+
+bool is_aggregate_name(const std::string& n) {
+  static const char* const kAggs[] = {"count", "sum",   "min",   "max",          "mean",
+                                      "avg",   "var",   "std",   "first",        "last",
+                                      "corr",  "count_distinct", "median", "quantile", "top"};
+  for (const char* a : kAggs)
+    if (n == a) return true;
+  return false;
+}
+
+}  // namespace spec
+}  // namespace warpcsv

@@ -1,0 +1,171 @@
+// Type inference, per-row fit checks, widening and --schema parsing (io.hpp).
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+ColumnType T(Type t, int scale = 0) {
+  ColumnType c;
+  c.type = t;
+  c.scale = static_cast<uint8_t>(scale);
+  return c;
+}
+
+ColumnType guess(const std::vector<std::string>& fields, std::vector<std::string> nulls = {}) {
+  TypeGuess g(std::move(nulls));
+  for (const auto& f : fields) g.observe(f.data(), static_cast<uint32_t>(f.size()));
+  return g.result();
+}
+
+bool fits(const std::string& s, ColumnType t) {
+  return text_fits(s.data(), static_cast<uint32_t>(s.size()), t);
+}
+
+ColumnType widen(ColumnType t, const std::string& s) {
+  return widen_for(t, s.data(), static_cast<uint32_t>(s.size()));
+}
+
+std::string usage_error(const std::string& spec) {
+  try {
+    parse_schema_option(spec);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("TypeGuess names the narrowest type") {
+  CHECK(guess({"true", "False", "TRUE"}) == T(Type::Bool));
+  CHECK(guess({"1", "-2", "+3", "0", "-0"}) == T(Type::Int));
+  CHECK(guess({"0", "1"}) == T(Type::Int));  // 0/1 is not Bool
+  CHECK(guess({"1", "2.5", "3.25"}) == T(Type::Decimal, 2));
+  CHECK(guess({"1.50"}) == T(Type::Decimal, 2));
+  CHECK(guess({".5", "5."}) == T(Type::Decimal, 1));
+  CHECK(guess({"1", "2.5", "1e3"}) == T(Type::Float));
+  CHECK(guess({"1.5", "nan", "-inf"}) == T(Type::Float));
+  CHECK(guess({"9223372036854775807"}) == T(Type::Int));
+  CHECK(guess({"9223372036854775808"}) == T(Type::Float));  // beyond int64 and 18 digits
+  CHECK(guess({"123456789012345678"}) == T(Type::Int));
+  CHECK(guess({"1234567890123456.78"}) == T(Type::Decimal, 2));   // 18 significant digits
+  CHECK(guess({"12345678901234567.8"}) == T(Type::Decimal, 1));
+  CHECK(guess({"123456789012345678.9"}) == T(Type::Float));  // 19 digits
+  // Each value fits 18 digits, but the widest integer part plus the largest scale does not.
+  CHECK(guess({"1234567890123456", "0.123"}) == T(Type::Float));
+  CHECK(guess({"0.0000000000000000001"}) == T(Type::Float));  // scale 19
+  CHECK(guess({"2024-01-31", "1999-12-01"}) == T(Type::Date));
+  CHECK(guess({"2024-01-31", "2024-01-31T10:00:00Z"}) == T(Type::Timestamp));
+  CHECK(guess({"2024-01-31 10:00", "2024-02-01T00:00:00.5+01:00"}) == T(Type::Timestamp));
+  CHECK(guess({"2024-02-30"}) == T(Type::String));  // not a calendar date
+  CHECK(guess({"1", "true"}) == T(Type::String));
+  CHECK(guess({"1", "2024-01-01"}) == T(Type::String));
+  CHECK(guess({"abc"}) == T(Type::String));
+}
+
+TEST_CASE("TypeGuess: leading zeros, separators and spaces keep text") {
+  CHECK(guess({"1", "007"}) == T(Type::String));
+  CHECK(guess({"-01"}) == T(Type::String));
+  CHECK(guess({"00.5"}) == T(Type::String));
+  CHECK(guess({"00"}) == T(Type::String));
+  CHECK(guess({"0.5", "0"}) == T(Type::Decimal, 1));
+  CHECK(guess({"1,000"}) == T(Type::String));
+  CHECK(guess({" 1"}) == T(Type::String));
+  CHECK(guess({"1 "}) == T(Type::String));
+  CHECK(guess({"$5"}) == T(Type::String));
+}
+
+TEST_CASE("TypeGuess: nulls fit every type") {
+  CHECK(guess({"", "1", "", "2"}) == T(Type::Int));
+  CHECK(guess({"NA", "1.5", "NA"}, {"NA"}) == T(Type::Decimal, 1));
+  CHECK(guess({"NA", "1.5"}) == T(Type::String));  // NA is text unless it is a null token
+  CHECK(guess({"", ""}) == T(Type::String));       // only nulls
+  CHECK(guess({}) == T(Type::String));
+  TypeGuess g;
+  g.observe("", 0);
+  g.observe("5", 1);
+  CHECK(g.observed() == 1);
+}
+
+TEST_CASE("text_fits checks each row against its column type") {
+  CHECK(fits("", T(Type::Int)));  // null
+  CHECK(fits("-12", T(Type::Int)));
+  CHECK_FALSE(fits("007", T(Type::Int)));
+  CHECK_FALSE(fits("1.5", T(Type::Int)));
+  CHECK_FALSE(fits("99999999999999999999", T(Type::Int)));
+  CHECK(fits("1.25", T(Type::Decimal, 2)));
+  CHECK(fits("1.250", T(Type::Decimal, 2)));
+  CHECK(fits("3", T(Type::Decimal, 2)));
+  CHECK_FALSE(fits("1.255", T(Type::Decimal, 2)));
+  CHECK_FALSE(fits("1e2", T(Type::Decimal, 2)));
+  CHECK_FALSE(fits("1000000000000000000", T(Type::Decimal, 1)));  // overflows at scale 1
+  CHECK(fits("1e300", T(Type::Float)));
+  CHECK_FALSE(fits("01.5", T(Type::Float)));
+  CHECK(fits("TRUE", T(Type::Bool)));
+  CHECK_FALSE(fits("1", T(Type::Bool)));
+  CHECK(fits("2020-02-29", T(Type::Date)));
+  CHECK_FALSE(fits("2020-02-29T00:00", T(Type::Date)));
+  CHECK(fits("2020-02-29", T(Type::Timestamp)));
+  CHECK(fits("anything, really", T(Type::String)));
+}
+
+TEST_CASE("widen_for moves up the lattice only as far as needed") {
+  CHECK(widen(T(Type::Int), "5") == T(Type::Int));
+  CHECK(widen(T(Type::Int), "2.75") == T(Type::Decimal, 2));
+  CHECK(widen(T(Type::Int), "1e5") == T(Type::Float));
+  CHECK(widen(T(Type::Int), "abc") == T(Type::String));
+  CHECK(widen(T(Type::Int), "007") == T(Type::String));
+  CHECK(widen(T(Type::Int), "99999999999999999999") == T(Type::Float));
+  CHECK(widen(T(Type::Decimal, 2), "1.5") == T(Type::Decimal, 2));
+  CHECK(widen(T(Type::Decimal, 1), "1.125") == T(Type::Decimal, 3));
+  CHECK(widen(T(Type::Decimal, 2), "1.5e3") == T(Type::Float));
+  CHECK(widen(T(Type::Decimal, 10), "123456789.5") == T(Type::Decimal, 10));  // fits int64
+  CHECK(widen(T(Type::Decimal, 10), "1234567890.5") == T(Type::Float));  // does not
+  CHECK(widen(T(Type::Decimal, 2), "x") == T(Type::String));
+  CHECK(widen(T(Type::Float), "1.5") == T(Type::Float));
+  CHECK(widen(T(Type::Float), "x") == T(Type::String));
+  CHECK(widen(T(Type::Bool), "1") == T(Type::String));
+  CHECK(widen(T(Type::Date), "2024-01-01T10:00") == T(Type::Timestamp));
+  CHECK(widen(T(Type::Date), "tomorrow") == T(Type::String));
+  CHECK(widen(T(Type::Timestamp), "2024-01-01") == T(Type::Timestamp));
+  CHECK(widen(T(Type::Timestamp), "noon") == T(Type::String));
+  CHECK(widen(T(Type::String), "1") == T(Type::String));
+}
+
+TEST_CASE("--schema parsing") {
+  auto s = parse_schema_option("id:int, price:decimal(2),name:String,when:timestamp,d:date,"
+                               "ok:bool,x:float,amount:decimal,a:b:string");
+  REQUIRE(s.size() == 9);
+  CHECK((s[0].name == "id" && s[0].type == T(Type::Int) && !s[0].infer_scale));
+  CHECK((s[1].name == "price" && s[1].type == T(Type::Decimal, 2) && !s[1].infer_scale));
+  CHECK((s[2].name == "name" && s[2].type == T(Type::String)));
+  CHECK(s[3].type == T(Type::Timestamp));
+  CHECK(s[4].type == T(Type::Date));
+  CHECK(s[5].type == T(Type::Bool));
+  CHECK(s[6].type == T(Type::Float));
+  CHECK((s[7].name == "amount" && s[7].type.type == Type::Decimal && s[7].infer_scale));
+  CHECK((s[8].name == "a:b" && s[8].type == T(Type::String)));  // the last ':' splits
+  CHECK(parse_schema_option("v:decimal(18)")[0].type == T(Type::Decimal, 18));
+  CHECK(parse_schema_option("v:decimal( 0 )")[0].type == T(Type::Decimal, 0));
+
+  std::string e = usage_error("id:int,price:flaot");
+  CHECK(e.find("unknown type 'flaot'") != std::string::npos);
+  CHECK(e.find("price") != std::string::npos);
+  CHECK(e.find("position 8") != std::string::npos);
+  CHECK(e.find("expected one of int, float") != std::string::npos);
+  CHECK(usage_error("id:int,id:float").find("'id' is given a type twice") != std::string::npos);
+  CHECK(usage_error("id").find("expected name:type") != std::string::npos);
+  CHECK(usage_error("id:int,,x:int").find("empty entry") != std::string::npos);
+  CHECK(usage_error(":int").find("column name") != std::string::npos);
+  CHECK(usage_error("v:decimal(19)").find("0 to 18") != std::string::npos);
+  CHECK(usage_error("v:decimal(x)").find("0 to 18") != std::string::npos);
+  CHECK(usage_error("v:").find("unknown type ''") != std::string::npos);
+  CHECK(schema_type_name(T(Type::Decimal, 3)) == "decimal(3)");
+  CHECK(schema_type_name(T(Type::Timestamp)) == "timestamp");
+}

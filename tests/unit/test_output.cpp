@@ -1,0 +1,244 @@
+// format_value and the six writers: exact numbers, dates, quoting, escaping,
+// nulls and alignment, written to a real FILE and read back.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/output.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+ColumnType ty(Type t, uint8_t scale = 0) {
+  ColumnType c;
+  c.type = t;
+  c.scale = scale;
+  return c;
+}
+Value str(const std::string& s) { return Value::of_str(s.data(), static_cast<uint32_t>(s.size())); }
+Value null() { return Value::make_null(); }
+Value i(int128 x) { return Value::of_int(x); }
+Value f(double x) { return Value::of_float(x); }
+
+// Runs a writer over `rows` and returns everything it wrote.
+std::string write_all(OutputFormat fmt, const std::vector<OutputColumn>& cols,
+                      const std::vector<std::vector<Value>>& rows) {
+  std::FILE* tmp = std::tmpfile();
+  REQUIRE(tmp != nullptr);
+  auto w = make_writer(fmt, tmp);
+  w->begin(cols);
+  for (const auto& r : rows) w->row(r.data());
+  w->end();
+  std::rewind(tmp);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, tmp)) > 0) out.append(buf, n);
+  std::fclose(tmp);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("format_value: integers are exact in 128 bits") {
+  CHECK(format_value(i(0), ty(Type::Int)) == "0");
+  CHECK(format_value(i(-42), ty(Type::Int)) == "-42");
+  CHECK(format_value(i(std::numeric_limits<int64_t>::max()), ty(Type::Int)) ==
+        "9223372036854775807");
+  int128 big = static_cast<int128>(std::numeric_limits<int64_t>::max()) * 1000 + 7;
+  CHECK(format_value(i(big), ty(Type::Int)) == "9223372036854775807007");
+  int128 min128 = static_cast<int128>(static_cast<uint128>(1) << 127);
+  CHECK(format_value(i(min128), ty(Type::Int)) == "-170141183460469231731687303715884105728");
+  CHECK(format_value(null(), ty(Type::Int)) == "");
+}
+
+TEST_CASE("format_value: decimals print exactly `scale` fraction digits") {
+  CHECK(format_value(i(-5), ty(Type::Decimal, 2)) == "-0.05");
+  CHECK(format_value(i(1230), ty(Type::Decimal, 2)) == "12.30");
+  CHECK(format_value(i(0), ty(Type::Decimal, 3)) == "0.000");
+  CHECK(format_value(i(7), ty(Type::Decimal, 1)) == "0.7");
+  CHECK(format_value(i(-100), ty(Type::Decimal, 2)) == "-1.00");
+  CHECK(format_value(i(123), ty(Type::Decimal, 0)) == "123");
+  CHECK(format_value(i(1), ty(Type::Decimal, 18)) == "0.000000000000000001");
+}
+
+TEST_CASE("format_value: floats are shortest round-trip with .0 when integral") {
+  CHECK(format_value(f(3.0), ty(Type::Float)) == "3.0");
+  CHECK(format_value(f(-2.0), ty(Type::Float)) == "-2.0");
+  CHECK(format_value(f(0.1), ty(Type::Float)) == "0.1");
+  CHECK(format_value(f(0.1 + 0.2), ty(Type::Float)) == "0.30000000000000004");
+  CHECK(format_value(f(2.5), ty(Type::Float)) == "2.5");
+  CHECK(format_value(f(1e20), ty(Type::Float)) == "1e+20");
+  CHECK(format_value(f(std::nan("")), ty(Type::Float)) == "nan");
+  CHECK(format_value(f(-std::nan("")), ty(Type::Float)) == "nan");
+  CHECK(format_value(f(HUGE_VAL), ty(Type::Float)) == "inf");
+  CHECK(format_value(f(-HUGE_VAL), ty(Type::Float)) == "-inf");
+  double back = std::stod(format_value(f(1.0 / 3.0), ty(Type::Float)));
+  CHECK(back == 1.0 / 3.0);
+}
+
+TEST_CASE("format_value: dates, proleptic Gregorian, negative years") {
+  CHECK(format_value(i(0), ty(Type::Date)) == "1970-01-01");
+  CHECK(format_value(i(-1), ty(Type::Date)) == "1969-12-31");
+  CHECK(format_value(i(19782), ty(Type::Date)) == "2024-02-29");  // leap day
+  CHECK(format_value(i(11016), ty(Type::Date)) == "2000-02-29");
+  CHECK(format_value(i(-719528), ty(Type::Date)) == "0000-01-01");
+  CHECK(format_value(i(-719529), ty(Type::Date)) == "-0001-12-31");
+  CHECK(format_value(i(2932896), ty(Type::Date)) == "9999-12-31");
+  CHECK(format_value(i(2932897), ty(Type::Date)) == "10000-01-01");
+}
+
+TEST_CASE("format_value: timestamps, fraction only when non-zero") {
+  CHECK(format_value(i(0), ty(Type::Timestamp)) == "1970-01-01T00:00:00");
+  const int128 day = static_cast<int128>(86400) * 1000000;
+  CHECK(format_value(i(19782 * day + ((13 * 60 + 5) * 60 + 9) * static_cast<int128>(1000000)),
+                     ty(Type::Timestamp)) == "2024-02-29T13:05:09");
+  CHECK(format_value(i(1500), ty(Type::Timestamp)) == "1970-01-01T00:00:00.001500");
+  CHECK(format_value(i(-1), ty(Type::Timestamp)) == "1969-12-31T23:59:59.999999");
+  CHECK(format_value(i(-day), ty(Type::Timestamp)) == "1969-12-31T00:00:00");
+}
+
+TEST_CASE("format_value: bools and raw string bytes") {
+  CHECK(format_value(i(1), ty(Type::Bool)) == "true");
+  CHECK(format_value(i(0), ty(Type::Bool)) == "false");
+  std::string raw("a,\"b\"\n\0c", 8);
+  CHECK(format_value(str(raw), ty(Type::String)) == raw);
+  CHECK(format_value(str(""), ty(Type::String)) == "");
+}
+
+TEST_CASE("csv writer: RFC 4180 quoting, nulls empty, empty string quoted") {
+  std::vector<OutputColumn> cols = {{"name", ty(Type::String)}, {"amount", ty(Type::Decimal, 2)}};
+  std::vector<std::vector<Value>> rows = {
+      {str("plain"), i(1230)},         {str("Smith, John"), i(-5)},
+      {str("say \"hi\""), null()},     {str("two\nlines"), i(0)},
+      {str(" padded"), i(1)},          {str("trail "), i(2)},
+      {null(), i(3)},                  {str(""), i(4)},
+      {str("cr\rhere"), i(5)},
+  };
+  CHECK(write_all(OutputFormat::Csv, cols, rows) ==
+        "name,amount\n"
+        "plain,12.30\n"
+        "\"Smith, John\",-0.05\n"
+        "\"say \"\"hi\"\"\",\n"
+        "\"two\nlines\",0.00\n"
+        "\" padded\",0.01\n"
+        "\"trail \",0.02\n"
+        ",0.03\n"
+        "\"\",0.04\n"
+        "\"cr\rhere\",0.05\n");
+}
+
+TEST_CASE("csv writer: header names are quoted too; no rows is just the header") {
+  std::vector<OutputColumn> cols = {{"sum(a, b)", ty(Type::Int)}, {"n", ty(Type::Int)}};
+  CHECK(write_all(OutputFormat::Csv, cols, {}) == "\"sum(a, b)\",n\n");
+}
+
+TEST_CASE("tsv writer: backslash escapes, nulls empty") {
+  std::vector<OutputColumn> cols = {{"k", ty(Type::String)}, {"v", ty(Type::Float)}};
+  std::vector<std::vector<Value>> rows = {
+      {str("a\tb"), f(1.5)}, {str("line\nbreak\r"), null()}, {str("back\\slash"), f(2)},
+      {null(), f(-0.25)}};
+  CHECK(write_all(OutputFormat::Tsv, cols, rows) ==
+        "k\tv\n"
+        "a\\tb\t1.5\n"
+        "line\\nbreak\\r\t\n"
+        "back\\\\slash\t2.0\n"
+        "\t-0.25\n");
+}
+
+TEST_CASE("json writer: array of objects, numbers unquoted, escapes, nan as null") {
+  std::vector<OutputColumn> cols = {{"s", ty(Type::String)},      {"i", ty(Type::Int)},
+                                    {"d", ty(Type::Decimal, 2)}, {"f", ty(Type::Float)},
+                                    {"b", ty(Type::Bool)},       {"day", ty(Type::Date)}};
+  std::vector<std::vector<Value>> rows = {
+      {str("q\"b\\s\n\t\x01"), i(-3), i(-5), f(0.5), i(1), i(0)},
+      {null(), null(), null(), f(std::nan("")), null(), null()},
+      {str("\xc3\xa9t\xe9"), i(0), i(100), f(-HUGE_VAL), i(0), i(-1)},
+  };
+  CHECK(write_all(OutputFormat::Json, cols, rows) ==
+        "[\n"
+        "{\"s\":\"q\\\"b\\\\s\\n\\t\\u0001\",\"i\":-3,\"d\":-0.05,\"f\":0.5,\"b\":true,"
+        "\"day\":\"1970-01-01\"},\n"
+        "{\"s\":null,\"i\":null,\"d\":null,\"f\":null,\"b\":null,\"day\":null},\n"
+        "{\"s\":\"\xc3\xa9t\\ufffd\",\"i\":0,\"d\":1.00,\"f\":null,\"b\":false,"
+        "\"day\":\"1969-12-31\"}\n"
+        "]\n");
+}
+
+TEST_CASE("json writer: empty result is an empty array; invalid UTF-8 forms replaced") {
+  std::vector<OutputColumn> cols = {{"x", ty(Type::String)}};
+  CHECK(write_all(OutputFormat::Json, cols, {}) == "[\n]\n");
+  // overlong '/', a lone continuation byte, a UTF-16 surrogate, a cut-off sequence
+  std::vector<std::vector<Value>> rows = {{str("\xc0\xaf|\x80|\xed\xa0\x80|\xe2\x82")}};
+  CHECK(write_all(OutputFormat::Ndjson, cols, rows) ==
+        "{\"x\":\"\\ufffd\\ufffd|\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\"}\n");
+}
+
+TEST_CASE("ndjson writer: one object per line, key names escaped") {
+  std::vector<OutputColumn> cols = {{"a\"b", ty(Type::Int)}, {"t", ty(Type::Timestamp)}};
+  std::vector<std::vector<Value>> rows = {{i(1), i(1500)}, {i(2), null()}};
+  CHECK(write_all(OutputFormat::Ndjson, cols, rows) ==
+        "{\"a\\\"b\":1,\"t\":\"1970-01-01T00:00:00.001500\"}\n"
+        "{\"a\\\"b\":2,\"t\":null}\n");
+  CHECK(write_all(OutputFormat::Ndjson, cols, {}) == "");
+}
+
+TEST_CASE("table writer: aligned box, numbers right, nulls shown, breaks escaped") {
+  std::vector<OutputColumn> cols = {{"region", ty(Type::String)}, {"total", ty(Type::Decimal, 2)},
+                                    {"n", ty(Type::Int)}};
+  std::vector<std::vector<Value>> rows = {
+      {str("east"), i(1230), i(3)}, {str("north\nwest"), i(-5), i(12)},
+      {null(), null(), i(0)},       {str("\xc3\xa9t\xc3\xa9"), i(100000), null()}};
+  CHECK(write_all(OutputFormat::Table, cols, rows) ==
+        "+-------------+---------+------+\n"
+        "| region      |   total |    n |\n"
+        "+-------------+---------+------+\n"
+        "| east        |   12.30 |    3 |\n"
+        "| north\\nwest |   -0.05 |   12 |\n"
+        "| null        |    null |    0 |\n"
+        "| \xc3\xa9t\xc3\xa9         | 1000.00 | null |\n"
+        "+-------------+---------+------+\n");
+}
+
+TEST_CASE("table writer: no rows prints the header box") {
+  std::vector<OutputColumn> cols = {{"a", ty(Type::String)}, {"count", ty(Type::Int)}};
+  CHECK(write_all(OutputFormat::Table, cols, {}) ==
+        "+---+-------+\n"
+        "| a | count |\n"
+        "+---+-------+\n");
+}
+
+TEST_CASE("markdown writer: GitHub table, pipes escaped, numbers right-aligned") {
+  std::vector<OutputColumn> cols = {{"k", ty(Type::String)}, {"v", ty(Type::Float)}};
+  std::vector<std::vector<Value>> rows = {
+      {str("a|b"), f(1.5)}, {str("x\ny"), null()}, {null(), f(100)}};
+  CHECK(write_all(OutputFormat::Markdown, cols, rows) ==
+        "| k      |     v |\n"
+        "| ------ | ----: |\n"
+        "| a\\|b   |   1.5 |\n"
+        "| x<br>y |       |\n"
+        "|        | 100.0 |\n");
+}
+
+TEST_CASE("writers: a full disk is an input error (exit 3) naming the cause") {
+  std::FILE* full = std::fopen("/dev/full", "w");
+  if (!full) return;  // not Linux: nothing to check
+  auto w = make_writer(OutputFormat::Csv, full);
+  std::vector<OutputColumn> cols = {{"x", ty(Type::Int)}};
+  w->begin(cols);
+  Value v = i(1);
+  w->row(&v);
+  try {
+    w->end();
+    FAIL("expected a write error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("cannot write output") != std::string::npos);
+    CHECK(e.exit_code() == 3);
+  }
+  std::fclose(full);
+}

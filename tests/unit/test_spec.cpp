@@ -1,0 +1,407 @@
+// The pipeline language: parsing every stage and expression form, binding to a
+// plan (names, types, slots, deduplication), and every error message.
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/spec.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+ColumnType T(Type t, int scale = 0) {
+  ColumnType c;
+  c.type = t;
+  c.scale = static_cast<uint8_t>(scale);
+  return c;
+}
+
+std::vector<OutputColumn> schema() {
+  return {{"id", T(Type::String)},      {"region", T(Type::String)}, {"v1", T(Type::Int)},
+          {"price", T(Type::Decimal, 2)}, {"x", T(Type::Float)},      {"ok", T(Type::Bool)},
+          {"day", T(Type::Date)},         {"odd name", T(Type::Int)}, {"Amount", T(Type::Int)}};
+}
+
+std::vector<std::string> names(const std::vector<OutputColumn>& cols) {
+  std::vector<std::string> out;
+  for (const auto& c : cols) out.push_back(c.name);
+  return out;
+}
+
+// The UsageError message for `spec`, or "" when it binds.
+std::string error_of(const std::string& spec) {
+  try {
+    build_plan(spec, schema());
+  } catch (const UsageError& e) {
+    CHECK(e.exit_code() == 2);
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& hay, const std::string& needle) {
+  bool ok = hay.find(needle) != std::string::npos;
+  if (!ok) INFO("message: " << hay << "\nexpected to contain: " << needle);
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
+  std::string m = error_of("filter v1 > 1 and | select x");
+  CHECK(m ==
+        "syntax error at column 19: expected an expression after 'and', found '|'\n"
+        "  filter v1 > 1 and | select x\n"
+        "                    ^");
+  CHECK_THROWS_AS(check_pipeline_syntax("filter v1 > 1 and | select x"), UsageError);
+  CHECK_NOTHROW(check_pipeline_syntax("filter nosuchcolumn > 1"));  // names need a schema
+
+  CHECK(has(error_of(""), "found an empty spec"));
+  CHECK(has(error_of("filter v1 > 1 |"), "expected a stage"));
+  CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at column 17: expected a stage"));
+  CHECK(has(error_of("fitler v1 > 1"), "unknown stage 'fitler' (did you mean 'filter'?)"));
+  CHECK(has(error_of("filter (v1 > 1"), "expected ')'"));
+  CHECK(has(error_of("filter v1 > "), "expected an expression after '>', found the end"));
+  CHECK(has(error_of("filter region == \"abc"), "at column 18: unterminated string"));
+  CHECK(has(error_of("filter `odd name > 1"), "unterminated column name"));
+  CHECK(has(error_of("filter v1 ! 2"), "unexpected '!'"));
+  CHECK(has(error_of("filter v1 > 1 region"), "expected '|' or the end of the spec after the "
+                                              "filter stage, found 'region'"));
+  CHECK(has(error_of("select v1 v2"), "expected ',' or '|'"));
+  CHECK(has(error_of("filter 1 < v1 < 3"), "comparisons cannot be chained"));
+  CHECK(has(error_of("limit x"), "expected a row count"));
+  CHECK(has(error_of("limit -1"), "expected a row count"));
+  CHECK(has(error_of("filter v1 in 1, 2"), "expected '(' and a list of values"));
+  CHECK(has(error_of("filter v1 is 3"), "expected 'null'"));
+  CHECK(has(error_of("filter s == \"a\\qb\""), "unknown escape '\\q'"));
+  CHECK(has(error_of("filter 12abc > 1"), "column names that start with a digit go in backticks"));
+  CHECK(has(error_of("filter $x > 1"), "expected a column number after '$'"));
+  CHECK(has(error_of("filter $0 > 1"), "column numbers start at $1"));
+  CHECK(has(error_of("select a as"), "expected a name"));
+  CHECK(has(error_of("filter v1 > 1 and and v1 < 2"), "expected an expression after 'and', found 'and'"));
+  CHECK(has(error_of("filter v1 # 2"), "unexpected character '#'"));
+
+  SECTION("a | inside quotes or backticks is not a separator") {
+    Plan p = build_plan("filter region == \"a|b\" or `odd name` > 1 | select id", schema());
+    CHECK(p.scan.filter.text == "region == \"a|b\" or `odd name` > 1");
+    CHECK(p.post.empty());
+  }
+  SECTION("multi-line specs name the line") {
+    std::string m2 = error_of("filter v1 > 1\n| select ?");
+    CHECK(has(m2, "at line 2, column 10"));
+    CHECK(has(m2, "\n  | select ?\n           ^"));
+  }
+  SECTION("long specs show a window around the error") {
+    std::string spec = "filter " + std::string(150, ' ') + "v1 > 1 and )";
+    std::string m3 = error_of(spec);
+    CHECK(has(m3, "column 169"));
+    CHECK(has(m3, "  ..."));
+    size_t caret_line = m3.rfind('\n');
+    std::string shown = m3.substr(m3.find('\n') + 1, caret_line - m3.find('\n') - 1);
+    // The caret sits under the ')'.
+    CHECK(shown[m3.size() - caret_line - 2] == ')');
+  }
+}
+
+TEST_CASE("unknown columns name the closest ones", "[spec]") {
+  std::string m = error_of("filter regoin == \"x\"");
+  CHECK(m.rfind("unknown column at column 8: no column named 'regoin'; did you mean 'region'?", 0) ==
+        0);
+  CHECK(has(m, "\n  filter regoin == \"x\"\n         ^"));
+  CHECK(has(error_of("select prise"), "did you mean 'price'?"));
+  CHECK(has(error_of("select vv1"), "did you mean 'v1'"));
+  CHECK(has(error_of("select zzzzzzzz"), "(columns: id, region, v1, price"));
+  CHECK(has(error_of("select $10"), "$10 is out of range: the input of this stage has 9 columns ($1..$9)"));
+  // After a select only the selected names exist.
+  CHECK(has(error_of("select v1 as a | filter v1 > 1"), "no column named 'v1'; did you mean 'a'?"));
+  // After agg, only keys and agg outputs exist.
+  CHECK(has(error_of("groupby id | agg count() as n | sort v1"), "no column named 'v1'"));
+}
+
+TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
+  Plan p = build_plan("select amount, AMOUNT, Amount, `odd name`, $1, $3 + 1 as w", schema());
+  CHECK(names(p.output) ==
+        std::vector<std::string>{"Amount", "Amount", "Amount", "odd name", "id", "w"});
+  CHECK(p.scan.used_columns == std::vector<int>{0, 2, 7, 8});
+  // $N counts in the current schema, not the input.
+  Plan q = build_plan("select price, id | select $2", schema());
+  CHECK(names(q.output) == std::vector<std::string>{"id"});
+  CHECK(q.scan.used_columns == std::vector<int>{0});
+}
+
+TEST_CASE("type errors", "[spec]") {
+  CHECK(has(error_of("filter region == 5"),
+            "type error at column 18: cannot compare string column 'region' with number 5; "
+            "to compare as text, quote the number: \"5\""));
+  CHECK(has(error_of("filter v1 == \"5\""), "cannot compare int column 'v1' with string \"5\""));
+  CHECK(has(error_of("filter ok == 1"), "cannot compare bool column 'ok' with number 1"));
+  CHECK(has(error_of("filter v1"), "expected a true/false condition in filter, found int column "
+                                   "'v1'; compare it with something (for example v1 != 0)"));
+  CHECK(has(error_of("filter v1 > 1 and region"), "around 'and'"));
+  CHECK(has(error_of("select region + 1"), "'+' needs numbers, found string column 'region'"));
+  CHECK(has(error_of("select -region"), "cannot negate string column 'region'"));
+  CHECK(has(error_of("select lower(v1)"), "lower() needs a string, found int column 'v1'"));
+  CHECK(has(error_of("select abs(id)"), "abs() needs a number"));
+  CHECK(has(error_of("select round(x, v1)"), "round() digits must be a whole number"));
+  CHECK(has(error_of("select round(x, 1, 2)"), "round() takes 1 to 2 arguments, found 3"));
+  CHECK(has(error_of("select len()"), "len() takes 1 argument, found 0"));
+  CHECK(has(error_of("select coalesce(v1, id)"), "cannot coalesce int column 'v1' with string column 'id'"));
+  CHECK(has(error_of("filter day > \"yesterday\""), "cannot read \"yesterday\" as a date"));
+  CHECK(has(error_of("select lowr(id)"), "no function named 'lowr'; did you mean 'lower'"));
+  CHECK(has(error_of("agg sum(id)"), "sum() needs numbers, found string column 'id'"));
+  CHECK(has(error_of("agg mean(day)"), "mean() needs numbers"));
+  CHECK(has(error_of("agg corr(x, id)"), "corr() needs numbers"));
+  CHECK(has(error_of("select *x"), "expected ',' or '|'"));
+  CHECK(has(error_of("agg max(*)"), "'*' is only allowed in count(*)"));
+}
+
+TEST_CASE("aggregate misuse", "[spec]") {
+  CHECK(has(error_of("agg median(v1)"), "aggregate 'median' is not supported yet"));
+  CHECK(has(error_of("agg count_distinct(v1)"), "aggregate 'count_distinct' is not supported yet"));
+  CHECK(has(error_of("agg quantile(v1, 0.5)"), "aggregate 'quantile' is not supported yet"));
+  CHECK(has(error_of("agg top(v1, 3)"), "aggregate 'top' is not supported yet"));
+  CHECK(has(error_of("filter sum(v1) > 1"),
+            "aggregate 'sum' is only allowed in an agg stage (not in filter)"));
+  CHECK(has(error_of("select count()"), "only allowed in an agg stage (not in select)"));
+  CHECK(has(error_of("agg sum(max(v1))"), "aggregate 'max' inside another aggregate"));
+  CHECK(has(error_of("groupby id | agg v1"),
+            "column v1 in agg is neither a group key nor inside an aggregate"));
+  CHECK(has(error_of("agg v1 + 1"), "neither a group key nor inside an aggregate"));
+  CHECK(has(error_of("groupby id"), "groupby must be followed by agg"));
+  CHECK(has(error_of("groupby id | select id"), "groupby must be followed by agg"));
+  CHECK(has(error_of("agg count() | agg count()"), "only one agg stage"));
+  CHECK(has(error_of("sort v1 | agg count()"), "aggregation after 'sort' is not supported"));
+  CHECK(has(error_of("limit 5 | groupby id | agg count()"),
+            "aggregation after 'limit' is not supported"));
+  CHECK(has(error_of("agg count(v1, x)"), "count() takes 0 to 1 arguments"));
+  CHECK(has(error_of("agg corr(x)"), "corr() takes 2 arguments"));
+  CHECK(has(error_of("agg sum(null)"), "sum(null) has no type"));
+}
+
+TEST_CASE("filter, select and dropna fold into the scan", "[spec]") {
+  Plan p = build_plan("filter v1 > 0 | select v1 * price as amt, region | filter amt > 1 or "
+                      "region == \"x\" | dropna region",
+                      schema());
+  CHECK_FALSE(p.scan.aggregate);
+  CHECK(p.scan.used_columns == std::vector<int>{1, 2, 3});
+  CHECK(p.scan.slot_types == std::vector<ColumnType>{T(Type::String), T(Type::Int),
+                                                     T(Type::Decimal, 2)});
+  CHECK(p.scan.filter.text == "v1 > 0 and (amt > 1 or region == \"x\") and region is not null");
+  CHECK(p.scan.filter.result.type == Type::Bool);
+  REQUIRE(p.scan.outputs.size() == 2);
+  CHECK(p.scan.outputs[0].result == T(Type::Decimal, 2));
+  CHECK(names(p.scan_output) == std::vector<std::string>{"amt", "region"});
+  CHECK(p.post.empty());
+  CHECK(p.output.size() == 2);
+  CHECK_FALSE(p.has_sort);
+  // Every scan program reads input slots only.
+  for (const Program* prog : {&p.scan.filter, &p.scan.outputs[0], &p.scan.outputs[1]})
+    for (const Instr& in : prog->code)
+      if (in.op == Op::Column) CHECK(in.arg < 3);
+}
+
+TEST_CASE("no stages that project: all input columns", "[spec]") {
+  Plan p = build_plan("filter ok", schema());
+  CHECK(p.scan.used_columns.size() == 9);
+  CHECK(names(p.output) == names(schema()));
+  Plan s = build_plan("select *, v1 + 1 as w", schema());
+  CHECK(s.output.size() == 10);
+  CHECK(s.output.back().name == "w");
+}
+
+TEST_CASE("dropna default columns", "[spec]") {
+  // Output keeps all columns: every one is checked.
+  Plan a = build_plan("dropna", schema());
+  CHECK(a.scan.filter.code.size() == 9 * 2 + 8);  // 9 (column, is not null) + 8 ands
+  // A later select keeps only referenced columns, so only those are checked.
+  Plan b = build_plan("dropna | select id, v1 + 1 as w", schema());
+  CHECK(b.scan.filter.text == "id is not null and v1 is not null");
+  CHECK(b.scan.used_columns == std::vector<int>{0, 2});
+  Plan c = build_plan("dropna x, `odd name` | select id", schema());
+  CHECK(c.scan.filter.text == "x is not null and `odd name` is not null");
+  CHECK(has(error_of("dropna nope"), "no column named 'nope'"));
+  CHECK(has(error_of("dropna 1"), "expected a column name"));
+  // After agg: a post stage over the result columns.
+  Plan d = build_plan("groupby id | agg max(x) as m | dropna m", schema());
+  REQUIRE(d.post.size() == 1);
+  CHECK(d.post[0].kind == PostStage::DropNa);
+  CHECK(d.post[0].columns == std::vector<int>{1});
+  CHECK(d.post[0].text == "dropna m");
+}
+
+TEST_CASE("groupby and agg", "[spec]") {
+  Plan p = build_plan("filter v1 > 0 and region != \"test\" | groupby id | agg sum(price) as "
+                      "total, count() as n, max(v1) - min(x) as r, sum(price) / count() | sort "
+                      "total desc, id | limit 10",
+                      schema());
+  CHECK(p.scan.aggregate);
+  CHECK(p.scan.used_columns == std::vector<int>{0, 1, 2, 3, 4});
+  REQUIRE(p.scan.keys.size() == 1);
+  CHECK(p.scan.keys[0].text == "id");
+  REQUIRE(p.scan.aggs.size() == 4);  // sum(price) and count() deduplicated
+  CHECK(p.scan.aggs[0].kind == AggKind::Sum);
+  CHECK(p.scan.aggs[0].text == "sum(price)");
+  CHECK(p.scan.aggs[0].result == T(Type::Decimal, 2));
+  CHECK(p.scan.aggs[0].arg0.result == T(Type::Decimal, 2));
+  CHECK(p.scan.aggs[1].kind == AggKind::CountStar);
+  CHECK(p.scan.aggs[1].arg0.empty());
+  CHECK(p.scan.aggs[1].text == "count()");
+  CHECK(p.scan.aggs[2].kind == AggKind::Max);
+  CHECK(p.scan.aggs[2].result == T(Type::Int));
+  CHECK(p.scan.aggs[3].kind == AggKind::Min);
+  CHECK(p.scan.aggs[3].result == T(Type::Float));
+  CHECK(names(p.scan_output) ==
+        std::vector<std::string>{"id", "sum(price)", "count()", "max(v1)", "min(x)"});
+  REQUIRE(p.finalize.size() == 4);
+  CHECK(p.finalize[2].result == T(Type::Float));
+  CHECK(p.finalize[3].text == "sum(price) / count()");
+  CHECK(names(p.finalized_output) ==
+        std::vector<std::string>{"id", "total", "n", "r", "sum(price) / count()"});
+  REQUIRE(p.post.size() == 2);
+  CHECK(p.post[0].kind == PostStage::Sort);
+  CHECK(p.post[0].descending == std::vector<bool>{true, false});
+  CHECK(p.post[0].text == "sort total desc, id");
+  CHECK(p.post[0].output.size() == 5);
+  CHECK(p.post[1].kind == PostStage::Limit);
+  CHECK(p.post[1].limit == 10);
+  CHECK(p.has_sort);
+  CHECK(names(p.output) == names(p.finalized_output));
+}
+
+TEST_CASE("aggregate result types and deduplication", "[spec]") {
+  Plan p = build_plan("agg count(*), count(), count(x), sum(v1), sum(ok), sum(x), mean(v1), "
+                      "avg(v1), var(price), std(x), first(id), last(day), corr(v1, x), "
+                      "min(region), max(day)",
+                      schema());
+  CHECK_FALSE(p.scan.aggregate == false);
+  CHECK(p.scan.keys.empty());
+  std::vector<std::string> texts;
+  for (const auto& a : p.scan.aggs) texts.push_back(a.text);
+  CHECK(texts == std::vector<std::string>{"count()", "count(x)", "sum(v1)", "sum(ok)", "sum(x)",
+                                          "mean(v1)", "var(price)", "std(x)", "first(id)",
+                                          "last(day)", "corr(v1, x)", "min(region)",
+                                          "max(day)"});
+  auto result = [&](const char* t) {
+    for (const auto& a : p.scan.aggs)
+      if (a.text == t) return a.result;
+    FAIL("no aggregate " << t);
+    return ColumnType{};
+  };
+  CHECK(result("count(x)") == T(Type::Int));
+  CHECK(result("sum(v1)") == T(Type::Int));
+  CHECK(result("sum(ok)") == T(Type::Int));
+  CHECK(result("sum(x)") == T(Type::Float));
+  CHECK(result("mean(v1)") == T(Type::Float));
+  CHECK(result("var(price)") == T(Type::Float));
+  CHECK(result("first(id)") == T(Type::String));
+  CHECK(result("last(day)") == T(Type::Date));
+  CHECK(result("corr(v1, x)") == T(Type::Float));
+  CHECK(p.scan.aggs[10].kind == AggKind::Corr);
+  CHECK(p.scan.aggs[10].arg1.result == T(Type::Float));
+  // Output names keep the text as written.
+  CHECK(names(p.output)[0] == "count(*)");
+  CHECK(names(p.output)[7] == "avg(v1)");
+  // `agg` with no groupby: one group, finalize has one program per item.
+  CHECK(p.finalize.size() == 15);
+  // corr(x,y)*corr(x,y) computes corr once.
+  Plan q = build_plan("agg corr(v1,x)*corr(v1, x) as r2, SUM(v1)/count(*) as m", schema());
+  CHECK(q.scan.aggs.size() == 3);
+  CHECK(names(q.output) == std::vector<std::string>{"r2", "m"});
+}
+
+TEST_CASE("group keys: expressions, aliases, references from agg", "[spec]") {
+  Plan p = build_plan("groupby lower(region) as r, v1 % 10 | agg r, v1 % 10, count() as n, "
+                      "max(x)",
+                      schema());
+  REQUIRE(p.scan.keys.size() == 2);
+  CHECK(p.scan.keys[0].result == T(Type::String));
+  CHECK(p.scan.keys[1].text == "v1 % 10");
+  CHECK(names(p.finalized_output) ==
+        std::vector<std::string>{"r", "v1 % 10", "r", "v1 % 10", "n", "max(x)"});
+  // finalize program of `r` reads key slot 0; of max(x) reads slot nkeys + 1.
+  CHECK(p.finalize[0].code.size() == 1);
+  CHECK(p.finalize[0].code[0].arg == 0);
+  CHECK(p.finalize[1].code[0].arg == 1);
+  CHECK(p.finalize[3].code[0].arg == 3);
+  // groupby reading a select alias inlines the selected expression.
+  Plan q = build_plan("select upper(id) as u, v1 | groupby u | agg sum(v1)", schema());
+  CHECK(q.scan.used_columns == std::vector<int>{0, 2});
+  CHECK(q.scan.keys[0].code.back().op == Op::Upper);
+  CHECK(names(q.output) == std::vector<std::string>{"u", "sum(v1)"});
+  // having: a filter after agg is a post stage over the aggregated row.
+  Plan h = build_plan("groupby id | agg sum(v1) as s | filter s > 100", schema());
+  REQUIRE(h.post.size() == 1);
+  CHECK(h.post[0].kind == PostStage::Filter);
+  CHECK(h.post[0].exprs[0].code[0].arg == 1);
+}
+
+TEST_CASE("stages after sort/limit/assert go to post", "[spec]") {
+  Plan p = build_plan("select id, v1 | sort v1 desc | filter v1 > 2 | select id | assert len(id) > 0 | limit 3",
+                      schema());
+  CHECK(p.scan.used_columns == std::vector<int>{0, 2});
+  CHECK(p.scan.filter.empty());
+  REQUIRE(p.post.size() == 5);
+  CHECK(p.post[0].kind == PostStage::Sort);
+  CHECK(p.post[1].kind == PostStage::Filter);
+  CHECK(p.post[1].exprs[0].code[0].arg == 1);  // v1 is slot 1 of (id, v1)
+  CHECK(p.post[2].kind == PostStage::Select);
+  CHECK(names(p.post[2].output) == std::vector<std::string>{"id"});
+  CHECK(p.post[3].kind == PostStage::Assert);
+  CHECK(p.post[3].text == "assert len(id) > 0");
+  CHECK(p.post[4].limit == 3);
+  CHECK(names(p.output) == std::vector<std::string>{"id"});
+  // assert first: the scan outputs every column.
+  Plan a = build_plan("assert v1 >= 0", schema());
+  CHECK(a.scan.outputs.size() == 9);
+  CHECK(a.post.size() == 1);
+  CHECK(a.post[0].kind == PostStage::Assert);
+}
+
+TEST_CASE("keywords are case-insensitive, literals and operators", "[spec]") {
+  Plan p = build_plan("FILTER v1 >= 1 AND NOT ok OR region IS NOT NULL | Select v1 | SORT v1 DESC "
+                      "| LIMIT 2",
+                      schema());
+  CHECK(p.scan.filter.text == "v1 >= 1 and not ok or region is not null");
+  CHECK(p.post.size() == 2);
+  Plan g = build_plan("group by id | agg count()", schema());
+  CHECK(g.scan.keys.size() == 1);
+  // Literals: int, decimal, float, strings with both quotes, booleans, null.
+  Plan l = build_plan("select 12 as a, 12.50 as b, 1e3 as c, 'x' as d, \"y\" as e, true as f, "
+                      "null as g, -3 as h, .5 as i",
+                      schema());
+  CHECK(l.output[0].type == T(Type::Int));
+  CHECK(l.output[1].type == T(Type::Decimal, 2));
+  CHECK(l.output[2].type == T(Type::Float));
+  CHECK(l.output[3].type == T(Type::String));
+  CHECK(l.output[5].type == T(Type::Bool));
+  CHECK(l.output[7].type == T(Type::Int));
+  CHECK(l.output[8].type == T(Type::Decimal, 1));
+  CHECK(l.scan.used_columns.empty());
+  // Default names: normalized text.
+  Plan n = build_plan("select v1+1, lower( id ), (v1*2), v1 not in (1,2), x is null", schema());
+  CHECK(names(n.output) == std::vector<std::string>{"v1 + 1", "lower(id)", "v1 * 2",
+                                                    "v1 not in (1, 2)", "x is null"});
+  // Comparison spellings.
+  for (const char* op : {"=", "==", "!=", "<>", "<", "<=", ">", ">="})
+    CHECK_NOTHROW(build_plan(std::string("filter v1 ") + op + " 2", schema()));
+}
+
+TEST_CASE("explain_plan describes the stages", "[spec]") {
+  Plan p = build_plan("filter v1 > 0 | groupby id | agg sum(v1) as total | sort total desc | "
+                      "limit 5",
+                      schema());
+  std::string e = explain_plan(p);
+  CHECK(has(e, "input: 9 columns"));
+  CHECK(has(e, "parse 2 of them: id string (#1), v1 int (#3)"));
+  CHECK(has(e, "filter: v1 > 0"));
+  CHECK(has(e, "group by: id string"));
+  CHECK(has(e, "aggregate: sum(v1) -> int"));
+  CHECK(has(e, "finalize: total = sum(v1)"));
+  CHECK(has(e, "then: sort total desc"));
+  CHECK(has(e, "then: limit 5"));
+  CHECK(has(e, "result: id string, total int"));
+  Plan c = build_plan("agg count()", schema());
+  CHECK(has(explain_plan(c), "(none, rows are only counted)"));
+}
