@@ -59,7 +59,7 @@ class CpuScan {
     if (scan.aggregate) layout_ = &global_groups_->layout();
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
-      w.scratch.resize(kEvalScratch);
+      for (auto& sc : w.scratch) sc.resize(kEvalScratch);
       if (scan.aggregate && !layout_->order_dependent) w.groups = std::make_unique<GroupTable>(layout_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
@@ -117,14 +117,34 @@ class CpuScan {
 
  private:
   struct Worker {
-    std::vector<char> scratch;       // evaluator scratch (lower/upper)
-    std::vector<char> unescaped;     // unescaped fields of the current row
+    // Two of each: the previous row's strings stay valid while the next row
+    // is parsed (its group lookup is finished one row late, see Pending).
+    std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
+    std::vector<char> unescaped[2];  // unescaped fields of a row
     std::unique_ptr<GroupTable> groups;
   };
   struct Span {
     uint64_t b, e;
     uint8_t flags;
   };
+  // A row whose keys and arguments are evaluated and whose slot is being
+  // prefetched: its lookup and updates run after the next row is parsed,
+  // which hides most of the cache miss of a large group table.
+  struct Pending {
+    std::vector<Value> keys, x, y;
+    uint64_t hash = 0, order = 0;
+    bool valid = false;
+  };
+
+  void finish_pending(GroupTable& table, Pending& p) {
+    if (!p.valid) return;
+    char* block = table.find_or_insert(p.keys.data(), p.hash);
+    bool strings = false;
+    for (size_t a = 0; a < layout_->aggs.size(); ++a)
+      strings |= agg_update(layout_->aggs[a], block, p.x[a], p.y[a], p.order);
+    if (strings) table.stabilize_strings(block);
+    p.valid = false;
+  }
 
   void process_partition(const InputSource& src, const Window& w, const PartitionedWindow& pw, size_t j,
                          uint64_t global_index, Worker& wk, PartitionResult& out) {
@@ -145,7 +165,14 @@ class CpuScan {
       out.output.columns = plan_.scan_output;
     }
     std::vector<Span> spans(nslots);
-    std::vector<Value> slots(nslots), keys(scan.keys.size()), row_out(out_progs_.size());
+    std::vector<Value> slots(nslots), row_out(out_progs_.size());
+    Pending pending[2];
+    for (auto& p : pending) {
+      p.keys.resize(scan.keys.size());
+      p.x.resize(scan.aggs.size());
+      p.y.resize(scan.aggs.size());
+    }
+    unsigned parity = 0;  // buffers of the row being parsed; pending[parity ^ 1] is outstanding
     const bool fail_fast = s_.opts->bad_rows == BadRows::Fail;
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
     uint32_t row_in_partition = 0;
@@ -175,18 +202,19 @@ class CpuScan {
       }
       // Parse the used fields into typed slots.
       bool bad = false;
-      wk.unescaped.clear();
+      std::vector<char>& unescaped = wk.unescaped[parity];
+      unescaped.clear();
       for (size_t k = 0; k < nslots && !bad; ++k) {
         const Span sp = r.empty ? Span{row_begin, row_begin, 0} : spans[k];
         const char* p = w.data + sp.b;
         uint32_t n = static_cast<uint32_t>(sp.e - sp.b);
         if (sp.flags & kFieldEscaped) {
           // Unescaped text is never longer; reserve the whole row once.
-          if (wk.unescaped.capacity() < row_end - row_begin) wk.unescaped.reserve(2 * (row_end - row_begin));
-          const size_t at = wk.unescaped.size();
-          wk.unescaped.resize(at + n);
-          n = unescape_field(in_.dialect, p, n, wk.unescaped.data() + at);
-          p = wk.unescaped.data() + at;
+          if (unescaped.capacity() < row_end - row_begin) unescaped.reserve(2 * (row_end - row_begin));
+          const size_t at = unescaped.size();
+          unescaped.resize(at + n);
+          n = unescape_field(in_.dialect, p, n, unescaped.data() + at);
+          p = unescaped.data() + at;
         }
         if (n == 0 || is_null_token(p, n)) {
           slots[k] = Value::make_null();
@@ -212,7 +240,7 @@ class CpuScan {
         if (fail_fast) break;
         continue;
       }
-      EvalContext ctx = make_eval_context(wk.scratch.data(), kEvalScratch);
+      EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
       if (has_filter_) {
         const Value keep = eval_program(filter_, slots.data(), ctx);
         if (ctx.status != EvalStatus::Ok) {
@@ -223,19 +251,21 @@ class CpuScan {
         if (keep.null || keep.i == 0) continue;
       }
       if (table) {
-        for (size_t k = 0; k < keys.size(); ++k)
-          keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
-                                         : eval_program(key_progs_[k], slots.data(), ctx);
-        char* block = table->find_or_insert(keys.data(), table->hash_keys(keys.data()));
-        const uint64_t order = (global_index << 32) | row_in_partition;
-        bool strings = false;
+        Pending& p = pending[parity];
+        for (size_t k = 0; k < p.keys.size(); ++k)
+          p.keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
+                                           : eval_program(key_progs_[k], slots.data(), ctx);
         const Value none = Value::make_null();
-        for (size_t a = 0; a < layout_->aggs.size(); ++a) {
-          const Value x = arg_value(arg0_direct_[a], arg0_[a], slots, ctx, none);
-          const Value y = arg_value(arg1_direct_[a], arg1_[a], slots, ctx, none);
-          strings |= agg_update(layout_->aggs[a], block, x, y, order);
+        for (size_t a = 0; a < p.x.size(); ++a) {
+          p.x[a] = arg_value(arg0_direct_[a], arg0_[a], slots, ctx, none);
+          p.y[a] = arg_value(arg1_direct_[a], arg1_[a], slots, ctx, none);
         }
-        if (strings) table->stabilize_strings(block);
+        p.hash = table->hash_keys(p.keys.data());
+        p.order = (global_index << 32) | row_in_partition;
+        p.valid = ctx.status == EvalStatus::Ok;
+        table->prefetch(p.hash);
+        finish_pending(*table, pending[parity ^ 1]);
+        parity ^= 1;  // the next row must not reuse this row's buffers
       } else {
         for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
         out.output.append_owned(row_out.data());
@@ -245,6 +275,7 @@ class CpuScan {
         if (fail_fast) break;
       }
     }
+    if (table) finish_pending(*table, pending[parity ^ 1]);
     out.rows = row_in_partition;
     out.lines = local_line;
   }

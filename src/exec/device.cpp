@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include "warpcsv/errors.hpp"
+#ifdef WARPCSV_HAVE_CUDA
+#include "cuda/cuda_executor.hpp"
+#endif
 
 namespace warpcsv {
 

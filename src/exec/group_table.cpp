@@ -52,22 +52,27 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
   return l;
 }
 
-GroupTable::GroupTable(const GroupLayout* layout) : layout_(layout), nkeys_(layout->key_types.size()) {
+GroupTable::GroupTable(const GroupLayout* layout)
+    : layout_(layout),
+      nkeys_(layout->key_types.size()),
+      key_bytes_((nkeys_ * sizeof(Value) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign),
+      block_bytes_(key_bytes_ + layout->state_bytes) {
   slots_.assign(64, 0);
   mask_ = 63;
 }
 
 char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
+  const uint64_t tag = hash & 0xffffffff00000000ull;
   size_t slot = hash & mask_;
   for (;;) {
-    const uint32_t g = slots_[slot];
-    if (g == 0) return insert_new(keys, hash, slot);
-    const size_t gi = g - 1;
-    if (hashes_[gi] == hash) {
-      const Value* k = keys_.data() + gi * nkeys_;
+    const uint64_t s = slots_[slot];
+    if (s == 0) return insert_new(keys, hash, slot);
+    if ((s & 0xffffffff00000000ull) == tag) {
+      char* b = block((s & 0xffffffffull) - 1);
+      const Value* k = reinterpret_cast<const Value*>(b);
       bool eq = true;
       for (size_t i = 0; i < nkeys_ && eq; ++i) eq = key_equal(k[i], keys[i], layout_->key_types[i]);
-      if (eq) return states_.data() + gi * layout_->state_bytes;
+      if (eq) return b + key_bytes_;
     }
     slot = (slot + 1) & mask_;
   }
@@ -76,30 +81,27 @@ char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
 char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   const size_t g = hashes_.size();
   if (g >= 0xfffffffeull) throw ResourceError("more than 4 billion groups");
-  slots_[slot] = static_cast<uint32_t>(g + 1);
+  slots_[slot] = (hash & 0xffffffff00000000ull) | (g + 1);
   hashes_.push_back(hash);
-  for (size_t k = 0; k < nkeys_; ++k) {
-    Value v = keys[k];
-    if (!v.null && layout_->key_types[k] == Type::String) v.s = strings_.add(v.s);
-    keys_.push_back(v);
+  blocks_.resize(blocks_.size() + block_bytes_);
+  char* b = block(g);
+  Value* k = reinterpret_cast<Value*>(b);
+  for (size_t i = 0; i < nkeys_; ++i) {
+    k[i] = keys[i];
+    if (!k[i].null && layout_->key_types[i] == Type::String) k[i].s = strings_.add(keys[i].s);
   }
-  states_.resize(states_.size() + layout_->state_bytes);
-  char* block = states_.data() + g * layout_->state_bytes;
-  for (const auto& a : layout_->aggs) agg_init(a, block);
-  if ((g + 1) * 2 > slots_.size()) {
-    grow();
-    block = states_.data() + g * layout_->state_bytes;
-  }
-  return block;
+  for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
+  if ((g + 1) * 2 > slots_.size()) grow();
+  return block(g) + key_bytes_;
 }
 
 void GroupTable::grow() {
-  std::vector<uint32_t> bigger(slots_.size() * 2, 0);
+  std::vector<uint64_t> bigger(slots_.size() * 2, 0);
   const uint64_t mask = bigger.size() - 1;
   for (size_t g = 0; g < hashes_.size(); ++g) {
     size_t s = hashes_[g] & mask;
     while (bigger[s]) s = (s + 1) & mask;
-    bigger[s] = static_cast<uint32_t>(g + 1);
+    bigger[s] = (hashes_[g] & 0xffffffff00000000ull) | (g + 1);
   }
   slots_.swap(bigger);
   mask_ = mask;

@@ -31,13 +31,15 @@ class GroupTable {
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);
+  // Hints that the slot for `hash` will be looked up soon.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   // Folds every group of `other` into this table, in other's group order.
   void merge_from(const GroupTable& other);
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);
 
-  const Value* keys(size_t g) const { return keys_.data() + g * nkeys_; }
-  const char* state(size_t g) const { return states_.data() + g * layout_->state_bytes; }
+  const Value* keys(size_t g) const { return reinterpret_cast<const Value*>(block(g)); }
+  const char* state(size_t g) const { return block(g) + key_bytes_; }
   const GroupLayout& layout() const { return *layout_; }
 
   uint64_t hash_keys(const Value* keys) const {
@@ -50,13 +52,19 @@ class GroupTable {
   void grow();
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);
 
+  // A group's keys and its aggregate states share one block, so a lookup
+  // that hits touches two cache lines at most: its slot and its block.
+  const char* block(size_t g) const { return blocks_.data() + g * block_bytes_; }
+  char* block(size_t g) { return blocks_.data() + g * block_bytes_; }
+
   const GroupLayout* layout_;
   size_t nkeys_;
-  std::vector<uint32_t> slots_;  // group index + 1; 0 = empty
+  size_t key_bytes_;    // nkeys_ Values, rounded to kAggStateAlign
+  size_t block_bytes_;  // key_bytes_ + layout_->state_bytes
+  std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
   uint64_t mask_ = 0;
-  std::vector<uint64_t> hashes_;  // per group
-  std::vector<Value> keys_;       // nkeys_ per group
-  std::vector<char, std::allocator<char>> states_;
+  std::vector<uint64_t> hashes_;  // per group, for growing and merging
+  std::vector<char> blocks_;
   StringArena strings_;
 };
 
