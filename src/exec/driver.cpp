@@ -1,6 +1,9 @@
 // run_pipeline: options -> inputs -> schema -> plan -> scan -> post -> output.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -75,6 +78,27 @@ struct Rejects {
   }
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// --profile: where the time went, per stage and device, on stderr.
+void print_profile(const ScanStats& stats, const std::vector<StageTiming>& driver_stages, double total) {
+  std::vector<StageTiming> all = driver_stages;
+  all.insert(all.end(), stats.stages.begin(), stats.stages.end());
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  fmt::print(stderr, "profile: {} rows, {} bytes of CSV, {} partitions of {} bytes, {:.3f} s in all, peak host RSS {:.1f} MiB\n",
+             stats.rows, stats.bytes, stats.partitions, stats.chunk_size, total, ru.ru_maxrss / 1024.0);
+  fmt::print(stderr, "  {:<22} {:<7} {:>9} {:>14} {:>9} {:>12}\n", "stage", "device", "seconds", "bytes", "GB/s",
+             "peak dev MiB");
+  for (const auto& s : all) {
+    const double gbs = s.seconds > 0 && s.bytes ? s.bytes / s.seconds / 1e9 : 0.0;
+    fmt::print(stderr, "  {:<22} {:<7} {:>9.4f} {:>14} {:>9.2f} {:>12.1f}\n", s.stage, s.device, s.seconds, s.bytes, gbs,
+               s.peak_device_bytes / 1048576.0);
+  }
+}
+
 std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const std::string& executor) {
   std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk, executor, threads);
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
@@ -84,6 +108,8 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
 }  // namespace
 
 int run_pipeline(const Options& opts) {
+  const auto t_start = std::chrono::steady_clock::now();
+  std::vector<StageTiming> driver_stages;
   check_pipeline_syntax(opts.pipeline);
   const DeviceChoice device = choose_device(opts);
   const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -92,6 +118,7 @@ int run_pipeline(const Options& opts) {
 
   InputSet in = InputSet::open(opts);
   std::vector<OutputColumn> inferred = infer_schema(in, opts);
+  driver_stages.push_back(StageTiming{"open+infer", "cpu", seconds_since(t_start), 0, 0});
   std::vector<bool> from_schema(inferred.size(), false);
   if (!opts.schema.empty())
     for (const auto& o : parse_schema_option(opts.schema))
@@ -120,7 +147,9 @@ int run_pipeline(const Options& opts) {
     Rejects rejects(opts.rejects_path);
     std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.f);
     ScanStats stats;
+    stats.chunk_size = chunk;
     bool emitted = false;
+    const auto t_scan = std::chrono::steady_clock::now();
     std::unique_ptr<PostPipeline> post;
     std::unique_ptr<GroupLayout> layout;
     std::unique_ptr<GroupTable> groups;
@@ -173,6 +202,8 @@ int run_pipeline(const Options& opts) {
       in = InputSet::open(opts);
       continue;
     }
+    driver_stages.push_back(StageTiming{"scan", device_name(device), seconds_since(t_scan), stats.bytes, 0});
+    const auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
       if (plan.scan.keys.empty() && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
       Table result = finalize_groups(plan, *groups);
@@ -182,6 +213,8 @@ int run_pipeline(const Options& opts) {
     }
     post->finish();
     out.close();
+    driver_stages.push_back(StageTiming{"finalize+output", "cpu", seconds_since(t_out), 0, 0});
+    if (opts.profile) print_profile(stats, driver_stages, seconds_since(t_start));
     if (stats.skipped && !opts.quiet)
       fmt::print(stderr, "warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",
                  opts.rejects_path.empty() ? " (list them with --rejects FILE)" : " (listed in " + opts.rejects_path + ")");

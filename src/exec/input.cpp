@@ -39,7 +39,10 @@ InputSource::InputSource(const std::string& path, const DialectOptions& opts,
       fd_ = -1;
     }
   }
-  if (fd_ < 0) rereadable_ = path != "-" && src_->size_hint() > 0;
+  if (fd_ < 0 && path != "-") {  // compressed files can be read again; pipes cannot
+    struct stat st{};
+    rereadable_ = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  }
   read_header(opts, dialect);
 }
 

@@ -47,11 +47,22 @@ struct ScanSettings {
 // Returns false once it needs no more rows (a limit was reached).
 using RowBatchSink = std::function<bool(const Table&)>;
 
+// One line of --profile: a stage on a device, its time and the bytes it moved.
+struct StageTiming {
+  std::string stage;
+  std::string device;  // "cpu", "gpu0", ...
+  double seconds = 0;
+  uint64_t bytes = 0;
+  uint64_t peak_device_bytes = 0;  // GPUs: peak memory in use
+};
+
 struct ScanStats {
   uint64_t rows = 0;
   uint64_t skipped = 0;
   uint64_t bytes = 0;
   uint64_t partitions = 0;
+  uint64_t chunk_size = 0;
+  std::vector<StageTiming> stages;  // filled by executors for --profile
 };
 
 class ScanExecutor {
