@@ -42,7 +42,10 @@ class CpuScan {
     const auto& scan = plan_.scan;
     ncols_ = in.column_names.size();
     col_to_slot_.assign(ncols_, -1);
-    for (size_t i = 0; i < scan.used_columns.size(); ++i) col_to_slot_[scan.used_columns[i]] = static_cast<int>(i);
+    for (size_t i = 0; i < scan.used_columns.size(); ++i) {
+      col_to_slot_[scan.used_columns[i]] = static_cast<int>(i);
+      slot_inferred_.push_back(!s.type_from_schema[static_cast<size_t>(scan.used_columns[i])]);
+    }
     filter_ = scan.filter.view();
     has_filter_ = !scan.filter.empty();
     for (const auto& k : scan.keys) {
@@ -220,7 +223,7 @@ class CpuScan {
           slots[k] = Value::make_null();
           continue;
         }
-        if (!field_to_value(scan.slot_types[k], p, n, &slots[k])) {
+        if (!field_to_value(scan.slot_types[k], p, n, &slots[k], slot_inferred_[k])) {
           const int col = scan.used_columns[k];
           RowIssue issue = make_value_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, sp.b,
                                             col, std::string(p, n), in_.column_names[static_cast<size_t>(col)],
@@ -310,6 +313,7 @@ class CpuScan {
   const GroupLayout* layout_ = nullptr;
   size_t ncols_ = 0;
   std::vector<int> col_to_slot_;
+  std::vector<bool> slot_inferred_;  // per slot: type inferred, not from --schema
   ProgramView filter_{};
   bool has_filter_ = false;
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;

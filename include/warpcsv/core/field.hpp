@@ -8,7 +8,10 @@
 namespace warpcsv {
 
 // Parses non-empty text as type t. Returns false when the text does not fit
-// the type (the caller widens the type or reports a bad value).
+// the type (the caller widens the type or reports a bad value). `inferred`:
+// the type was inferred, so numbers with a leading zero do not fit (the
+// column widens to String like inference would have made it); a type given
+// with --schema reads "007" as 7.
 // Numbers written with a leading zero ("007") are text, as type inference
 // decides: a key like a zip code keeps its digits.
 WCSV_HD inline bool has_leading_zero(const char* p, uint32_t n) {
@@ -16,9 +19,9 @@ WCSV_HD inline bool has_leading_zero(const char* p, uint32_t n) {
   return i + 1 < n && p[i] == '0' && p[i + 1] >= '0' && p[i + 1] <= '9';
 }
 
-WCSV_HD inline bool field_to_value(ColumnType t, const char* p, uint32_t n, Value* out) {
+WCSV_HD inline bool field_to_value(ColumnType t, const char* p, uint32_t n, Value* out, bool inferred) {
   out->null = false;
-  if ((t.type == Type::Int || t.type == Type::Decimal) && has_leading_zero(p, n)) return false;
+  if (inferred && (t.type == Type::Int || t.type == Type::Decimal) && has_leading_zero(p, n)) return false;
   out->i = 0;
   switch (t.type) {
     case Type::String: out->s.ptr = p; out->s.len = n; return true;
