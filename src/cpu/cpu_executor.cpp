@@ -32,7 +32,6 @@ struct PartitionResult {
   std::vector<RowIssue> issues;  // with lines relative to the partition start
   bool widen = false;            // issues.back() is a value that needs a wider type
   Table output;
-  std::unique_ptr<GroupTable> groups;  // order-dependent aggregates only
 };
 
 class CpuScan {
@@ -63,7 +62,7 @@ class CpuScan {
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
-      if (scan.aggregate && !layout_->order_dependent) w.groups = std::make_unique<GroupTable>(layout_);
+      if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
   }
@@ -102,7 +101,6 @@ class CpuScan {
             ++stats.skipped;
             on_skip(issue);
           }
-          if (r.groups) global_groups_->merge_from(*r.groups);
           if (more && !plan_.scan.aggregate && r.output.rows()) more = sink(r.output);
         }
         stats.partitions += pw.ready;
@@ -113,8 +111,8 @@ class CpuScan {
         from = w.offset + pw.consumed;
       }
     }
-    // Per-worker tables (order-independent aggregates) merge in worker order.
-    if (plan_.scan.aggregate && !layout_->order_dependent)
+    // Every aggregate merges in any order to the same bits: per-worker tables.
+    if (plan_.scan.aggregate)
       for (auto& w : per_worker_) global_groups_->merge_from(*w.groups);
   }
 
@@ -156,17 +154,8 @@ class CpuScan {
     const uint64_t end = pw.end(j);
     const auto& scan = plan_.scan;
     const size_t nslots = scan.used_columns.size();
-    GroupTable* table = nullptr;
-    if (scan.aggregate) {
-      if (layout_->order_dependent) {
-        out.groups = std::make_unique<GroupTable>(layout_);
-        table = out.groups.get();
-      } else {
-        table = wk.groups.get();
-      }
-    } else {
-      out.output.columns = plan_.scan_output;
-    }
+    GroupTable* table = scan.aggregate ? wk.groups.get() : nullptr;
+    if (!table) out.output.columns = plan_.scan_output;
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(nslots), row_out(out_progs_.size());
     Pending pending[2];

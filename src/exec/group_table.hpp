@@ -18,7 +18,9 @@ struct GroupLayout {
   std::vector<Type> key_types;
   std::vector<AggDesc> aggs;
   uint32_t state_bytes = 0;  // one group's block, a multiple of kAggStateAlign
-  bool order_dependent = false;  // float sums/moments: merge in partition order
+  // Double-double moments over floats: exact enough that merge order does not
+  // show, but not (yet) done with GPU atomics, so such plans scan on the CPU.
+  bool order_dependent = false;
 
   static GroupLayout from_plan(const Plan& plan);
 };

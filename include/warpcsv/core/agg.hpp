@@ -6,8 +6,11 @@
 // integer moments (count, sum in 128 bits, sums of squares and products in
 // 256 bits), so merging in any order gives the same bits and var/std/corr are
 // computed from exact numerators with a single rounding at the end. Over
-// Float inputs sums are double-double and var/std/corr use Chan's pairwise
-// (count, mean, M2) update, merged in a fixed order by the executors.
+// Float inputs the moments are double-double sums (about 106 bits, Knuth's
+// TwoSum and Dekker's TwoProduct): merging in another order changes them far
+// below a double's last bit, so results do not depend on partitioning. This
+// replaces Chan's (count, mean, M2) update, whose rounding depends on how
+// rows were split.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -74,8 +77,12 @@ struct MomentsExactState {  // VarExact, StdExact
   Wide256 sum_sq;
   int64_t n;
 };
-struct MomentsFloatState {  // VarFloat, StdFloat (Chan et al.)
-  double mean, m2;
+// A double-double: the unevaluated sum hi + lo.
+struct DD {
+  double hi, lo;
+};
+struct MomentsFloatState {  // VarFloat, StdFloat
+  DD sum, sum_sq;
   int64_t n;
 };
 struct CorrExactState {
@@ -84,7 +91,7 @@ struct CorrExactState {
   int64_t n;
 };
 struct CorrFloatState {
-  double mx, my, m2x, m2y, cxy;
+  DD sx, sy, sxx, syy, sxy;
   int64_t n;
 };
 
@@ -121,13 +128,22 @@ WCSV_HD inline void agg_init(const AggDesc& a, char* block) {
   memset(block + a.offset, 0, agg_state_size(a.op));
 }
 
+// The sign bit of a double, -0.0 included (same code on host and device).
+WCSV_HD inline bool agg_sign_bit(double d) {
+  uint64_t b;
+  memcpy(&b, &d, sizeof b);
+  return (b >> 63) != 0;
+}
+
 // Ordering of two non-null values of one type: negative, zero, positive.
-// Strings bytewise; floats with NaN after everything, -0.0 == 0.0.
+// Strings bytewise; floats with NaN after everything, -0.0 before 0.0 (so min/max
+// do not depend on which of the two a merge saw first).
 WCSV_HD inline int agg_compare(const Value& x, const Value& y, Type t) {
   if (t == Type::Float) {
     const bool xn = x.f != x.f, yn = y.f != y.f;
     if (xn || yn) return xn == yn ? 0 : (xn ? 1 : -1);
-    return x.f < y.f ? -1 : (x.f > y.f ? 1 : 0);
+    return x.f < y.f ? -1 : x.f > y.f ? 1 : agg_sign_bit(x.f) == agg_sign_bit(y.f) ? 0
+                                            : (agg_sign_bit(x.f) ? -1 : 1);
   }
   if (t == Type::String) {
     const uint32_t n = x.s.len < y.s.len ? x.s.len : y.s.len;
@@ -158,22 +174,46 @@ WCSV_HD inline double as_double(const Value& v, Type t, uint8_t scale) {
   const double d = int128_to_double(v.i);
   return scale ? d / pow10_double(scale) : d;
 }
-// Chan et al.'s pairwise combination of (n, mean, M2).
-WCSV_HD inline void chan_merge(int64_t& n, double& mean, double& m2, int64_t nb, double mean_b,
-                               double m2_b) {
-  if (nb == 0) return;
-  if (n == 0) {
-    n = nb;
-    mean = mean_b;
-    m2 = m2_b;
-    return;
-  }
-  const double na = static_cast<double>(n), nbd = static_cast<double>(nb);
-  const double total = na + nbd;
-  const double delta = mean_b - mean;
-  mean = mean + delta * (nbd / total);
-  m2 = m2 + m2_b + delta * delta * (na * nbd / total);
-  n += nb;
+// Double-double arithmetic; every step is a plain IEEE operation (builds use
+// no fused multiply-add), so host and device give the same bits.
+WCSV_HD inline DD dd_add(DD a, DD b) {
+  double hi = a.hi, lo = a.lo;
+  two_sum_add(hi, lo, b.hi);
+  lo += b.lo;
+  const double s = hi + lo;  // renormalize
+  return DD{s, lo - (s - hi)};
+}
+WCSV_HD inline DD dd_of(double x) { return DD{x, 0.0}; }
+WCSV_HD inline void dd_split(double a, double& hi, double& lo) {
+  const double c = 134217729.0 * a;  // 2^27 + 1
+  hi = c - (c - a);
+  lo = a - hi;
+}
+// Exact product of two doubles as a double-double (Dekker).
+WCSV_HD inline DD dd_two_prod(double a, double b) {
+  const double p = a * b;
+  double ah, al, bh, bl;
+  dd_split(a, ah, al);
+  dd_split(b, bh, bl);
+  const double err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  return DD{p, err};
+}
+WCSV_HD inline DD dd_mul(DD a, DD b) {
+  DD p = dd_two_prod(a.hi, b.hi);
+  p.lo += a.hi * b.lo + a.lo * b.hi;
+  const double s = p.hi + p.lo;
+  return DD{s, p.lo - (s - p.hi)};
+}
+WCSV_HD inline DD dd_neg(DD a) { return DD{-a.hi, -a.lo}; }
+WCSV_HD inline double dd_value(DD a) { return a.hi + a.lo; }
+// (sum_sq - sum*sum/n) in double-double: n times the variance numerator / n.
+WCSV_HD inline double dd_centered(DD sum_sq, DD sum_a, DD sum_b, int64_t n) {
+  const DD prod = dd_mul(sum_a, sum_b);
+  const double q = dd_value(prod) / static_cast<double>(n);
+  // prod / n as a double-double: q + (prod - q*n)/n
+  const DD qn = dd_two_prod(q, static_cast<double>(n));
+  const double r = (dd_value(dd_add(prod, dd_neg(qn)))) / static_cast<double>(n);
+  return dd_value(dd_add(sum_sq, dd_neg(DD{q, r})));
 }
 }  // namespace detail
 
@@ -201,7 +241,9 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::MeanFloat: {
       if (x.null) return false;
       auto* st = reinterpret_cast<SumFloatState*>(s);
-      detail::two_sum_add(st->hi, st->lo, x.f);
+      const DD t = detail::dd_add(DD{st->hi, st->lo}, detail::dd_of(x.f));
+      st->hi = t.hi;
+      st->lo = t.lo;
       st->n += 1;
       return false;
     }
@@ -242,7 +284,9 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::StdFloat: {
       if (x.null) return false;
       auto* st = reinterpret_cast<MomentsFloatState*>(s);
-      detail::chan_merge(st->n, st->mean, st->m2, 1, x.f, 0.0);
+      st->sum = detail::dd_add(st->sum, detail::dd_of(x.f));
+      st->sum_sq = detail::dd_add(st->sum_sq, detail::dd_two_prod(x.f, x.f));
+      st->n += 1;
       return false;
     }
     case AggOp::CorrExact: {
@@ -261,15 +305,12 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       auto* st = reinterpret_cast<CorrFloatState*>(s);
       const double xv = detail::as_double(x, a.in_type, a.in_scale);
       const double yv = detail::as_double(y, a.in_type2, a.in_scale2);
+      st->sx = detail::dd_add(st->sx, detail::dd_of(xv));
+      st->sy = detail::dd_add(st->sy, detail::dd_of(yv));
+      st->sxx = detail::dd_add(st->sxx, detail::dd_two_prod(xv, xv));
+      st->syy = detail::dd_add(st->syy, detail::dd_two_prod(yv, yv));
+      st->sxy = detail::dd_add(st->sxy, detail::dd_two_prod(xv, yv));
       st->n += 1;
-      const double n = static_cast<double>(st->n);
-      const double dx = xv - st->mx;
-      st->mx += dx / n;
-      const double dy = yv - st->my;
-      st->my += dy / n;
-      st->m2x += dx * (xv - st->mx);
-      st->m2y += dy * (yv - st->my);
-      st->cxy += dx * (yv - st->my);
       return false;
     }
   }
@@ -299,8 +340,9 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::MeanFloat: {
       auto* x = reinterpret_cast<SumFloatState*>(d);
       auto* y = reinterpret_cast<const SumFloatState*>(s);
-      detail::two_sum_add(x->hi, x->lo, y->hi);
-      x->lo += y->lo;
+      const DD t = detail::dd_add(DD{x->hi, x->lo}, DD{y->hi, y->lo});
+      x->hi = t.hi;
+      x->lo = t.lo;
       x->n += y->n;
       return false;
     }
@@ -340,7 +382,9 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::StdFloat: {
       auto* x = reinterpret_cast<MomentsFloatState*>(d);
       auto* y = reinterpret_cast<const MomentsFloatState*>(s);
-      detail::chan_merge(x->n, x->mean, x->m2, y->n, y->mean, y->m2);
+      x->sum = detail::dd_add(x->sum, y->sum);
+      x->sum_sq = detail::dd_add(x->sum_sq, y->sum_sq);
+      x->n += y->n;
       return false;
     }
     case AggOp::CorrExact: {
@@ -357,20 +401,11 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::CorrFloat: {
       auto* x = reinterpret_cast<CorrFloatState*>(d);
       auto* y = reinterpret_cast<const CorrFloatState*>(s);
-      if (y->n == 0) return false;
-      if (x->n == 0) {
-        *x = *y;
-        return false;
-      }
-      const double na = static_cast<double>(x->n), nb = static_cast<double>(y->n);
-      const double total = na + nb;
-      const double dx = y->mx - x->mx, dy = y->my - x->my;
-      const double f = na * nb / total;
-      x->cxy += y->cxy + dx * dy * f;
-      x->m2x += y->m2x + dx * dx * f;
-      x->m2y += y->m2y + dy * dy * f;
-      x->mx += dx * (nb / total);
-      x->my += dy * (nb / total);
+      x->sx = detail::dd_add(x->sx, y->sx);
+      x->sy = detail::dd_add(x->sy, y->sy);
+      x->sxx = detail::dd_add(x->sxx, y->sxx);
+      x->syy = detail::dd_add(x->syy, y->syy);
+      x->sxy = detail::dd_add(x->sxy, y->sxy);
       x->n += y->n;
       return false;
     }
@@ -430,7 +465,8 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::StdFloat: {
       auto* st = reinterpret_cast<const MomentsFloatState*>(s);
       if (st->n < 2) return Value::make_null();
-      const double var = st->m2 / static_cast<double>(st->n - 1);
+      double var = detail::dd_centered(st->sum_sq, st->sum, st->sum, st->n) / static_cast<double>(st->n - 1);
+      if (var < 0) var = 0;
       return Value::of_float(a.op == AggOp::VarFloat ? var : sqrt(var));
     }
     case AggOp::CorrExact: {
@@ -446,8 +482,12 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     }
     case AggOp::CorrFloat: {
       auto* st = reinterpret_cast<const CorrFloatState*>(s);
-      if (st->n < 2 || st->m2x == 0 || st->m2y == 0) return Value::make_null();
-      return Value::of_float(st->cxy / sqrt(st->m2x) / sqrt(st->m2y));
+      if (st->n < 2) return Value::make_null();
+      const double cov = detail::dd_centered(st->sxy, st->sx, st->sy, st->n);
+      const double vx = detail::dd_centered(st->sxx, st->sx, st->sx, st->n);
+      const double vy = detail::dd_centered(st->syy, st->sy, st->sy, st->n);
+      if (!(vx > 0) || !(vy > 0)) return Value::make_null();
+      return Value::of_float(cov / sqrt(vx) / sqrt(vy));
     }
   }
   return Value::make_null();
