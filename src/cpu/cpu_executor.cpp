@@ -171,6 +171,7 @@ class CpuScan {
     const bool multi_column = ncols_ > 1;
     while (pos < end) {
       uint32_t nfields = 0;
+      bool last_empty = false;
       RowResult r = parse_row(in_.dialect, w.data, pos, w.size, w.at_eof,
                               [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
                                 if (i < ncols_) {
@@ -178,7 +179,10 @@ class CpuScan {
                                   if (slot >= 0) spans[static_cast<size_t>(slot)] = Span{b, e, f};
                                 }
                                 nfields = i + 1;
+                                last_empty = b == e && f == 0;
                               });
+      // A trailing delimiter (one extra, empty, unquoted field) is tolerated.
+      if (nfields == ncols_ + 1 && last_empty) nfields = static_cast<uint32_t>(ncols_);
       WCSV_EXPECTS(!r.incomplete, "a ready partition's row ran past its window");
       const uint64_t row_begin = pos, row_end = r.next;
       const uint64_t row_line = local_line;

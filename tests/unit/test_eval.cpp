@@ -53,7 +53,8 @@ struct Result {
   Value v;
   EvalStatus status;
   ColumnType type;
-  std::string str() const { return std::string(v.s.ptr, v.s.len); }
+  std::string text;  // string results are copied: constants die with the plan
+  std::string str() const { return text; }
 };
 
 char g_scratch[256];
@@ -61,7 +62,9 @@ char g_scratch[256];
 Result run(const Program& prog, const std::vector<Value>& slots) {
   EvalContext ctx = make_eval_context(g_scratch, sizeof g_scratch);
   Value v = eval_program(prog.view(), slots.data(), ctx);
-  return Result{v, ctx.status, prog.result};
+  std::string text = prog.result.type == Type::String && !v.null ? std::string(v.s.ptr, v.s.len)
+                                                                  : std::string();
+  return Result{v, ctx.status, prog.result, text};
 }
 
 // Evaluates `select EXPR` on `row`: the single scan output program.

@@ -2,6 +2,7 @@
 // nulls and alignment, written to a real FILE and read back.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,7 +21,10 @@ ColumnType ty(Type t, uint8_t scale = 0) {
   c.scale = scale;
   return c;
 }
+// Values point at their bytes: literals (static storage) or named strings only.
+Value str(const char* s) { return Value::of_str(s, static_cast<uint32_t>(std::strlen(s))); }
 Value str(const std::string& s) { return Value::of_str(s.data(), static_cast<uint32_t>(s.size())); }
+Value str(std::string&&) = delete;
 Value null() { return Value::make_null(); }
 Value i(int128 x) { return Value::of_int(x); }
 Value f(double x) { return Value::of_float(x); }
@@ -54,6 +58,12 @@ TEST_CASE("format_value: integers are exact in 128 bits") {
   CHECK(format_value(i(big), ty(Type::Int)) == "9223372036854775807007");
   int128 min128 = static_cast<int128>(static_cast<uint128>(1) << 127);
   CHECK(format_value(i(min128), ty(Type::Int)) == "-170141183460469231731687303715884105728");
+  // Either side of 2^64, where formatting switches from 128-bit to 64-bit division.
+  int128 two64 = static_cast<int128>(static_cast<uint128>(1) << 64);
+  CHECK(format_value(i(two64 - 1), ty(Type::Int)) == "18446744073709551615");
+  CHECK(format_value(i(two64), ty(Type::Int)) == "18446744073709551616");
+  CHECK(format_value(i(-two64 - 1), ty(Type::Int)) == "-18446744073709551617");
+  CHECK(format_value(i(two64 * 10), ty(Type::Decimal, 2)) == "1844674407370955161.60");
   CHECK(format_value(null(), ty(Type::Int)) == "");
 }
 

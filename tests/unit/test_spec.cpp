@@ -405,3 +405,33 @@ TEST_CASE("explain_plan describes the stages", "[spec]") {
   Plan c = build_plan("agg count()", schema());
   CHECK(has(explain_plan(c), "(none, rows are only counted)"));
 }
+
+TEST_CASE("check_pipeline_syntax catches what needs no schema", "[spec]") {
+  CHECK_NOTHROW(check_pipeline_syntax("groupby a | agg sum(b) as s | filter s > 1"));
+  auto msg = [](const char* spec) -> std::string {
+    try {
+      check_pipeline_syntax(spec);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(has(msg("groupby a | select a"), "groupby must be followed by agg"));
+  CHECK(has(msg("agg median(a)"), "aggregate 'median' is not supported yet"));
+  CHECK(has(msg("filter max(a) > 1"), "only allowed in an agg stage (not in filter)"));
+  CHECK(has(msg("agg sum(sum(a))"), "inside another aggregate"));
+  CHECK(has(msg("sort a | agg count()"), "aggregation after 'sort' is not supported; move agg "
+                                         "before it"));
+  CHECK(has(msg("agg count() | groupby a | agg count()"), "only one agg stage"));
+}
+
+TEST_CASE("casts of constants are folded at bind time", "[spec]") {
+  // x is float: the literal 1 becomes the float constant 1.0, with no Cast per row.
+  Plan p = build_plan("filter x > 1 and price < 2 and v1 in (1.5, 2)", schema());
+  int casts = 0;
+  for (const Instr& in : p.scan.filter.code) casts += in.op == Op::Cast;
+  CHECK(casts == 1);  // only v1 -> decimal(1) against 1.5; against 2 both are int
+  REQUIRE(p.scan.filter.consts.size() == 4);
+  CHECK(p.scan.filter.consts[0].f == 1.0);
+  CHECK(p.scan.filter.consts[1].i == 200);  // 2 as decimal(2)
+}

@@ -6,11 +6,10 @@
 // integer moments (count, sum in 128 bits, sums of squares and products in
 // 256 bits), so merging in any order gives the same bits and var/std/corr are
 // computed from exact numerators with a single rounding at the end. Over
-// Float inputs the moments are double-double sums (about 106 bits, Knuth's
-// TwoSum and Dekker's TwoProduct): merging in another order changes them far
-// below a double's last bit, so results do not depend on partitioning. This
-// replaces Chan's (count, mean, M2) update, whose rounding depends on how
-// rows were split.
+// Float inputs the moments are exact too: sums of doubles (and of the exact
+// products x*y, by Dekker's TwoProduct) in a 640-bit fixed-point accumulator
+// (wide.hpp). This replaces Chan's (count, mean, M2) update, whose rounding
+// depends on how the rows were split.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -59,8 +58,9 @@ struct SumExactState {  // also MeanExact
   int128 sum;
   int64_t n;
 };
-struct SumFloatState {  // double-double (Knuth's TwoSum), also MeanFloat
-  double hi, lo;
+struct SumFloatState {  // also MeanFloat
+  FloatAcc sum;
+  uint32_t flags;
   int64_t n;
 };
 struct ExtremeState {  // Min, Max
@@ -77,12 +77,9 @@ struct MomentsExactState {  // VarExact, StdExact
   Wide256 sum_sq;
   int64_t n;
 };
-// A double-double: the unevaluated sum hi + lo.
-struct DD {
-  double hi, lo;
-};
 struct MomentsFloatState {  // VarFloat, StdFloat
-  DD sum, sum_sq;
+  FloatAcc sum, sum_sq;
+  uint32_t flags;
   int64_t n;
 };
 struct CorrExactState {
@@ -91,7 +88,8 @@ struct CorrExactState {
   int64_t n;
 };
 struct CorrFloatState {
-  DD sx, sy, sxx, syy, sxy;
+  FloatAcc sx, sy, sxx, syy, sxy;
+  uint32_t flags;
   int64_t n;
 };
 
@@ -157,13 +155,6 @@ WCSV_HD inline int agg_compare(const Value& x, const Value& y, Type t) {
 }
 
 namespace detail {
-WCSV_HD inline void two_sum_add(double& hi, double& lo, double x) {
-  const double s = hi + x;
-  const double bp = s - hi;
-  const double err = (hi - (s - bp)) + (x - bp);
-  hi = s;
-  lo += err;
-}
 WCSV_HD inline double pow10_double(int e) {
   double p = 1.0;
   for (int i = 0; i < e; ++i) p *= 10.0;  // exact up to 1e22
@@ -174,46 +165,25 @@ WCSV_HD inline double as_double(const Value& v, Type t, uint8_t scale) {
   const double d = int128_to_double(v.i);
   return scale ? d / pow10_double(scale) : d;
 }
-// Double-double arithmetic; every step is a plain IEEE operation (builds use
-// no fused multiply-add), so host and device give the same bits.
-WCSV_HD inline DD dd_add(DD a, DD b) {
-  double hi = a.hi, lo = a.lo;
-  two_sum_add(hi, lo, b.hi);
-  lo += b.lo;
-  const double s = hi + lo;  // renormalize
-  return DD{s, lo - (s - hi)};
-}
-WCSV_HD inline DD dd_of(double x) { return DD{x, 0.0}; }
 WCSV_HD inline void dd_split(double a, double& hi, double& lo) {
   const double c = 134217729.0 * a;  // 2^27 + 1
   hi = c - (c - a);
   lo = a - hi;
 }
-// Exact product of two doubles as a double-double (Dekker).
-WCSV_HD inline DD dd_two_prod(double a, double b) {
+// Adds the exact product a*b (Dekker's TwoProduct: p + err, both doubles;
+// builds use no fused multiply-add, so host and device agree).
+WCSV_HD inline void acc_add_product(FloatAcc& acc, uint32_t& flags, double a, double b) {
   const double p = a * b;
   double ah, al, bh, bl;
   dd_split(a, ah, al);
   dd_split(b, bh, bl);
   const double err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
-  return DD{p, err};
+  float_acc_add(acc, flags, p);
+  if (err == err) float_acc_add(acc, flags, err);  // NaN only when p is infinite: recorded
 }
-WCSV_HD inline DD dd_mul(DD a, DD b) {
-  DD p = dd_two_prod(a.hi, b.hi);
-  p.lo += a.hi * b.lo + a.lo * b.hi;
-  const double s = p.hi + p.lo;
-  return DD{s, p.lo - (s - p.hi)};
-}
-WCSV_HD inline DD dd_neg(DD a) { return DD{-a.hi, -a.lo}; }
-WCSV_HD inline double dd_value(DD a) { return a.hi + a.lo; }
-// (sum_sq - sum*sum/n) in double-double: n times the variance numerator / n.
-WCSV_HD inline double dd_centered(DD sum_sq, DD sum_a, DD sum_b, int64_t n) {
-  const DD prod = dd_mul(sum_a, sum_b);
-  const double q = dd_value(prod) / static_cast<double>(n);
-  // prod / n as a double-double: q + (prod - q*n)/n
-  const DD qn = dd_two_prod(q, static_cast<double>(n));
-  const double r = (dd_value(dd_add(prod, dd_neg(qn)))) / static_cast<double>(n);
-  return dd_value(dd_add(sum_sq, dd_neg(DD{q, r})));
+// Variance-style numerator n*sum_ab - sum_a*sum_b as a double.
+WCSV_HD inline double centered(const FloatAcc& ab, const FloatAcc& a, const FloatAcc& b, int64_t n) {
+  return big_to_double(float_centered(ab, a, b, n), -2 * kFloatAccFracBits);
 }
 }  // namespace detail
 
@@ -241,9 +211,7 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::MeanFloat: {
       if (x.null) return false;
       auto* st = reinterpret_cast<SumFloatState*>(s);
-      const DD t = detail::dd_add(DD{st->hi, st->lo}, detail::dd_of(x.f));
-      st->hi = t.hi;
-      st->lo = t.lo;
+      float_acc_add(st->sum, st->flags, x.f);
       st->n += 1;
       return false;
     }
@@ -284,8 +252,8 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::StdFloat: {
       if (x.null) return false;
       auto* st = reinterpret_cast<MomentsFloatState*>(s);
-      st->sum = detail::dd_add(st->sum, detail::dd_of(x.f));
-      st->sum_sq = detail::dd_add(st->sum_sq, detail::dd_two_prod(x.f, x.f));
+      float_acc_add(st->sum, st->flags, x.f);
+      detail::acc_add_product(st->sum_sq, st->flags, x.f, x.f);
       st->n += 1;
       return false;
     }
@@ -305,11 +273,11 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       auto* st = reinterpret_cast<CorrFloatState*>(s);
       const double xv = detail::as_double(x, a.in_type, a.in_scale);
       const double yv = detail::as_double(y, a.in_type2, a.in_scale2);
-      st->sx = detail::dd_add(st->sx, detail::dd_of(xv));
-      st->sy = detail::dd_add(st->sy, detail::dd_of(yv));
-      st->sxx = detail::dd_add(st->sxx, detail::dd_two_prod(xv, xv));
-      st->syy = detail::dd_add(st->syy, detail::dd_two_prod(yv, yv));
-      st->sxy = detail::dd_add(st->sxy, detail::dd_two_prod(xv, yv));
+      float_acc_add(st->sx, st->flags, xv);
+      float_acc_add(st->sy, st->flags, yv);
+      detail::acc_add_product(st->sxx, st->flags, xv, xv);
+      detail::acc_add_product(st->syy, st->flags, yv, yv);
+      detail::acc_add_product(st->sxy, st->flags, xv, yv);
       st->n += 1;
       return false;
     }
@@ -340,9 +308,8 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::MeanFloat: {
       auto* x = reinterpret_cast<SumFloatState*>(d);
       auto* y = reinterpret_cast<const SumFloatState*>(s);
-      const DD t = detail::dd_add(DD{x->hi, x->lo}, DD{y->hi, y->lo});
-      x->hi = t.hi;
-      x->lo = t.lo;
+      x->sum = big_add(x->sum, y->sum);
+      x->flags |= y->flags;
       x->n += y->n;
       return false;
     }
@@ -382,8 +349,9 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::StdFloat: {
       auto* x = reinterpret_cast<MomentsFloatState*>(d);
       auto* y = reinterpret_cast<const MomentsFloatState*>(s);
-      x->sum = detail::dd_add(x->sum, y->sum);
-      x->sum_sq = detail::dd_add(x->sum_sq, y->sum_sq);
+      x->sum = big_add(x->sum, y->sum);
+      x->sum_sq = big_add(x->sum_sq, y->sum_sq);
+      x->flags |= y->flags;
       x->n += y->n;
       return false;
     }
@@ -401,11 +369,12 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::CorrFloat: {
       auto* x = reinterpret_cast<CorrFloatState*>(d);
       auto* y = reinterpret_cast<const CorrFloatState*>(s);
-      x->sx = detail::dd_add(x->sx, y->sx);
-      x->sy = detail::dd_add(x->sy, y->sy);
-      x->sxx = detail::dd_add(x->sxx, y->sxx);
-      x->syy = detail::dd_add(x->syy, y->syy);
-      x->sxy = detail::dd_add(x->sxy, y->sxy);
+      x->sx = big_add(x->sx, y->sx);
+      x->sy = big_add(x->sy, y->sy);
+      x->sxx = big_add(x->sxx, y->sxx);
+      x->syy = big_add(x->syy, y->syy);
+      x->sxy = big_add(x->sxy, y->sxy);
+      x->flags |= y->flags;
       x->n += y->n;
       return false;
     }
@@ -425,7 +394,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     }
     case AggOp::SumFloat: {
       auto* st = reinterpret_cast<const SumFloatState*>(s);
-      return st->n ? Value::of_float(st->hi + st->lo) : Value::make_null();
+      return st->n ? Value::of_float(float_acc_value(st->sum, st->flags)) : Value::make_null();
     }
     case AggOp::MeanExact: {
       auto* st = reinterpret_cast<const SumExactState*>(s);
@@ -436,7 +405,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::MeanFloat: {
       auto* st = reinterpret_cast<const SumFloatState*>(s);
       if (!st->n) return Value::make_null();
-      return Value::of_float((st->hi + st->lo) / static_cast<double>(st->n));
+      return Value::of_float(float_acc_value(st->sum, st->flags) / static_cast<double>(st->n));
     }
     case AggOp::Min:
     case AggOp::Max: {
@@ -465,8 +434,9 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::StdFloat: {
       auto* st = reinterpret_cast<const MomentsFloatState*>(s);
       if (st->n < 2) return Value::make_null();
-      double var = detail::dd_centered(st->sum_sq, st->sum, st->sum, st->n) / static_cast<double>(st->n - 1);
-      if (var < 0) var = 0;
+      const double nn = static_cast<double>(st->n) * static_cast<double>(st->n - 1);
+      const double var = float_acc_special(st->flags ? static_cast<uint32_t>(kAccNaN) : 0u,
+                                           detail::centered(st->sum_sq, st->sum, st->sum, st->n) / nn);
       return Value::of_float(a.op == AggOp::VarFloat ? var : sqrt(var));
     }
     case AggOp::CorrExact: {
@@ -483,9 +453,10 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::CorrFloat: {
       auto* st = reinterpret_cast<const CorrFloatState*>(s);
       if (st->n < 2) return Value::make_null();
-      const double cov = detail::dd_centered(st->sxy, st->sx, st->sy, st->n);
-      const double vx = detail::dd_centered(st->sxx, st->sx, st->sx, st->n);
-      const double vy = detail::dd_centered(st->syy, st->sy, st->sy, st->n);
+      if (st->flags) return Value::of_float(float_acc_special(kAccNaN, 0));
+      const double cov = detail::centered(st->sxy, st->sx, st->sy, st->n);
+      const double vx = detail::centered(st->sxx, st->sx, st->sx, st->n);
+      const double vy = detail::centered(st->syy, st->sy, st->sy, st->n);
       if (!(vx > 0) || !(vy > 0)) return Value::make_null();
       return Value::of_float(cov / sqrt(vx) / sqrt(vy));
     }

@@ -1,30 +1,48 @@
-// A 256-bit signed integer for exact moments (sums of squares and products)
-// that var, std and corr finalize from, so those results do not depend on the
-// order rows arrive in: merging partitions, threads or GPUs is plain addition.
+// Fixed-width signed big integers (two's complement, 64-bit limbs, little
+// endian) for exact aggregate moments: 256 bits for sums of squares and
+// products of integers, 640-bit fixed point for sums of doubles, wider ones
+// while finalizing. Merging such states is plain addition, so results do not
+// depend on the order rows arrive in (partitions, threads, GPUs).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "warpcsv/core/types.hpp"
 
 namespace warpcsv {
 
-struct Wide256 {
-  uint64_t w[4];  // little-endian limbs, two's complement
+template <int N>
+struct BigInt {
+  uint64_t w[N];
 
-  WCSV_HD static Wide256 zero() { return Wide256{{0, 0, 0, 0}}; }
-  WCSV_HD static Wide256 of(int128 x) {
-    const uint64_t ext = x < 0 ? ~0ull : 0ull;
-    return Wide256{{static_cast<uint64_t>(x), static_cast<uint64_t>(static_cast<uint128>(x) >> 64),
-                    ext, ext}};
+  WCSV_HD static BigInt zero() {
+    BigInt r;
+    for (int i = 0; i < N; ++i) r.w[i] = 0;
+    return r;
   }
-  WCSV_HD bool negative() const { return (w[3] >> 63) != 0; }
-  WCSV_HD bool is_zero() const { return (w[0] | w[1] | w[2] | w[3]) == 0; }
+  WCSV_HD static BigInt of(int128 x) {
+    BigInt r;
+    const uint64_t ext = x < 0 ? ~0ull : 0ull;
+    for (int i = 0; i < N; ++i) r.w[i] = ext;
+    r.w[0] = static_cast<uint64_t>(x);
+    if (N > 1) r.w[1] = static_cast<uint64_t>(static_cast<uint128>(x) >> 64);
+    return r;
+  }
+  WCSV_HD bool negative() const { return (w[N - 1] >> 63) != 0; }
+  WCSV_HD bool is_zero() const {
+    uint64_t o = 0;
+    for (int i = 0; i < N; ++i) o |= w[i];
+    return o == 0;
+  }
 };
 
-WCSV_HD inline Wide256 wide_add(const Wide256& a, const Wide256& b) {
-  Wide256 r;
+using Wide256 = BigInt<4>;
+
+template <int N>
+WCSV_HD inline BigInt<N> big_add(const BigInt<N>& a, const BigInt<N>& b) {
+  BigInt<N> r;
   uint64_t carry = 0;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N; ++i) {
     const uint64_t s = a.w[i] + b.w[i];
     const uint64_t c1 = s < a.w[i];
     r.w[i] = s + carry;
@@ -32,84 +50,183 @@ WCSV_HD inline Wide256 wide_add(const Wide256& a, const Wide256& b) {
   }
   return r;
 }
-WCSV_HD inline Wide256 wide_neg(const Wide256& a) {
-  Wide256 r;
+template <int N>
+WCSV_HD inline BigInt<N> big_neg(const BigInt<N>& a) {
+  BigInt<N> r;
   uint64_t carry = 1;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N; ++i) {
     r.w[i] = ~a.w[i] + carry;
     carry = carry && r.w[i] == 0;
   }
   return r;
 }
-WCSV_HD inline Wide256 wide_sub(const Wide256& a, const Wide256& b) {
-  return wide_add(a, wide_neg(b));
+template <int N>
+WCSV_HD inline BigInt<N> big_sub(const BigInt<N>& a, const BigInt<N>& b) {
+  return big_add(a, big_neg(b));
+}
+// Sign-extends (or truncates) to M limbs, shifting left by `limbs` whole limbs.
+template <int M, int N>
+WCSV_HD inline BigInt<M> big_widen(const BigInt<N>& a, int limbs = 0) {
+  BigInt<M> r;
+  const uint64_t ext = a.negative() ? ~0ull : 0ull;
+  for (int i = 0; i < M; ++i) {
+    const int src = i - limbs;
+    r.w[i] = src < 0 ? 0 : (src < N ? a.w[src] : ext);
+  }
+  return r;
 }
 
-// Unsigned 64x64 -> 128.
 WCSV_HD inline uint128 mul_64(uint64_t a, uint64_t b) { return static_cast<uint128>(a) * b; }
 
-// Exact product of two signed 128-bit values.
-WCSV_HD inline Wide256 wide_mul(int128 a, int128 b) {
-  const bool neg = (a < 0) != (b < 0);
-  const uint128 ua = a < 0 ? static_cast<uint128>(0) - static_cast<uint128>(a) : static_cast<uint128>(a);
-  const uint128 ub = b < 0 ? static_cast<uint128>(0) - static_cast<uint128>(b) : static_cast<uint128>(b);
-  const uint64_t a0 = static_cast<uint64_t>(ua), a1 = static_cast<uint64_t>(ua >> 64);
-  const uint64_t b0 = static_cast<uint64_t>(ub), b1 = static_cast<uint64_t>(ub >> 64);
-  uint64_t r[4] = {0, 0, 0, 0};
-  const uint64_t as[2] = {a0, a1}, bs[2] = {b0, b1};
-  for (int i = 0; i < 2; ++i) {
+// Exact product of two signed values.
+template <int A, int B>
+WCSV_HD inline BigInt<A + B> big_mul(const BigInt<A>& a, const BigInt<B>& b) {
+  const bool neg = a.negative() != b.negative();
+  const BigInt<A> ua = a.negative() ? big_neg(a) : a;
+  const BigInt<B> ub = b.negative() ? big_neg(b) : b;
+  BigInt<A + B> r = BigInt<A + B>::zero();
+  for (int i = 0; i < A; ++i) {
     uint64_t carry = 0;
-    for (int j = 0; j < 2; ++j) {
-      const uint128 t = mul_64(as[i], bs[j]) + r[i + j] + carry;
-      r[i + j] = static_cast<uint64_t>(t);
+    for (int j = 0; j < B; ++j) {
+      const uint128 t = mul_64(ua.w[i], ub.w[j]) + r.w[i + j] + carry;
+      r.w[i + j] = static_cast<uint64_t>(t);
       carry = static_cast<uint64_t>(t >> 64);
     }
-    r[i + 2] += carry;
+    r.w[i + B] += carry;
   }
-  Wide256 out{{r[0], r[1], r[2], r[3]}};
-  return neg ? wide_neg(out) : out;
+  return neg ? big_neg(r) : r;
 }
 
-// Product of a 256-bit value and a non-negative 64-bit value (mod 2^256).
-WCSV_HD inline Wide256 wide_mul_u64(const Wide256& a, uint64_t b) {
+// Product with a non-negative 64-bit value (mod 2^(64N)).
+template <int N>
+WCSV_HD inline BigInt<N> big_mul_u64(const BigInt<N>& a, uint64_t b) {
   const bool neg = a.negative();
-  const Wide256 u = neg ? wide_neg(a) : a;
-  Wide256 r = Wide256::zero();
+  const BigInt<N> u = neg ? big_neg(a) : a;
+  BigInt<N> r;
   uint64_t carry = 0;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < N; ++i) {
     const uint128 t = mul_64(u.w[i], b) + carry;
     r.w[i] = static_cast<uint64_t>(t);
     carry = static_cast<uint64_t>(t >> 64);
   }
-  return neg ? wide_neg(r) : r;
+  return neg ? big_neg(r) : r;
 }
 
-// Correctly rounded conversion to double (the same bits on host and device).
-WCSV_HD inline double wide_to_double(const Wide256& a) {
+// a * 2^scale as a double, correctly rounded (the same bits on host and
+// device) unless the result is subnormal or overflows.
+template <int N>
+WCSV_HD inline double big_to_double(const BigInt<N>& a, int scale = 0) {
   const bool neg = a.negative();
-  const Wide256 u = neg ? wide_neg(a) : a;
-  int top = 3;
+  const BigInt<N> u = neg ? big_neg(a) : a;
+  int top = N - 1;
   while (top > 0 && u.w[top] == 0) --top;
+  double d;
+  int shift;
   if (top == 0) {
-    const double d = static_cast<double>(u.w[0]);
-    return neg ? -d : d;
+    d = static_cast<double>(u.w[0]);
+    shift = 0;
+  } else {
+    // The leading 64 bits with the rest folded into a sticky bit: 64 > 53 + 2,
+    // so the one rounding of the uint64 conversion is the right one.
+    const uint64_t hi = u.w[top];
+    const int lz = clz64(hi);
+    uint64_t lead = lz ? (hi << lz) | (u.w[top - 1] >> (64 - lz)) : hi;
+    bool sticky = lz ? (u.w[top - 1] << lz) != 0 : u.w[top - 1] != 0;
+    for (int i = top - 2; i >= 0; --i) sticky = sticky || u.w[i] != 0;
+    if (sticky) lead |= 1;
+    d = static_cast<double>(lead);
+    shift = 64 * top - lz;
   }
-  // Take the leading 64 bits; fold the rest into a sticky bit so that the
-  // single rounding of the uint64 conversion is the right one.
-  const uint64_t hi = u.w[top];
-  const int lz = clz64(hi);
-  uint64_t lead = lz ? (hi << lz) | (u.w[top - 1] >> (64 - lz)) : hi;
-  bool sticky = lz ? (u.w[top - 1] << lz) != 0 : u.w[top - 1] != 0;
-  for (int i = top - 2; i >= 0; --i) sticky = sticky || u.w[i] != 0;
-  if (sticky) lead |= 1;  // 64 > 53 + 2 bits, so OR-ing the sticky bit in is exact
-  double d = static_cast<double>(lead);
-  const int shift = 64 * top - lz;  // value = lead * 2^shift
-  for (int s = shift; s > 0;) {
-    const int step = s > 60 ? 60 : s;
+  shift += scale;
+  // Scale by powers of two in steps that stay exact.
+  while (shift > 0) {
+    const int step = shift > 60 ? 60 : shift;
     d *= static_cast<double>(1ull << step);
-    s -= step;
+    shift -= step;
+  }
+  while (shift < 0) {
+    const int step = -shift > 60 ? 60 : -shift;
+    d /= static_cast<double>(1ull << step);
+    shift += step;
   }
   return neg ? -d : d;
+}
+
+// The 256-bit forms the integer aggregates use.
+WCSV_HD inline Wide256 wide_add(const Wide256& a, const Wide256& b) { return big_add(a, b); }
+WCSV_HD inline Wide256 wide_neg(const Wide256& a) { return big_neg(a); }
+WCSV_HD inline Wide256 wide_sub(const Wide256& a, const Wide256& b) { return big_sub(a, b); }
+WCSV_HD inline Wide256 wide_mul(int128 a, int128 b) {
+  return big_mul(BigInt<2>::of(a), BigInt<2>::of(b));
+}
+WCSV_HD inline Wide256 wide_mul_u64(const Wide256& a, uint64_t b) { return big_mul_u64(a, b); }
+WCSV_HD inline double wide_to_double(const Wide256& a) { return big_to_double(a); }
+
+// An exact sum of doubles: a 640-bit fixed-point number with 256 fraction
+// bits (a Kulisch-style accumulator cut to the range real data lives in).
+// Bits of an addend below 2^-256 are dropped (truncation toward zero, a
+// function of the value alone, so still order-independent); magnitudes from
+// 2^383 up, infinities and NaNs are recorded in flags instead.
+constexpr int kFloatAccLimbs = 10;
+constexpr int kFloatAccFracBits = 256;
+using FloatAcc = BigInt<kFloatAccLimbs>;
+enum FloatAccFlags : uint32_t { kAccNaN = 1, kAccPosInf = 2, kAccNegInf = 4 };
+
+WCSV_HD inline void float_acc_add(FloatAcc& acc, uint32_t& flags, double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, 8);
+  const bool neg = (bits >> 63) != 0;
+  const int exp = static_cast<int>((bits >> 52) & 0x7ff);
+  uint64_t m = bits & ((1ull << 52) - 1);
+  if (exp == 0x7ff) {
+    flags |= m ? kAccNaN : (neg ? kAccNegInf : kAccPosInf);
+    return;
+  }
+  if (exp) m |= 1ull << 52;
+  if (m == 0) return;
+  int p = (exp ? exp : 1) - 1075 + kFloatAccFracBits;  // x = m * 2^(p - 256)
+  if (p < 0) {
+    if (-p >= 64) return;
+    m >>= -p;
+    p = 0;
+    if (m == 0) return;
+  }
+  if (p + 53 > 64 * kFloatAccLimbs - 2) {  // beyond the accumulator: an infinity
+    flags |= neg ? kAccNegInf : kAccPosInf;
+    return;
+  }
+  FloatAcc add = FloatAcc::zero();
+  const int limb = p / 64, s = p % 64;
+  add.w[limb] = m << s;
+  if (s && limb + 1 < kFloatAccLimbs) add.w[limb + 1] = m >> (64 - s);
+  acc = big_add(acc, neg ? big_neg(add) : add);
+}
+
+// The accumulated sum as a double (flags decide infinities and NaN).
+WCSV_HD inline double double_of_bits(uint64_t bits) {
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+// NaN or an infinity when the flags say so, else `finite`.
+WCSV_HD inline double float_acc_special(uint32_t flags, double finite) {
+  if ((flags & kAccNaN) || ((flags & kAccPosInf) && (flags & kAccNegInf))) return double_of_bits(0x7ff8000000000000ull);
+  if (flags & kAccPosInf) return double_of_bits(0x7ff0000000000000ull);
+  if (flags & kAccNegInf) return double_of_bits(0xfff0000000000000ull);
+  return finite;
+}
+WCSV_HD inline double float_acc_value(const FloatAcc& acc, uint32_t flags) {
+  return float_acc_special(flags, big_to_double(acc, -kFloatAccFracBits));
+}
+
+// n * sum_ab - sum_a * sum_b, exactly, in units of 2^-512: the numerator of
+// a (co)variance from exact float moments (sum_ab holds sums of products).
+using FloatMoment = BigInt<2 * kFloatAccLimbs + 1>;
+WCSV_HD inline FloatMoment float_centered(const FloatAcc& sum_ab, const FloatAcc& sum_a, const FloatAcc& sum_b,
+                                          int64_t n) {
+  const FloatMoment scaled =
+      big_mul_u64(big_widen<2 * kFloatAccLimbs + 1>(sum_ab, kFloatAccFracBits / 64), static_cast<uint64_t>(n));
+  return big_sub(scaled, big_widen<2 * kFloatAccLimbs + 1>(big_mul(sum_a, sum_b)));
 }
 
 }  // namespace warpcsv

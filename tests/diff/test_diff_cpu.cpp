@@ -1,0 +1,693 @@
+// Differential tests of whole runs (run_pipeline, the library entry of the tool) on seeded
+// random CSV files: every question's output bytes, --rejects file and exit code must be the
+// same at every --chunk-size and --threads setting, and must agree with a naive reference
+// computed from the generator's own record of every cell (no CSV parsing involved).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "diff/random_csv.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/run.hpp"
+
+using namespace warpcsv;
+using namespace warpcsv::testing;
+
+namespace {
+
+using int128 = __int128;
+using Recs = std::vector<const Record*>;
+
+// ---- running the tool ------------------------------------------------------------------
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/warpcsv-diff-XXXXXX";
+    REQUIRE(mkdtemp(&templ[0]) != nullptr);
+    path = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// Sends this process's stderr to a file while alive (skip counts, assert failures).
+struct CaptureStderr {
+  int saved = -1;
+  explicit CaptureStderr(const std::string& path) {
+    std::fflush(stderr);
+    saved = dup(2);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 2);
+      close(fd);
+    }
+  }
+  ~CaptureStderr() {
+    std::fflush(stderr);
+    if (saved >= 0) {
+      dup2(saved, 2);
+      close(saved);
+    }
+  }
+};
+
+struct RunResult {
+  int code = 0;
+  std::string out, rejects, error, diagnostics;  // diagnostics: what went to stderr
+};
+
+RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::vector<std::string>& inputs,
+                   uint64_t chunk, int threads, bool skip) {
+  Options opts;
+  opts.pipeline = pipeline;
+  opts.files = inputs;
+  opts.chunk_size = chunk;
+  opts.threads = threads;
+  opts.device = "cpu";
+  opts.output_path = dir.file("out.csv");
+  std::remove(opts.output_path.c_str());
+  if (skip) {
+    opts.bad_rows = BadRows::Skip;
+    opts.rejects_path = dir.file("rejects.csv");
+    std::remove(opts.rejects_path.c_str());
+  }
+  RunResult r;
+  {
+    CaptureStderr capture(dir.file("stderr.txt"));
+    try {
+      r.code = run_pipeline(opts);
+    } catch (const Error& e) {
+      r.code = e.exit_code();
+      r.error = e.what();
+    }
+  }
+  r.diagnostics = read_file(dir.file("stderr.txt"));
+  r.out = read_file(opts.output_path);
+  if (skip) r.rejects = read_file(opts.rejects_path);
+  return r;
+}
+
+const std::vector<uint64_t> kChunks = {1, 2, 3, 7, 16, 64, 1000, 1 << 20};
+const std::vector<int> kThreads = {1, 2, 3, 4};
+
+// Runs at one huge chunk on one thread, then at every setting; all must match byte for byte.
+RunResult run_everywhere(const TempDir& dir, const std::string& pipeline,
+                         const std::vector<std::string>& inputs, bool skip) {
+  const RunResult base = run_tool(dir, pipeline, inputs, 1ull << 30, 1, skip);
+  for (uint64_t chunk : kChunks) {
+    for (int threads : kThreads) {
+      const RunResult r = run_tool(dir, pipeline, inputs, chunk, threads, skip);
+      INFO("pipeline: " << pipeline << "\nchunk " << chunk << " threads " << threads);
+      CHECK(r.code == base.code);
+      CHECK(r.error == base.error);
+      CHECK(r.rejects == base.rejects);
+      CHECK(r.diagnostics == base.diagnostics);
+      REQUIRE(r.out == base.out);
+    }
+  }
+  return base;
+}
+
+// ---- the naive reference ------------------------------------------------------------------
+
+// What one output cell must be.
+struct Cell {
+  enum Kind { Null, Text, Dec, Float } kind;
+  std::string text;   // Text
+  int128 dec = 0;     // Dec: value * 10^4
+  long double f = 0;  // Float
+  double tol = 0;     // Float: relative tolerance (absolute below 1)
+};
+Cell null_cell() { return Cell{Cell::Null, "", 0, 0, 0}; }
+Cell text_cell(const std::string& s) { return Cell{Cell::Text, s, 0, 0, 0}; }
+Cell int_cell(int128 v) {
+  std::string s;
+  const bool neg = v < 0;
+  unsigned __int128 u = neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u);
+  return text_cell(neg ? "-" + s : s);
+}
+Cell dec_cell(int128 v) { return Cell{Cell::Dec, "", v, 0, 0}; }
+Cell float_cell(long double v, double tol) { return Cell{Cell::Float, "", 0, v, tol}; }
+template <class T>
+Cell opt_text(const std::optional<T>& v) {
+  return v ? text_cell(*v) : null_cell();
+}
+
+// "-12.3400" as an exact value * 10^4; false if it is not decimal text with <= 18 places.
+bool parse_dec(const std::string& s, int128* out) {
+  size_t i = 0;
+  const bool neg = !s.empty() && s[0] == '-';
+  if (neg) ++i;
+  int128 m = 0;
+  int places = -1;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i) {
+    if (s[i] == '.' && places < 0) {
+      places = 0;
+      continue;
+    }
+    if (s[i] < '0' || s[i] > '9') return false;
+    m = m * 10 + (s[i] - '0');
+    if (places >= 0) ++places;
+  }
+  if (places < 0) places = 0;
+  if (places > 18) return false;
+  for (; places < 4; ++places) m *= 10;
+  for (; places > 4; --places) {
+    if (m % 10 != 0) return false;  // more precision than the reference holds
+    m /= 10;
+  }
+  *out = neg ? -m : m;
+  return true;
+}
+
+std::string describe(const Cell& c) {
+  switch (c.kind) {
+    case Cell::Null:
+      return "null";
+    case Cell::Text:
+      return "'" + c.text + "'";
+    case Cell::Dec:
+      return "decimal " + int_cell(c.dec).text + "e-4";
+    case Cell::Float: {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "float %.17Lg", c.f);
+      return buf;
+    }
+  }
+  return "";
+}
+
+bool cell_matches(const Cell& c, const std::optional<std::string>& got) {
+  switch (c.kind) {
+    case Cell::Null:
+      return !got;
+    case Cell::Text:
+      return got && *got == c.text;
+    case Cell::Dec: {
+      int128 v;
+      return got && parse_dec(*got, &v) && v == c.dec;
+    }
+    case Cell::Float: {
+      if (!got) return false;
+      // The tool prints the shortest text that reads back as its double.
+      char* end = nullptr;
+      const long double g = std::strtod(got->c_str(), &end);
+      if (end != got->c_str() + got->size()) return false;
+      const long double scale = std::max<long double>(1, std::fabs(c.f));
+      return std::fabs(g - c.f) <= c.tol * scale;
+    }
+  }
+  return false;
+}
+
+// Compares the tool's CSV output with the reference's header and rows, in order.
+void check_output(const std::string& csv, const std::vector<std::string>& header,
+                  const std::vector<std::vector<Cell>>& expect) {
+  const auto rows = naive_split(csv);
+  REQUIRE(!rows.empty());
+  std::vector<std::string> got_header;
+  for (const auto& h : rows[0]) got_header.push_back(h.value_or(""));
+  REQUIRE(got_header == header);
+  INFO("tool output:\n" << csv);
+  REQUIRE(rows.size() - 1 == expect.size());
+  for (size_t r = 0; r < expect.size(); ++r) {
+    REQUIRE(rows[r + 1].size() == header.size());
+    for (size_t c = 0; c < header.size(); ++c) {
+      const auto& got = rows[r + 1][c];
+      INFO("row " << r + 1 << " column " << header[c] << ": expected " << describe(expect[r][c]) << ", got "
+                  << (got ? "'" + *got + "'" : "null"));
+      CHECK(cell_matches(expect[r][c], got));
+    }
+  }
+}
+
+// Group keys order like the tool's output: ascending, nulls last.
+struct OptStr {
+  std::optional<std::string> v;
+  bool operator<(const OptStr& o) const {
+    if (v.has_value() != o.v.has_value()) return v.has_value();
+    return v && *v < *o.v;
+  }
+};
+
+// Aggregates of one group, computed from its rows in input order.
+template <class Get>
+std::optional<int128> sum_of(const Recs& g, Get get) {
+  std::optional<int128> s;
+  for (const Record* r : g)
+    if (auto x = get(*r)) s = s.value_or(0) + *x;
+  return s;
+}
+template <class Get>
+int64_t count_of(const Recs& g, Get get) {
+  int64_t n = 0;
+  for (const Record* r : g) n += get(*r).has_value();
+  return n;
+}
+template <class Get, class Less>
+auto extreme_of(const Recs& g, Get get, Less less) -> decltype(get(*g[0])) {
+  decltype(get(*g[0])) best;
+  for (const Record* r : g)
+    if (auto x = get(*r); x && (!best || less(*x, *best))) best = x;
+  return best;
+}
+template <class Get>
+auto first_of(const Recs& g, Get get) -> decltype(get(*g[0])) {
+  for (const Record* r : g)
+    if (auto x = get(*r)) return x;
+  return std::nullopt;
+}
+template <class Get>
+auto last_of(const Recs& g, Get get) -> decltype(get(*g[0])) {
+  for (auto it = g.rbegin(); it != g.rend(); ++it)
+    if (auto x = get(**it)) return x;
+  return std::nullopt;
+}
+// Sample variance and its count, in long double from the exact values.
+template <class Get>
+std::optional<long double> var_of(const Recs& g, Get get) {
+  std::vector<long double> xs;
+  for (const Record* r : g)
+    if (auto x = get(*r)) xs.push_back(static_cast<long double>(*x));
+  if (xs.size() < 2) return std::nullopt;
+  long double mean = 0, m2 = 0;
+  for (long double x : xs) mean += x;
+  mean /= xs.size();
+  for (long double x : xs) m2 += (x - mean) * (x - mean);
+  return m2 / (xs.size() - 1);
+}
+template <class GetX, class GetY>
+std::optional<long double> corr_of(const Recs& g, GetX gx, GetY gy) {
+  std::vector<std::pair<long double, long double>> v;
+  for (const Record* r : g) {
+    auto x = gx(*r);
+    auto y = gy(*r);
+    if (x && y) v.push_back({static_cast<long double>(*x), static_cast<long double>(*y)});
+  }
+  if (v.size() < 2) return std::nullopt;
+  long double mx = 0, my = 0;
+  for (auto& p : v) mx += p.first, my += p.second;
+  mx /= v.size();
+  my /= v.size();
+  long double sxx = 0, syy = 0, sxy = 0;
+  for (auto& p : v) {
+    sxx += (p.first - mx) * (p.first - mx);
+    syy += (p.second - my) * (p.second - my);
+    sxy += (p.first - mx) * (p.second - my);
+  }
+  if (sxx == 0 || syy == 0) return std::nullopt;
+  return sxy / std::sqrt(sxx) / std::sqrt(syy);
+}
+
+auto get_v1 = [](const Record& r) { return r.v1; };
+auto get_v2 = [](const Record& r) { return r.v2; };
+auto get_s = [](const Record& r) { return r.s; };
+auto get_f = [](const Record& r) { return r.f; };
+auto less = [](const auto& a, const auto& b) { return a < b; };
+auto greater = [](const auto& a, const auto& b) { return b < a; };
+
+Cell opt_int(const std::optional<int128>& v) { return v ? int_cell(*v) : null_cell(); }
+Cell opt_dec(const std::optional<int128>& v) { return v ? dec_cell(*v) : null_cell(); }
+Cell opt_float(const std::optional<long double>& v, double tol) {
+  return v ? float_cell(*v, tol) : null_cell();
+}
+template <class T>
+std::optional<int128> widen(const std::optional<T>& v) {
+  return v ? std::optional<int128>(*v) : std::nullopt;
+}
+Cell decimal_mean(const Recs& g) {
+  const auto s = sum_of(g, get_v2);
+  const int64_t n = count_of(g, get_v2);
+  return s ? float_cell(static_cast<long double>(*s) / 1e4L / n, 1e-13) : null_cell();
+}
+Cell decimal_var(const Recs& g, bool sqrt_of) {
+  auto v = var_of(g, get_v2);
+  if (!v) return null_cell();
+  *v /= 1e8L;
+  return float_cell(sqrt_of ? std::sqrt(*v) : *v, 1e-12);
+}
+
+// The question catalogue: each pipeline with its naive reference over the good records.
+struct Question {
+  std::string pipeline;
+  std::vector<std::string> header;
+  std::function<std::vector<std::vector<Cell>>(const Recs&)> expect;
+};
+
+template <class Key, class KeyOf>
+std::map<Key, Recs> group_by(const Recs& rows, KeyOf key) {
+  std::map<Key, Recs> groups;
+  for (const Record* r : rows) groups[key(*r)].push_back(r);
+  return groups;
+}
+auto by_k1 = [](const Record& r) { return OptStr{r.k1}; };
+auto by_k2 = [](const Record& r) { return r.k2; };
+auto by_k1_k2 = [](const Record& r) { return std::make_pair(OptStr{r.k1}, r.k2); };
+
+std::vector<Question> questions() {
+  std::vector<Question> q;
+  q.push_back({"groupby k1 | agg sum(v2) as s, count() as n", {"k1", "s", "n"}, [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (auto& [k, g] : group_by<OptStr>(rows, by_k1))
+                   out.push_back({opt_text(k.v), opt_dec(sum_of(g, get_v2)), int_cell(g.size())});
+                 return out;
+               }});
+  q.push_back({"groupby k1, k2 | agg sum(v1) as s, count(v2) as c, min(v2) as mn, max(v2) as mx",
+               {"k1", "k2", "s", "c", "mn", "mx"},
+               [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (auto& [k, g] : group_by<std::pair<OptStr, int64_t>>(rows, by_k1_k2))
+                   out.push_back({opt_text(k.first.v), int_cell(k.second), opt_int(sum_of(g, get_v1)),
+                                  int_cell(count_of(g, get_v2)), opt_dec(widen(extreme_of(g, get_v2, less))),
+                                  opt_dec(widen(extreme_of(g, get_v2, greater)))});
+                 return out;
+               }});
+  q.push_back(
+      {"groupby k2 | agg mean(v2) as m, var(v2) as va, std(v2) as sd, std(v1) as sd1, "
+       "corr(v1, v2) as r",
+       {"k2", "m", "va", "sd", "sd1", "r"},
+       [](const Recs& rows) {
+         std::vector<std::vector<Cell>> out;
+         for (auto& [k, g] : group_by<int64_t>(rows, by_k2)) {
+           auto v1var = var_of(g, get_v1);
+           out.push_back({int_cell(k), decimal_mean(g), decimal_var(g, false), decimal_var(g, true),
+                          v1var ? float_cell(std::sqrt(*v1var), 1e-12) : null_cell(),
+                          opt_float(corr_of(g, get_v1, get_v2), 1e-12)});
+         }
+         return out;
+       }});
+  q.push_back(
+      {"groupby k1 | agg min(s) as smin, max(s) as smax, first(s) as fs, last(s) as ls, "
+       "first(v1) as fv, last(v2) as lv, count(s) as cs",
+       {"k1", "smin", "smax", "fs", "ls", "fv", "lv", "cs"},
+       [](const Recs& rows) {
+         std::vector<std::vector<Cell>> out;
+         for (auto& [k, g] : group_by<OptStr>(rows, by_k1))
+           out.push_back({opt_text(k.v), opt_text(extreme_of(g, get_s, less)),
+                          opt_text(extreme_of(g, get_s, greater)), opt_text(first_of(g, get_s)),
+                          opt_text(last_of(g, get_s)), opt_int(widen(first_of(g, get_v1))),
+                          opt_dec(widen(last_of(g, get_v2))), int_cell(count_of(g, get_s))});
+         return out;
+       }});
+  q.push_back({"filter v1 > 0 and k1 != \"alpha\" | groupby k2 | agg sum(v1) as s, count() as n",
+               {"k2", "s", "n"},
+               [](const Recs& rows) {
+                 Recs kept;
+                 for (const Record* r : rows)
+                   if (r->v1 && *r->v1 > 0 && r->k1 && *r->k1 != "alpha") kept.push_back(r);
+                 std::vector<std::vector<Cell>> out;
+                 for (auto& [k, g] : group_by<int64_t>(kept, by_k2))
+                   out.push_back({int_cell(k), opt_int(sum_of(g, get_v1)), int_cell(g.size())});
+                 return out;
+               }});
+  q.push_back({"groupby k1 | agg sum(v1) as s, count() as n | filter n > 50 and s is not null",
+               {"k1", "s", "n"},
+               [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (auto& [k, g] : group_by<OptStr>(rows, by_k1)) {
+                   const auto s = sum_of(g, get_v1);
+                   if (g.size() > 50 && s) out.push_back({opt_text(k.v), int_cell(*s), int_cell(g.size())});
+                 }
+                 return out;
+               }});
+  q.push_back(
+      {"groupby k2 | agg sum(v2) as s | sort s desc, k2 | limit 7", {"k2", "s"}, [](const Recs& rows) {
+         std::vector<std::pair<int64_t, std::optional<int128>>> res;
+         for (auto& [k, g] : group_by<int64_t>(rows, by_k2)) res.push_back({k, sum_of(g, get_v2)});
+         // Nulls last; ties by k2 ascending.
+         std::stable_sort(res.begin(), res.end(), [](const auto& a, const auto& b) {
+           if (a.second.has_value() != b.second.has_value()) return a.second.has_value();
+           if (a.second && *a.second != *b.second) return *a.second > *b.second;
+           return a.first < b.first;
+         });
+         std::vector<std::vector<Cell>> out;
+         for (size_t i = 0; i < res.size() && i < 7; ++i)
+           out.push_back({int_cell(res[i].first), opt_dec(res[i].second)});
+         return out;
+       }});
+  q.push_back({"select k1, v1, s", {"k1", "v1", "s"}, [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (const Record* r : rows)
+                   out.push_back({opt_text(r->k1), opt_int(widen(r->v1)), opt_text(r->s)});
+                 return out;
+               }});
+  q.push_back(
+      {"filter v2 > 0 | select k2, v2, f", {"k2", "v2", "f"}, [](const Recs& rows) {
+         std::vector<std::vector<Cell>> out;
+         for (const Record* r : rows)
+           if (r->v2 && *r->v2 > 0)
+             out.push_back({int_cell(r->k2), dec_cell(*r->v2), r->f ? float_cell(*r->f, 0) : null_cell()});
+         return out;
+       }});
+  q.push_back({"select k1, v1, v2 | dropna v1, v2", {"k1", "v1", "v2"}, [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (const Record* r : rows)
+                   if (r->v1 && r->v2) out.push_back({opt_text(r->k1), int_cell(*r->v1), dec_cell(*r->v2)});
+                 return out;
+               }});
+  q.push_back({"agg sum(v1) as total, count() as n, min(s) as m, max(v2) as mx, last(k1) as lk",
+               {"total", "n", "m", "mx", "lk"},
+               [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 out.push_back({opt_int(sum_of(rows, get_v1)), int_cell(rows.size()),
+                                opt_text(extreme_of(rows, get_s, less)),
+                                opt_dec(widen(extreme_of(rows, get_v2, greater))),
+                                opt_text(last_of(rows, [](const Record& r) { return r.k1; }))});
+                 return out;
+               }});
+  q.push_back({"select k2, v1 | assert v1 is null or v1 > -90000", {"k2", "v1"}, [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (const Record* r : rows) out.push_back({int_cell(r->k2), opt_int(widen(r->v1))});
+                 return out;
+               }});
+  return q;
+}
+
+// Float-input aggregates: the same bytes at every setting is the contract (DESIGN.md §4).
+Question float_question() {
+  return {
+      "groupby k1 | agg sum(f) as s, mean(f) as m, var(f) as v, std(f) as sd, corr(f, v1) as r, "
+      "min(f) as mn, max(f) as mx",
+      {"k1", "s", "m", "v", "sd", "r", "mn", "mx"},
+      [](const Recs& rows) {
+        std::vector<std::vector<Cell>> out;
+        for (auto& [k, g] : group_by<OptStr>(rows, by_k1)) {
+          std::optional<long double> s;
+          for (const Record* r : g)
+            if (r->f) s = s.value_or(0) + *r->f;
+          const int64_t n = count_of(g, get_f);
+          auto v = var_of(g, get_f);
+          out.push_back({opt_text(k.v), opt_float(s, 1e-12), s ? float_cell(*s / n, 1e-12) : null_cell(),
+                         opt_float(v, 1e-9), v ? float_cell(std::sqrt(*v), 1e-9) : null_cell(),
+                         opt_float(corr_of(g, get_f, get_v1), 1e-9), opt_float(extreme_of(g, get_f, less), 0),
+                         opt_float(extreme_of(g, get_f, greater), 0)});
+        }
+        return out;
+      }};
+}
+
+Recs good_records(const Dataset& ds) {
+  Recs rows;
+  for (const Record& r : ds.records)
+    if (!r.bad) rows.push_back(&r);
+  return rows;
+}
+
+// The generator's text must read back as its records under the naive splitter, or the
+// reference would be checking the generator instead of the tool.
+void check_generator(const Dataset& ds) {
+  const auto rows = naive_split(ds.text);
+  REQUIRE(rows.size() == ds.records.size() + 1);
+  for (size_t i = 0; i < ds.records.size(); ++i) {
+    const Record& r = ds.records[i];
+    if (r.bad) continue;
+    REQUIRE(rows[i + 1].size() == 6);
+    CHECK(rows[i + 1][0] == r.k1);
+    CHECK(rows[i + 1][4] == r.s);
+  }
+}
+
+void check_dataset(const Dataset& ds, bool skip) {
+  check_generator(ds);
+  TempDir dir;
+  const std::string input = dir.file("input.csv");
+  write_file(input, ds.text);
+  const Recs rows = good_records(ds);
+  for (const Question& q : questions()) {
+    const RunResult base = run_everywhere(dir, q.pipeline, {input}, skip);
+    INFO("pipeline: " << q.pipeline << "\nerror: " << base.error);
+    const bool assert_fails =
+        q.pipeline.find("assert") != std::string::npos &&
+        std::any_of(rows.begin(), rows.end(), [](const Record* r) { return r->v1 && *r->v1 <= -90000; });
+    REQUIRE(base.code == (assert_fails ? kExitAssert : kExitOk));
+    check_output(base.out, q.header, q.expect(rows));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("diff: LF file, few keys, every setting gives the same bytes and the reference's values") {
+  DatasetOptions o;
+  o.rows = 300;
+  o.key_cardinality = 6;
+  check_dataset(make_dataset(1, o), false);
+}
+
+TEST_CASE("diff: CRLF file, many keys, empty lines, no final newline") {
+  DatasetOptions o;
+  o.rows = 300;
+  o.key_cardinality = 150;
+  o.k2_range = 200;
+  o.crlf = true;
+  o.final_newline = false;
+  o.empty_lines = true;
+  check_dataset(make_dataset(2, o), false);
+}
+
+TEST_CASE("diff: mixed line ends with ragged and malformed rows under --bad-rows skip") {
+  DatasetOptions o;
+  o.rows = 300;
+  o.key_cardinality = 10;
+  o.mixed_eol = true;
+  o.bad_rows = true;
+  const Dataset ds = make_dataset(3, o);
+  const size_t bad = static_cast<size_t>(
+      std::count_if(ds.records.begin(), ds.records.end(), [](const Record& r) { return r.bad; }));
+  REQUIRE(bad > 3);
+  check_dataset(ds, true);
+
+  // The --rejects file lists every bad row once, whatever the setting.
+  TempDir dir;
+  write_file(dir.file("input.csv"), ds.text);
+  const RunResult r = run_everywhere(dir, "groupby k1 | agg count() as n", {dir.file("input.csv")}, true);
+  const auto rejects = naive_split(r.rejects);
+  CHECK(rejects.size() == bad + 1);
+  CHECK(r.diagnostics.find("skipped " + std::to_string(bad) + " bad rows") != std::string::npos);
+}
+
+TEST_CASE("diff: --bad-rows fail names the same first bad row at every setting") {
+  DatasetOptions o;
+  o.rows = 200;
+  o.bad_rows = true;
+  const Dataset ds = make_dataset(4, o);
+  TempDir dir;
+  write_file(dir.file("input.csv"), ds.text);
+  for (const char* p : {"groupby k1 | agg sum(v1) as s", "select k1, v2"}) {
+    const RunResult r = run_everywhere(dir, p, {dir.file("input.csv")}, false);
+    CHECK(r.code == kExitInput);
+    CHECK(r.error.find("input.csv:") != std::string::npos);
+  }
+}
+
+TEST_CASE("diff: two files read as one table give the one file's output") {
+  DatasetOptions o;
+  o.rows = 200;
+  o.key_cardinality = 5;
+  const Dataset ds = make_dataset(6, o);
+  // Split after 120 records: at a newline with an even number of quotes before it (every
+  // quote in this dataset opens, closes or doubles inside a quoted field).
+  const std::string header = ds.text.substr(0, ds.text.find('\n') + 1);
+  size_t cut = header.size();
+  for (size_t rows = 0; rows < 120;) {
+    cut = ds.text.find('\n', cut) + 1;
+    if (std::count(ds.text.begin(), ds.text.begin() + static_cast<std::ptrdiff_t>(cut), '"') % 2 == 0) ++rows;
+  }
+  REQUIRE(naive_split(ds.text.substr(0, cut)).size() == 121);
+  TempDir dir;
+  write_file(dir.file("all.csv"), ds.text);
+  write_file(dir.file("a.csv"), ds.text.substr(0, cut));
+  write_file(dir.file("b.csv"), header + ds.text.substr(cut));
+  for (const char* p : {"groupby k1 | agg first(s) as f, last(s) as l, sum(v2) as s, count() as n",
+                        "filter v1 > 0 | select k1, v1, s"}) {
+    const RunResult one = run_tool(dir, p, {dir.file("all.csv")}, 1ull << 20, 1, false);
+    const RunResult two = run_everywhere(dir, p, {dir.file("a.csv"), dir.file("b.csv")}, false);
+    INFO(p);
+    REQUIRE(one.code == 0);
+    CHECK(two.out == one.out);
+  }
+}
+
+TEST_CASE("diff: float aggregates give the same bytes at every chunk size and thread count") {
+  // DESIGN.md §4: "Output is the same for any number of GPUs, any --chunk-size". Each float
+  // aggregate on its own, so a failure names the one that depends on the partitioning.
+  DatasetOptions o;
+  o.rows = 300;
+  o.key_cardinality = 4;
+  const Dataset ds = make_dataset(5, o);
+  TempDir dir;
+  write_file(dir.file("input.csv"), ds.text);
+  const Question q = float_question();
+  const std::vector<std::string> items = {"sum(f) as s",      "mean(f) as m", "var(f) as v", "std(f) as sd",
+                                          "corr(f, v1) as r", "min(f) as mn", "max(f) as mx"};
+  for (size_t i = 0; i < items.size(); ++i) {
+    SECTION(items[i]) {
+      const std::string pipeline = "groupby k1 | agg " + items[i];
+      const RunResult base = run_everywhere(dir, pipeline, {dir.file("input.csv")}, false);
+      REQUIRE(base.code == 0);
+      // The reference's column i+1 of the combined question.
+      std::vector<std::vector<Cell>> expect;
+      for (const auto& row : q.expect(good_records(ds))) expect.push_back({row[0], row[i + 1]});
+      check_output(base.out, {"k1", q.header[i + 1]}, expect);
+    }
+  }
+}
+
+// Float var/std/corr over values with a large common offset (epoch seconds with
+// sub-microsecond fractions): the cancellation in n*sum_sq - sum^2 would expose any
+// order-dependent rounding of the moments; they are exact, so every run prints the same.
+TEST_CASE("diff: float var/std/corr with a large offset are deterministic") {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(0.0, 0.001);
+  std::string text = "k,t,w\n";
+  char buf[128];
+  for (int i = 0; i < 5000; ++i) {
+    std::snprintf(buf, sizeof buf, "%c,%.12fe0,%.12fe0\n", "ab"[rng() % 2], 1.7e9 + u(rng),
+                  2.5e8 - 7 * u(rng));
+    text += buf;
+  }
+  TempDir dir;
+  write_file(dir.file("epoch.csv"), text);
+  const std::string p = "groupby k | agg var(t) as v, std(t) as s, corr(t, w) as r";
+  const RunResult base = run_tool(dir, p, {dir.file("epoch.csv")}, 1ull << 30, 1, false);
+  REQUIRE(base.code == 0);
+  for (int rep = 0; rep < 5; ++rep) {
+    const RunResult r = run_tool(dir, p, {dir.file("epoch.csv")}, 64, 3, false);
+    INFO("repetition " << rep << " at --chunk-size 64 --threads 3");
+    CHECK(r.out == base.out);
+  }
+}

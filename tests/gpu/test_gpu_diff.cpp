@@ -1,0 +1,341 @@
+// Differential tests of the CUDA executor: every question runs through the
+// library entry (run_pipeline) with --device cpu and with the GPUs, at chunk
+// sizes from a few bytes up, and must give the same output bytes, --rejects
+// file, exit code and message. Without CUDA or a GPU the tests say so and pass.
+#include "catch.hpp"
+
+#ifdef WARPCSV_HAVE_CUDA
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_executor.hpp"
+#include "diff/random_csv.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/run.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/warpcsv-gpu-XXXXXX";
+    REQUIRE(mkdtemp(&templ[0]) != nullptr);
+    path = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// Sends this process's stderr to /dev/null while alive.
+struct QuietStderr {
+  int saved = -1;
+  QuietStderr() {
+    std::fflush(stderr);
+    saved = dup(2);
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) {
+      dup2(null_fd, 2);
+      close(null_fd);
+    }
+  }
+  ~QuietStderr() {
+    std::fflush(stderr);
+    if (saved >= 0) {
+      dup2(saved, 2);
+      close(saved);
+    }
+  }
+};
+
+struct RunResult {
+  int code = 0;
+  std::string out, rejects, error;
+};
+
+struct RunConfig {
+  std::string device = "cpu";
+  uint64_t chunk = 0;
+  bool skip = false;
+  std::vector<std::string> nulls;
+  std::string schema;
+};
+
+RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
+                   const RunConfig& c) {
+  Options opts;
+  opts.pipeline = pipeline;
+  opts.files = {input};
+  opts.chunk_size = c.chunk;
+  opts.device = c.device;
+  opts.quiet = true;
+  opts.dialect.null_tokens = c.nulls;
+  opts.schema = c.schema;
+  opts.output_path = dir.file("out.csv");
+  std::remove(opts.output_path.c_str());
+  if (c.skip) {
+    opts.bad_rows = BadRows::Skip;
+    opts.rejects_path = dir.file("rejects.csv");
+    std::remove(opts.rejects_path.c_str());
+  }
+  RunResult r;
+  QuietStderr quiet;
+  try {
+    r.code = run_pipeline(opts);
+  } catch (const Error& e) {
+    r.code = e.exit_code();
+    r.error = e.what();
+  }
+  r.out = read_file(opts.output_path);
+  if (c.skip) r.rejects = read_file(opts.rejects_path);
+  return r;
+}
+
+bool have_gpu() {
+  if (cuda_device_count() > 0) return true;
+  WARN("no GPU: GPU tests skipped");
+  return false;
+}
+
+// The device settings to compare with the CPU: all GPUs, and GPU 0 alone
+// when there are several.
+std::vector<std::string> gpu_devices() {
+  std::vector<std::string> d = {"gpu"};
+  if (cuda_device_count() > 1) d.push_back("0");
+  return d;
+}
+
+const std::vector<uint64_t> kChunks = {7, 100, 4096, 1 << 20, 0};
+
+// Runs `pipeline` on the CPU once, then on the GPUs at every chunk size; all
+// must match the CPU byte for byte. Returns the CPU result.
+RunResult check_same(const TempDir& dir, const std::string& pipeline, const std::string& input,
+                     RunConfig c = RunConfig{}, const std::vector<uint64_t>& chunks = kChunks) {
+  c.device = "cpu";
+  c.chunk = 0;
+  const RunResult base = run_tool(dir, pipeline, input, c);
+  for (const std::string& dev : gpu_devices()) {
+    for (uint64_t chunk : chunks) {
+      c.device = dev;
+      c.chunk = chunk;
+      const RunResult r = run_tool(dir, pipeline, input, c);
+      INFO("pipeline: " << pipeline << "\ndevice " << dev << " chunk " << chunk << "\ncpu error: "
+                        << base.error << "\ngpu error: " << r.error);
+      CHECK(r.code == base.code);
+      CHECK(r.error == base.error);
+      CHECK(r.rejects == base.rejects);
+      REQUIRE(r.out == base.out);
+    }
+  }
+  return base;
+}
+
+// Pipelines the GPU runs itself (exact, order-independent aggregates).
+const std::vector<std::string> kGpuPipelines = {
+    "groupby k1 | agg count(), count(v1), sum(v1), mean(v1), min(v1), max(v1)",
+    "groupby k2 | agg sum(v2), var(v1), std(v2), corr(v1, v2), min(v2), max(v2), mean(v2)",
+    "filter v1 > 0 and k1 != \"beta\" | groupby k1, k2 | agg sum(v1 * 2 + k2) as t, count() as n",
+    "groupby lower(k1) | agg sum(v1), max(k2), min(k2)",
+    "agg count(), sum(v1), var(v2), std(v1), corr(v2, v1), min(v2)",
+    "groupby s | agg count(), min(v1), sum(v2)",
+    "filter s is not null | groupby k2 % 3 | agg mean(v2), count(s)",
+    "groupby k1, s | agg count() as n | sort n desc, k1, s | limit 7",
+    "filter contains(s, \"a\") or v2 < 0 | groupby k1 | agg var(v2), corr(k2, v1)",
+};
+
+// Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
+const std::vector<std::string> kCpuPipelines = {
+    "groupby k1 | agg sum(f), mean(f), first(v1), last(s)",
+    "groupby k2 | agg min(s), max(f)",
+    "filter v1 > 1000 | select k1, v1, v2",
+};
+
+}  // namespace
+
+TEST_CASE("gpu: inline edge cases give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("edge.csv");
+  SECTION("quotes, doubled quotes, embedded delimiters and newlines in keys, CRLF") {
+    write_file(f,
+               "k,v,d\r\n"
+               "\"a,b\",1,1.5\r\n"
+               "\"line\nbreak\",2,-0.25\r\n"
+               "\"say \"\"hi\"\"\",3,7\r\n"
+               "\"a,b\",-4,2.125\r\n"
+               "plain,,\r\n"
+               ",5,1\r\n"
+               "\"say \"\"hi\"\"\",6,-1.5");
+    const RunResult r = check_same(dir, "groupby k | agg count(), sum(v), min(d), max(v), mean(d)", f);
+    CHECK(r.code == 0);
+    check_same(dir, "agg sum(v), var(d), count(k)", f);
+  }
+  SECTION("empty lines, CR-only line ends, a file without a final newline") {
+    write_file(f, "k,v\n\nx,1\rx,2\r\n\ny,3\n\r\ny,-10");
+    const RunResult r = check_same(dir, "groupby k | agg sum(v), count()", f);
+    CHECK(r.out == "k,sum(v),count()\nx,3,2\ny,-7,2\n");
+  }
+  SECTION("--null tokens and a single column with empty lines") {
+    write_file(f, "k,v\nNA,1\nb,NA\nb,2\n");
+    RunConfig c;
+    c.nulls = {"NA"};
+    const RunResult r = check_same(dir, "groupby k | agg count(v), sum(v)", f, c);
+    CHECK(r.out == "k,count(v),sum(v)\nb,1,2\n,1,1\n");
+    write_file(f, "v\n1\n\n2\n");
+    check_same(dir, "agg count(), count(v), sum(v)", f);
+  }
+  SECTION("128-bit sums past 64 bits and negative values") {
+    std::string text = "k,v\n";
+    for (int i = 0; i < 300; ++i)
+      text += (i % 2 ? "a," : "b,") + std::string(i % 3 ? "9000000000000000000" : "-8999999999999999999") + "\n";
+    write_file(f, text);
+    check_same(dir, "groupby k | agg sum(v), mean(v), var(v), min(v), max(v)", f);
+  }
+  SECTION("dates and timestamps under min/max") {
+    write_file(f, "k,d,t\na,2024-01-02,2024-01-02T03:04:05\na,1999-12-31,2030-01-01T00:00:00\nb,,\n");
+    check_same(dir, "groupby k | agg min(d), max(d), min(t), max(t), count(d)", f);
+  }
+}
+
+TEST_CASE("gpu: random files, every GPU aggregate and expression, every chunk size", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("in.csv");
+  struct Case {
+    uint64_t seed;
+    testing::DatasetOptions o;
+  };
+  std::vector<Case> cases(4);
+  cases[0] = {11, {}};
+  cases[1].seed = 12;
+  cases[1].o.rows = 1500;
+  cases[1].o.crlf = true;
+  cases[1].o.key_cardinality = 40;
+  cases[1].o.empty_lines = true;
+  cases[2].seed = 13;
+  cases[2].o.mixed_eol = true;
+  cases[2].o.final_newline = false;
+  cases[3].seed = 14;
+  cases[3].o.rows = 3000;
+  cases[3].o.key_cardinality = 3000;
+  cases[3].o.k2_range = 5000;
+  for (const Case& c : cases) {
+    write_file(f, testing::make_dataset(c.seed, c.o).text);
+    const CudaRunInfo before = cuda_run_info();
+    for (const auto& p : kGpuPipelines) {
+      const RunResult r = check_same(dir, p, f);
+      CHECK(r.code == 0);
+      CHECK(r.out.size() > 10);
+    }
+    const CudaRunInfo after = cuda_run_info();
+    // Clean files: every GPU pipeline ran on the GPU, none was run again on the CPU.
+    CHECK(after.cpu_reruns == before.cpu_reruns);
+    CHECK(after.gpu_scans > before.gpu_scans);
+  }
+}
+
+TEST_CASE("gpu: plans without a GPU form run on the CPU with the same bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("in.csv");
+  write_file(f, testing::make_dataset(21, {}).text);
+  const CudaRunInfo before = cuda_run_info();
+  for (const auto& p : kCpuPipelines) check_same(dir, p, f, RunConfig{}, {7, 0});
+  CHECK(cuda_run_info().cpu_plans > before.cpu_plans);
+}
+
+TEST_CASE("gpu: bad rows are reported exactly as the CPU executor reports them", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("bad.csv");
+  testing::DatasetOptions o;
+  o.rows = 800;
+  o.bad_rows = true;
+  o.mixed_eol = true;
+  write_file(f, testing::make_dataset(31, o).text);
+  SECTION("--bad-rows skip: same output and --rejects file") {
+    RunConfig c;
+    c.skip = true;
+    const RunResult r = check_same(dir, kGpuPipelines[0], f, c, {7, 4096, 0});
+    CHECK(r.code == 0);
+    CHECK(!r.rejects.empty());
+  }
+  SECTION("--bad-rows fail: same exit code and message, with file:line") {
+    const RunResult r = check_same(dir, kGpuPipelines[1], f, RunConfig{}, {100, 0});
+    CHECK(r.code == kExitInput);
+    CHECK(r.error.find("bad.csv:") != std::string::npos);
+  }
+  SECTION("a value that does not fit --schema") {
+    write_file(f, "k,v\na,1\nb,x2\n");
+    RunConfig c;
+    c.schema = "v:int";
+    const RunResult r = check_same(dir, "groupby k | agg sum(v)", f, c, {7, 0});
+    CHECK(r.code == kExitInput);
+    CHECK(r.error.find(":3:") != std::string::npos);
+  }
+  SECTION("a value that widens an inferred type after the sample") {
+    std::string text = "k,v\n";
+    for (int i = 0; i < 5000; ++i) text += "a," + std::to_string(i) + "\n";
+    text += "b,2.5\n";
+    write_file(f, text);
+    const RunResult r = check_same(dir, "groupby k | agg sum(v), count()", f, RunConfig{}, {4096, 0});
+    CHECK(r.code == 0);
+    CHECK(r.out.find("b,2.5,1") != std::string::npos);
+  }
+}
+
+// Not a test: q1 throughput on a file named by WARPCSV_BENCH_FILE, run twice
+// in-process (the first run pays CUDA start-up). scripts/gpu-check.sh runs it.
+TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
+  const char* path = std::getenv("WARPCSV_BENCH_FILE");
+  if (!path || !have_gpu()) return;
+  const char* pipeline = std::getenv("WARPCSV_BENCH_PIPELINE");
+  Options opts;
+  opts.pipeline = pipeline ? pipeline : "groupby id1 | agg sum(v1)";
+  opts.files = {path};
+  opts.device = "gpu";
+  opts.quiet = true;
+  opts.output_path = "/dev/null";
+  const double bytes = static_cast<double>(std::filesystem::file_size(path));
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(run_pipeline(opts) == 0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "bench: run " << i << " " << s << " s " << bytes / s / 1e9 << " GB/s (" << opts.pipeline
+              << ")" << std::endl;
+  }
+  CHECK(cuda_run_info().gpu_scans >= 3);
+}
+
+#else
+
+TEST_CASE("gpu: built without CUDA", "[gpu]") { WARN("no GPU: GPU tests skipped (built without CUDA)"); }
+
+#endif

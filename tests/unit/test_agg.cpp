@@ -1,0 +1,574 @@
+// Aggregate operations (core/agg.hpp) and 256-bit arithmetic (core/wide.hpp): every AggOp
+// over seeded random sequences split at random points, partial states merged in several
+// orders and compared with one sequential state (bit-identical for the exact ops) and with
+// independent long double / exact integer references; Wide256 against __int128 and a slow
+// schoolbook multiply; wide_to_double against a bit-by-bit round-to-nearest-even.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "warpcsv/core/agg.hpp"
+#include "warpcsv/core/wide.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+using u128 = unsigned __int128;
+
+// ---- aggregate helpers ----------------------------------------------------------------
+
+struct alignas(16) Block {
+  char bytes[1024];  // larger than any state (CorrFloatState is ~420 bytes)
+};
+
+AggDesc desc(AggOp op, Type t, uint8_t scale = 0, Type t2 = Type::Int, uint8_t scale2 = 0) {
+  return AggDesc{op, t, scale, t2, scale2, 0};
+}
+
+struct Row {
+  Value x, y;
+  uint64_t order;
+};
+
+// One state over rows [b, e).
+Block state_of(const AggDesc& a, const std::vector<Row>& rows, size_t b, size_t e) {
+  Block blk;
+  std::memset(blk.bytes, 0xAB, sizeof blk.bytes);  // init must not rely on zeroed memory
+  agg_init(a, blk.bytes);
+  for (size_t i = b; i < e; ++i) agg_update(a, blk.bytes, rows[i].x, rows[i].y, rows[i].order);
+  return blk;
+}
+
+uint64_t bits(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+// Bit-identical results: null flag, then the payload the type uses.
+bool same_value(const Value& a, const Value& b, Type t) {
+  if (a.null || b.null) return a.null == b.null;
+  if (t == Type::Float) return bits(a.f) == bits(b.f);
+  if (t == Type::String) return a.s.len == b.s.len && std::memcmp(a.s.ptr, b.s.ptr, a.s.len) == 0;
+  return a.i == b.i;
+}
+
+// The result type an op's finalize produces.
+Type result_type(AggOp op, Type in) {
+  switch (op) {
+    case AggOp::CountStar:
+    case AggOp::Count:
+    case AggOp::SumExact:
+      return Type::Int;
+    case AggOp::Min:
+    case AggOp::Max:
+    case AggOp::First:
+    case AggOp::Last:
+      return in;
+    default:
+      return Type::Float;
+  }
+}
+
+// Random cut points splitting [0, n) into pieces (some empty).
+std::vector<size_t> random_cuts(std::mt19937_64& rng, size_t n) {
+  std::vector<size_t> cuts = {0, n};
+  const size_t k = rng() % 8;
+  for (size_t i = 0; i < k; ++i) cuts.push_back(n ? rng() % (n + 1) : 0);
+  std::sort(cuts.begin(), cuts.end());
+  return cuts;
+}
+
+// Partial states merged three ways: left to right, right to left (grouping changes), and in
+// a random order. Each result is finalized.
+std::vector<Value> merged_results(std::mt19937_64& rng, const AggDesc& a, const std::vector<Row>& rows) {
+  const std::vector<size_t> cuts = random_cuts(rng, rows.size());
+  std::vector<Block> parts;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) parts.push_back(state_of(a, rows, cuts[i], cuts[i + 1]));
+  std::vector<Value> out;
+
+  Block left = state_of(a, rows, 0, 0);
+  for (const Block& p : parts) agg_merge(a, left.bytes, p.bytes);
+  out.push_back(agg_finalize(a, left.bytes));
+
+  std::vector<Block> right = parts;  // fold from the right: p0 + (p1 + (p2 + ...))
+  for (size_t i = right.size(); i-- > 1;) agg_merge(a, right[i - 1].bytes, right[i].bytes);
+  out.push_back(agg_finalize(a, right[0].bytes));
+
+  std::vector<size_t> perm(parts.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  Block shuffled = state_of(a, rows, 0, 0);
+  for (size_t i : perm) agg_merge(a, shuffled.bytes, parts[i].bytes);
+  out.push_back(agg_finalize(a, shuffled.bytes));
+  return out;
+}
+
+// Random integral values (Int, or Decimal scaled) with nulls; some huge.
+std::vector<Row> random_int_rows(std::mt19937_64& rng, size_t n, bool huge) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < n; ++i) {
+    auto draw = [&]() {
+      if (rng() % 7 == 0) return Value::make_null();
+      int64_t v = static_cast<int64_t>(rng() % 2000001) - 1000000;
+      if (huge && rng() % 3 == 0) v = static_cast<int64_t>(rng());  // full 64-bit range
+      return Value::of_int(v);
+    };
+    rows.push_back(Row{draw(), draw(), i});
+  }
+  return rows;
+}
+
+std::vector<Row> random_float_rows(std::mt19937_64& rng, size_t n) {
+  std::vector<Row> rows;
+  std::uniform_real_distribution<double> u(-1000.0, 1000.0);
+  for (size_t i = 0; i < n; ++i) {
+    auto draw = [&]() {
+      return rng() % 7 == 0 ? Value::make_null() : Value::of_float(u(rng) * (1 + rng() % 3));
+    };
+    rows.push_back(Row{draw(), draw(), i});
+  }
+  return rows;
+}
+
+long double pow10l_int(int e) {
+  long double p = 1;
+  for (int i = 0; i < e; ++i) p *= 10;
+  return p;
+}
+
+// Independent references, in long double (or exactly) from the raw values.
+struct Moments {
+  int64_t n = 0;
+  __int128 sum = 0;
+  long double mean = 0, var = 0;
+};
+Moments moments(const std::vector<Row>& rows, bool use_float, long double unit) {
+  Moments m;
+  std::vector<long double> xs;
+  for (const Row& r : rows) {
+    if (r.x.null) continue;
+    ++m.n;
+    if (!use_float) m.sum += r.x.i;
+    xs.push_back(use_float ? static_cast<long double>(r.x.f) : static_cast<long double>(r.x.i) / unit);
+  }
+  long double s = 0;
+  for (long double x : xs) s += x;
+  if (m.n) m.mean = s / m.n;
+  long double m2 = 0;
+  for (long double x : xs) m2 += (x - m.mean) * (x - m.mean);
+  if (m.n > 1) m.var = m2 / (m.n - 1);
+  return m;
+}
+long double corr_ref(const std::vector<Row>& rows, bool use_float) {
+  std::vector<std::pair<long double, long double>> v;
+  for (const Row& r : rows)
+    if (!r.x.null && !r.y.null) {
+      const long double x = use_float ? static_cast<long double>(r.x.f) : static_cast<long double>(r.x.i);
+      const long double y = use_float ? static_cast<long double>(r.y.f) : static_cast<long double>(r.y.i);
+      v.push_back({x, y});
+    }
+  long double mx = 0, my = 0;
+  for (auto& p : v) mx += p.first, my += p.second;
+  mx /= v.size();
+  my /= v.size();
+  long double sxx = 0, syy = 0, sxy = 0;
+  for (auto& p : v) {
+    sxx += (p.first - mx) * (p.first - mx);
+    syy += (p.second - my) * (p.second - my);
+    sxy += (p.first - mx) * (p.second - my);
+  }
+  return sxy / std::sqrt(sxx) / std::sqrt(syy);
+}
+
+bool close(long double got, long double want, long double rel) {
+  return std::fabs(got - want) <= rel * std::max<long double>(1, std::fabs(want));
+}
+
+// ---- 256-bit reference: 8 limbs of 32 bits, two's complement -------------------------
+
+struct Ref256 {
+  uint32_t l[8];
+};
+Ref256 ref_of(const Wide256& w) {
+  Ref256 r;
+  for (int i = 0; i < 4; ++i) {
+    r.l[2 * i] = static_cast<uint32_t>(w.w[i]);
+    r.l[2 * i + 1] = static_cast<uint32_t>(w.w[i] >> 32);
+  }
+  return r;
+}
+Ref256 ref_of_i128(__int128 x) { return ref_of(Wide256::of(x)); }
+bool ref_eq(const Ref256& a, const Ref256& b) { return std::memcmp(a.l, b.l, sizeof a.l) == 0; }
+Ref256 ref_add(const Ref256& a, const Ref256& b) {
+  Ref256 r;
+  uint64_t c = 0;
+  for (int i = 0; i < 8; ++i) {
+    const uint64_t s = uint64_t{a.l[i]} + b.l[i] + c;
+    r.l[i] = static_cast<uint32_t>(s);
+    c = s >> 32;
+  }
+  return r;
+}
+Ref256 ref_neg(const Ref256& a) {
+  Ref256 inv, one{};
+  for (int i = 0; i < 8; ++i) inv.l[i] = ~a.l[i];
+  one.l[0] = 1;
+  return ref_add(inv, one);
+}
+// Schoolbook product modulo 2^256 (two's complement makes signs come out right).
+Ref256 ref_mul(const Ref256& a, const Ref256& b) {
+  uint64_t acc[8] = {};
+  Ref256 r{};
+  for (int i = 0; i < 8; ++i) {
+    uint64_t carry = 0;
+    for (int j = 0; i + j < 8; ++j) {
+      const uint64_t t = uint64_t{a.l[i]} * b.l[j] + acc[i + j] + carry;
+      acc[i + j] = t & 0xffffffffu;
+      carry = t >> 32;
+    }
+  }
+  for (int i = 0; i < 8; ++i) r.l[i] = static_cast<uint32_t>(acc[i]);
+  return r;
+}
+
+// Round-to-nearest-even of a 256-bit two's complement value, bit by bit.
+double ref_to_double(const Wide256& w) {
+  const bool neg = w.negative();
+  const Wide256 u = neg ? wide_neg(w) : w;
+  auto bit = [&](int i) { return (u.w[i / 64] >> (i % 64)) & 1; };
+  int top = 255;
+  while (top >= 0 && !bit(top)) --top;
+  if (top < 0) return 0.0;
+  if (top < 53) {
+    double d = 0;
+    for (int i = top; i >= 0; --i) d = d * 2 + static_cast<double>(bit(i));
+    return neg ? -d : d;
+  }
+  uint64_t mant = 0;
+  for (int i = top; i > top - 53; --i) mant = mant * 2 + bit(i);
+  const int low = top - 52;  // weight of mant's last bit
+  const bool half = bit(low - 1);
+  bool rest = false;
+  for (int i = low - 2; i >= 0; --i) rest = rest || bit(i);
+  if (half && (rest || (mant & 1))) ++mant;
+  const double d = std::ldexp(static_cast<double>(mant), low);
+  return neg ? -d : d;
+}
+
+Wide256 wide_pow2(int k) {
+  Wide256 w = Wide256::zero();
+  w.w[k / 64] = 1ull << (k % 64);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("agg: exact ops give the same bits however the rows are split and merged") {
+  std::mt19937_64 rng(42);
+  struct Case {
+    AggOp op;
+    Type t;
+    uint8_t scale;
+  };
+  const std::vector<Case> cases = {{AggOp::CountStar, Type::Int, 0},     {AggOp::Count, Type::Int, 0},
+                                   {AggOp::SumExact, Type::Int, 0},      {AggOp::SumExact, Type::Decimal, 2},
+                                   {AggOp::Min, Type::Int, 0},           {AggOp::Max, Type::Decimal, 3},
+                                   {AggOp::MeanExact, Type::Decimal, 2}, {AggOp::VarExact, Type::Int, 0},
+                                   {AggOp::VarExact, Type::Decimal, 4},  {AggOp::StdExact, Type::Decimal, 1},
+                                   {AggOp::First, Type::Int, 0},         {AggOp::Last, Type::Decimal, 2},
+                                   {AggOp::CorrExact, Type::Int, 0},     {AggOp::Min, Type::Float, 0},
+                                   {AggOp::Max, Type::Float, 0},         {AggOp::First, Type::Float, 0},
+                                   {AggOp::Last, Type::Float, 0}};
+  for (const Case& c : cases) {
+    for (int iter = 0; iter < 60; ++iter) {
+      const size_t n = rng() % 200;
+      std::vector<Row> rows =
+          c.t == Type::Float ? random_float_rows(rng, n) : random_int_rows(rng, n, iter % 2);
+      const AggDesc a = desc(c.op, c.t, c.scale, c.t, c.scale);
+      const Block seq = state_of(a, rows, 0, rows.size());
+      const Value want = agg_finalize(a, seq.bytes);
+      INFO("op " << static_cast<int>(c.op) << " type " << static_cast<int>(c.t) << " n " << n << " iter "
+                 << iter);
+      for (const Value& got : merged_results(rng, a, rows))
+        REQUIRE(same_value(got, want, result_type(c.op, c.t)));
+    }
+  }
+}
+
+TEST_CASE("agg: results match independent references") {
+  std::mt19937_64 rng(7);
+  for (int iter = 0; iter < 200; ++iter) {
+    const size_t n = rng() % 300;
+    const bool huge = iter % 3 == 0;
+    const std::vector<Row> rows = random_int_rows(rng, n, huge);
+    const uint8_t scale = static_cast<uint8_t>(rng() % 5);
+    const Moments m = moments(rows, false, pow10l_int(scale));
+    INFO("iter " << iter << " n " << n << " scale " << int(scale));
+
+    auto fin = [&](AggOp op) {
+      const AggDesc a = desc(op, Type::Decimal, scale, Type::Decimal, scale);
+      Block b = state_of(a, rows, 0, rows.size());
+      return agg_finalize(a, b.bytes);
+    };
+    CHECK(fin(AggOp::CountStar).i == static_cast<__int128>(n));
+    CHECK(fin(AggOp::Count).i == m.n);
+    const Value sum = fin(AggOp::SumExact);
+    REQUIRE(sum.null == (m.n == 0));
+    if (m.n) CHECK(sum.i == m.sum);
+    const Value mean = fin(AggOp::MeanExact);
+    if (m.n) CHECK(close(mean.f, m.mean, 1e-15L));
+    const Value var = fin(AggOp::VarExact), sd = fin(AggOp::StdExact);
+    REQUIRE(var.null == (m.n < 2));
+    if (m.n >= 2) {
+      CHECK(close(var.f, m.var, 1e-14L));
+      CHECK(close(sd.f, std::sqrt(m.var), 1e-14L));
+    }
+    // Min / max / first / last by a plain scan.
+    Value mn = Value::make_null(), mx = Value::make_null(), first = Value::make_null(),
+          last = Value::make_null();
+    for (const Row& r : rows) {
+      if (r.x.null) continue;
+      if (mn.null || r.x.i < mn.i) mn = r.x;
+      if (mx.null || r.x.i > mx.i) mx = r.x;
+      if (first.null) first = r.x;
+      last = r.x;
+    }
+    CHECK(same_value(fin(AggOp::Min), mn, Type::Int));
+    CHECK(same_value(fin(AggOp::Max), mx, Type::Int));
+    CHECK(same_value(fin(AggOp::First), first, Type::Int));
+    CHECK(same_value(fin(AggOp::Last), last, Type::Int));
+
+    size_t pairs = 0;
+    for (const Row& r : rows) pairs += !r.x.null && !r.y.null;
+    const Value corr = fin(AggOp::CorrExact);
+    if (pairs >= 2) {
+      REQUIRE_FALSE(corr.null);
+      CHECK(std::fabs(corr.f - corr_ref(rows, false)) <= 1e-13L);
+    } else {
+      CHECK(corr.null);
+    }
+  }
+}
+
+TEST_CASE("agg: float ops stay close to the reference in any merge order") {
+  std::mt19937_64 rng(11);
+  for (int iter = 0; iter < 200; ++iter) {
+    const std::vector<Row> rows = random_float_rows(rng, 2 + rng() % 300);
+    const Moments m = moments(rows, true, 1);
+    long double abs_sum = 0;
+    for (const Row& r : rows)
+      if (!r.x.null) abs_sum += std::fabs(static_cast<long double>(r.x.f));
+    INFO("iter " << iter);
+    for (AggOp op : {AggOp::SumFloat, AggOp::MeanFloat, AggOp::VarFloat, AggOp::StdFloat, AggOp::CorrFloat}) {
+      const AggDesc a = desc(op, Type::Float, 0, Type::Float, 0);
+      for (const Value& v : merged_results(rng, a, rows)) {
+        if (op == AggOp::SumFloat) {
+          // Exact accumulation: the sum is the correctly rounded exact sum.
+          if (m.n) CHECK(std::fabs(v.f - m.mean * m.n) <= 1e-15L * abs_sum + 1e-300L);
+        } else if (op == AggOp::MeanFloat) {
+          if (m.n) CHECK(close(v.f, m.mean, 1e-12L));
+        } else if (op == AggOp::VarFloat) {
+          if (m.n >= 2) CHECK(close(v.f, m.var, 1e-12L));
+        } else if (op == AggOp::StdFloat) {
+          if (m.n >= 2) CHECK(close(v.f, std::sqrt(m.var), 1e-12L));
+        } else if (!v.null) {
+          CHECK(std::fabs(v.f - corr_ref(rows, true)) <= 1e-12L);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("agg: strings for min, max, first and last") {
+  const char* words[] = {"pear", "apple", "", "zebra", "apple pie", "Zed", "\xc3\xa9t\xc3\xa9"};
+  std::vector<Row> rows;
+  for (size_t i = 0; i < 7; ++i) {
+    const Value w =
+        i == 2 ? Value::make_null() : Value::of_str(words[i], static_cast<uint32_t>(std::strlen(words[i])));
+    rows.push_back(Row{w, Value::make_null(), 100 + i});
+  }
+  auto fin = [&](AggOp op) {
+    const AggDesc a = desc(op, Type::String);
+    Block b = state_of(a, rows, 0, rows.size());
+    const Value v = agg_finalize(a, b.bytes);
+    return std::string(v.s.ptr, v.s.len);
+  };
+  CHECK(fin(AggOp::Min) == "Zed");  // bytewise: uppercase before lowercase
+  CHECK(fin(AggOp::Max) == "\xc3\xa9t\xc3\xa9");
+  CHECK(fin(AggOp::First) == "pear");
+  CHECK(fin(AggOp::Last) == "\xc3\xa9t\xc3\xa9");
+  CHECK(agg_holds_string(desc(AggOp::Min, Type::String)));
+  CHECK_FALSE(agg_holds_string(desc(AggOp::Count, Type::String)));
+  // "apple" < "apple pie": a prefix orders first.
+  CHECK(agg_compare(rows[1].x, rows[4].x, Type::String) < 0);
+}
+
+TEST_CASE("agg: empty and all-null inputs") {
+  const Value null = Value::make_null();
+  for (AggOp op : {AggOp::SumExact, AggOp::SumFloat, AggOp::Min, AggOp::Max, AggOp::MeanExact,
+                   AggOp::MeanFloat, AggOp::VarExact, AggOp::VarFloat, AggOp::StdExact, AggOp::StdFloat,
+                   AggOp::First, AggOp::Last, AggOp::CorrExact, AggOp::CorrFloat}) {
+    const AggDesc a = desc(op, Type::Int);
+    Block b = state_of(a, {}, 0, 0);
+    CHECK(agg_finalize(a, b.bytes).null);
+    agg_update(a, b.bytes, null, null, 1);
+    CHECK(agg_finalize(a, b.bytes).null);
+  }
+  const AggDesc cs = desc(AggOp::CountStar, Type::Int), c = desc(AggOp::Count, Type::Int);
+  Block b1 = state_of(cs, {}, 0, 0), b2 = state_of(c, {}, 0, 0);
+  agg_update(cs, b1.bytes, null, null, 0);
+  agg_update(c, b2.bytes, null, null, 0);
+  CHECK(agg_finalize(cs, b1.bytes).i == 1);  // count() counts null rows
+  CHECK(agg_finalize(c, b2.bytes).i == 0);   // count(x) does not
+  // A constant column has no correlation: null, not NaN.
+  const AggDesc corr = desc(AggOp::CorrExact, Type::Int);
+  Block b3 = state_of(corr, {}, 0, 0);
+  for (int i = 0; i < 5; ++i) agg_update(corr, b3.bytes, Value::of_int(3), Value::of_int(i), i);
+  CHECK(agg_finalize(corr, b3.bytes).null);
+  // Variance of equal values is exactly zero.
+  const AggDesc var = desc(AggOp::VarExact, Type::Decimal, 2);
+  Block b4 = state_of(var, {}, 0, 0);
+  for (int i = 0; i < 5; ++i) agg_update(var, b4.bytes, Value::of_int(1234), null, i);
+  CHECK(agg_finalize(var, b4.bytes).f == 0.0);
+}
+
+TEST_CASE("agg: min and max of -0.0 and 0.0 do not depend on merge order") {
+  // agg_compare calls -0.0 and 0.0 equal, so the state keeps whichever came first; the
+  // per-worker tables of the CPU executor then print "0.0" or "-0.0" by thread timing.
+  const Value neg = Value::of_float(-0.0), pos = Value::of_float(0.0);
+  for (AggOp op : {AggOp::Min, AggOp::Max}) {
+    const AggDesc a = desc(op, Type::Float);
+    Block x = state_of(a, {}, 0, 0), y = state_of(a, {}, 0, 0);
+    agg_update(a, x.bytes, neg, neg, 0);
+    agg_update(a, y.bytes, pos, pos, 1);
+    Block xy = x, yx = y;
+    agg_merge(a, xy.bytes, y.bytes);
+    agg_merge(a, yx.bytes, x.bytes);
+    CHECK(bits(agg_finalize(a, xy.bytes).f) == bits(agg_finalize(a, yx.bytes).f));
+  }
+}
+
+TEST_CASE("wide: add, sub, neg and mul against __int128 and a schoolbook reference") {
+  std::mt19937_64 rng(3);
+  auto rand_i128 = [&](int bits_wanted) {
+    u128 u = (u128(rng()) << 64) | rng();
+    if (bits_wanted < 128) u &= (u128(1) << bits_wanted) - 1;
+    __int128 v = static_cast<__int128>(u);
+    return rng() % 2 ? v : -v;
+  };
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int nb = 1 + static_cast<int>(rng() % 128);
+    const __int128 a = rand_i128(nb), b = rand_i128(1 + static_cast<int>(rng() % 128));
+    const Wide256 wa = Wide256::of(a), wb = Wide256::of(b);
+    INFO("iter " << iter);
+    REQUIRE(ref_eq(ref_of(wide_mul(a, b)), ref_mul(ref_of_i128(a), ref_of_i128(b))));
+    REQUIRE(ref_eq(ref_of(wide_add(wa, wb)), ref_add(ref_of_i128(a), ref_of_i128(b))));
+    REQUIRE(ref_eq(ref_of(wide_sub(wa, wb)), ref_add(ref_of_i128(a), ref_neg(ref_of_i128(b)))));
+    REQUIRE(ref_eq(ref_of(wide_neg(wa)), ref_neg(ref_of_i128(a))));
+    // Where the result fits 128 bits, __int128 is the reference.
+    const __int128 sa = a >> 66, sb = b >> 66;
+    REQUIRE(ref_eq(ref_of(wide_mul(sa, sb)), ref_of_i128(sa * sb)));
+    REQUIRE(ref_eq(ref_of(wide_add(Wide256::of(sa), Wide256::of(sb))), ref_of_i128(sa + sb)));
+    // 256 x 64 products.
+    const Wide256 big = wide_mul(a, b);
+    const uint64_t k = rng() >> (rng() % 64);
+    Ref256 rk{};
+    rk.l[0] = static_cast<uint32_t>(k);
+    rk.l[1] = static_cast<uint32_t>(k >> 32);
+    // Both are products modulo 2^256.
+    REQUIRE(ref_eq(ref_of(wide_mul_u64(big, k)), ref_mul(ref_of(big), rk)));
+  }
+  // Extremes.
+  const __int128 max = static_cast<__int128>(~u128(0) >> 1), min = -max - 1;
+  CHECK(ref_eq(ref_of(wide_mul(min, min)), ref_mul(ref_of_i128(min), ref_of_i128(min))));
+  CHECK(ref_eq(ref_of(wide_mul(min, max)), ref_mul(ref_of_i128(min), ref_of_i128(max))));
+  CHECK(ref_eq(ref_of(wide_mul(min, -1)), ref_neg(ref_of_i128(min))));
+  CHECK(wide_mul(0, min).is_zero());
+  CHECK(Wide256::of(-1).negative());
+  CHECK_FALSE(Wide256::of(0).negative());
+}
+
+TEST_CASE("wide: wide_to_double rounds to nearest, ties to even") {
+  auto from_u64 = [](uint64_t x) { return Wide256::of(static_cast<__int128>(x)); };
+  const double two53 = 9007199254740992.0;
+  CHECK(wide_to_double(Wide256::zero()) == 0.0);
+  CHECK(wide_to_double(Wide256::of(-1)) == -1.0);
+  CHECK(wide_to_double(from_u64((1ull << 53) + 1)) == two53);        // tie: to even (down)
+  CHECK(wide_to_double(from_u64((1ull << 53) + 3)) == two53 + 4);    // tie: to even (up)
+  CHECK(wide_to_double(from_u64(~0ull)) == 18446744073709551616.0);  // 2^64 - 1 rounds up
+  CHECK(wide_to_double(Wide256::of(-static_cast<__int128>((1ull << 53) + 1))) == -two53);
+  // A tie at 2^200 broken by a sticky bit far below, in a lower limb.
+  const Wide256 p200 = wide_pow2(200);
+  const Wide256 tie = wide_add(p200, wide_pow2(147));
+  CHECK(wide_to_double(tie) == std::ldexp(1.0, 200));
+  CHECK(wide_to_double(wide_add(tie, wide_pow2(0))) == std::nextafter(std::ldexp(1.0, 200), INFINITY));
+  CHECK(wide_to_double(wide_add(tie, wide_pow2(64))) == std::nextafter(std::ldexp(1.0, 200), INFINITY));
+  CHECK(wide_to_double(wide_neg(wide_add(tie, wide_pow2(1)))) ==
+        -std::nextafter(std::ldexp(1.0, 200), INFINITY));
+  // Just below a power of two: all ones over 128 and 255 bits.
+  Wide256 ones128 = Wide256::zero();
+  ones128.w[0] = ones128.w[1] = ~0ull;
+  CHECK(wide_to_double(ones128) == std::ldexp(1.0, 128));
+  Wide256 ones255{{~0ull, ~0ull, ~0ull, ~0ull >> 1}};
+  CHECK(wide_to_double(ones255) == std::ldexp(1.0, 255));
+  CHECK(wide_to_double(wide_neg(ones255)) == -std::ldexp(1.0, 255));
+
+  // Random values of every length, with runs of zeros and ones that make ties likely.
+  std::mt19937_64 rng(17);
+  for (int iter = 0; iter < 50000; ++iter) {
+    Wide256 w;
+    for (auto& limb : w.w) {
+      const int kind = static_cast<int>(rng() % 4);
+      limb = kind == 0 ? 0 : kind == 1 ? ~0ull : kind == 2 ? (1ull << (rng() % 64)) : rng();
+    }
+    const int top_bits = 1 + static_cast<int>(rng() % 255);  // keep the sign bit clear
+    for (int b = top_bits; b < 256; ++b) w.w[b / 64] &= ~(1ull << (b % 64));
+    if (rng() % 2) w = wide_neg(w);
+    INFO("iter " << iter);
+    REQUIRE(bits(wide_to_double(w)) == bits(ref_to_double(w)));
+  }
+}
+
+namespace {
+// Every float op over `rows`, merged in several orders, must finalize to the sequential bits.
+void check_float_merge_bits(std::mt19937_64& rng, const std::vector<Row>& rows) {
+  for (AggOp op : {AggOp::SumFloat, AggOp::MeanFloat, AggOp::VarFloat, AggOp::StdFloat, AggOp::CorrFloat}) {
+    const AggDesc a = desc(op, Type::Float, 0, Type::Float, 0);
+    const Block seq = state_of(a, rows, 0, rows.size());
+    const Value want = agg_finalize(a, seq.bytes);
+    INFO("op " << static_cast<int>(op) << " rows " << rows.size());
+    for (const Value& got : merged_results(rng, a, rows)) REQUIRE(same_value(got, want, Type::Float));
+  }
+}
+}  // namespace
+
+TEST_CASE("agg: float ops give the same bits in any merge order") {
+  // DESIGN.md §4: results never depend on partitioning: float moments are exact sums.
+  std::mt19937_64 rng(23);
+  for (int iter = 0; iter < 300; ++iter) {
+    INFO("iter " << iter);
+    check_float_merge_bits(rng, random_float_rows(rng, 2 + rng() % 300));
+  }
+}
+
+// A large common offset (epoch seconds with fractions, 1.7e9 + ms) cancels most digits
+// of n*sum_sq - sum^2: only exact moments give the same bits in every merge order.
+TEST_CASE("agg: float var/std/corr with a large offset give the same bits in any merge order") {
+  std::mt19937_64 rng(29);
+  for (int iter = 0; iter < 300; ++iter) {
+    std::vector<Row> rows = random_float_rows(rng, 2 + rng() % 300);
+    for (Row& r : rows) {
+      if (!r.x.null) r.x.f = 1e9 + r.x.f * 1e-3;
+      if (!r.y.null) r.y.f = -3e8 + r.y.f * 1e-2;
+    }
+    INFO("iter " << iter);
+    check_float_merge_bits(rng, rows);
+  }
+}

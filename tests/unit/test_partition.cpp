@@ -1,0 +1,209 @@
+// partition_window (exec/partitioner.hpp) on seeded random CSV text at many chunk sizes: the
+// row starts found by walking the partitions equal a sequential scan's, and `ready` /
+// `consumed` are right when the window does not reach the end of input.
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "exec/partitioner.hpp"
+#include "warpcsv/core/tokenize.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+auto ignore_fields = [](uint32_t, uint64_t, uint64_t, uint8_t) {};
+
+// Row starts (comment and empty lines included) of bytes [0, n), one row after another.
+std::vector<uint64_t> sequential_row_starts(const Dialect& d, const std::string& s) {
+  std::vector<uint64_t> starts;
+  uint64_t pos = 0;
+  while (pos < s.size()) {
+    starts.push_back(pos);
+    pos = parse_row(d, s.data(), pos, s.size(), true, ignore_fields).next;
+  }
+  return starts;
+}
+
+// Row starts found the way the executor finds them: from each ready partition's first row
+// start, row after row while the row starts inside the partition.
+std::vector<uint64_t> partitioned_row_starts(const Dialect& d, const Window& w, const PartitionedWindow& pw) {
+  std::vector<uint64_t> starts;
+  for (size_t j = 0; j < pw.ready; ++j) {
+    uint64_t pos = pw.first_row[j];
+    if (pos == kNoRow) continue;
+    REQUIRE(pos >= pw.begin[j]);
+    REQUIRE(pos < pw.end(j));
+    while (pos < pw.end(j)) {
+      starts.push_back(pos);
+      RowResult r = parse_row(d, w.data, pos, w.size, w.at_eof, ignore_fields);
+      REQUIRE_FALSE(r.incomplete);  // a ready partition's rows end inside the window
+      pos = r.next;
+    }
+  }
+  return starts;
+}
+
+// Structured random CSV with every tricky construct the dialect has.
+std::string random_text(std::mt19937_64& rng, const Dialect& d, size_t rows) {
+  std::string s;
+  const char* eols[] = {"\n", "\r\n", "\r"};
+  for (size_t r = 0; r < rows; ++r) {
+    const int kind = static_cast<int>(rng() % 20);
+    if (kind == 0) {
+      s += eols[rng() % 3];  // empty line
+      continue;
+    }
+    if (kind == 1 && d.comment >= 0) {
+      s += static_cast<char>(d.comment);
+      s += "c,\"x";
+      s += eols[rng() % 3];
+      continue;
+    }
+    const size_t nf = 1 + rng() % 4;
+    for (size_t f = 0; f < nf; ++f) {
+      if (f) s += static_cast<char>(d.delimiter);
+      const int fk = static_cast<int>(rng() % 6);
+      if (fk == 0) continue;  // empty field
+      if (fk <= 2) {
+        s += "v" + std::to_string(rng() % 1000);
+        continue;
+      }
+      s += static_cast<char>(d.quote);
+      const size_t len = rng() % 8;
+      for (size_t i = 0; i < len; ++i) {
+        const int ck = static_cast<int>(rng() % 9);
+        if (ck == 0)
+          s += "\n";
+        else if (ck == 1)
+          s += "\r\n";
+        else if (ck == 2)
+          s += "\r";
+        else if (ck == 3)
+          s += static_cast<char>(d.delimiter);
+        else if (ck == 4)
+          s += std::string(2, static_cast<char>(d.quote));
+        else if (ck == 5 && d.escape >= 0) {
+          s += static_cast<char>(d.escape);
+          s += rng() % 2 ? static_cast<char>(d.quote) : 'n';
+        } else if (ck == 6 && d.comment >= 0)
+          s += static_cast<char>(d.comment);
+        else
+          s += static_cast<char>('a' + rng() % 26);
+      }
+      s += static_cast<char>(d.quote);
+    }
+    if (r + 1 < rows || rng() % 2) s += eols[rng() % 3];
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("partition_window finds every row start at any chunk size") {
+  const std::vector<Dialect> dialects = {make_dialect(',', '"', -1, -1), make_dialect(',', '"', '\\', '#'),
+                                         make_dialect('\t', '\'', -1, '#')};
+  const std::vector<uint64_t> chunks = {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64, 100, 1000, 1 << 20};
+  std::mt19937_64 rng(2024);
+  for (const Dialect& d : dialects) {
+    for (int iter = 0; iter < 40; ++iter) {
+      const std::string s = random_text(rng, d, 1 + rng() % 60);
+      const std::vector<uint64_t> expect = sequential_row_starts(d, s);
+      for (uint64_t chunk : chunks) {
+        for (int threads : {1, 3}) {
+          INFO("iter " << iter << " chunk " << chunk << " threads " << threads << " text: " << s);
+          Window w{s.data(), s.size(), 0, true};
+          PartitionedWindow pw = partition_window(d, w, chunk, threads);
+          REQUIRE(pw.ready == pw.begin.size());
+          REQUIRE(pw.consumed == s.size());
+          REQUIRE(partitioned_row_starts(d, w, pw) == expect);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("partition_window on random bytes agrees with a sequential scan") {
+  // Unstructured bytes: stray quotes, text after quotes, unterminated quotes, lone CRs.
+  const Dialect d = make_dialect(',', '"', '\\', '#');
+  const std::string alphabet = "ab,\"\\#\n\r\n";
+  std::mt19937_64 rng(5);
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string s(1 + rng() % 80, ' ');
+    for (auto& c : s) c = alphabet[rng() % alphabet.size()];
+    const std::vector<uint64_t> expect = sequential_row_starts(d, s);
+    for (uint64_t chunk : {1, 2, 3, 7, 16, 64}) {
+      INFO("chunk " << chunk << " bytes: " << s);
+      Window w{s.data(), s.size(), 0, true};
+      PartitionedWindow pw = partition_window(d, w, chunk, 2);
+      REQUIRE(partitioned_row_starts(d, w, pw) == expect);
+    }
+  }
+}
+
+TEST_CASE("partition_window: ready and consumed when the window is not at EOF") {
+  const Dialect d = make_dialect(',', '"', '\\', '#');
+  std::mt19937_64 rng(31337);
+  for (int iter = 0; iter < 150; ++iter) {
+    const std::string s = random_text(rng, d, 2 + rng() % 40);
+    const std::vector<uint64_t> all = sequential_row_starts(d, s);
+    const std::set<uint64_t> all_set(all.begin(), all.end());
+    for (uint64_t chunk : {1, 2, 3, 7, 16, 64}) {
+      // Every prefix length is a window whose input goes on.
+      for (uint64_t cut = 1; cut <= s.size(); cut += 1 + rng() % 5) {
+        INFO("chunk " << chunk << " cut " << cut << " text: " << s);
+        Window w{s.data(), cut, 0, false};
+        PartitionedWindow pw = partition_window(d, w, chunk, 2);
+        REQUIRE(pw.ready <= pw.begin.size());
+        if (pw.ready == 0) {
+          REQUIRE(pw.consumed == 0);
+          continue;
+        }
+        // consumed is the start of the first row not processed, so the next window starts there.
+        REQUIRE(all_set.count(pw.consumed) == 1);
+        REQUIRE(pw.consumed >= pw.begin[pw.ready]);
+        REQUIRE(pw.consumed < pw.end(pw.ready));
+        std::vector<uint64_t> expect;
+        for (uint64_t p : all)
+          if (p < pw.consumed) expect.push_back(p);
+        REQUIRE(partitioned_row_starts(d, w, pw) == expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("partition_window: inline boundary cases") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  SECTION("CRLF split across partitions is one terminator") {
+    const std::string s = "a\r\nb\r\nc";
+    for (uint64_t chunk = 1; chunk <= s.size(); ++chunk) {
+      Window w{s.data(), s.size(), 0, true};
+      PartitionedWindow pw = partition_window(d, w, chunk, 1);
+      CHECK(partitioned_row_starts(d, w, pw) == std::vector<uint64_t>{0, 3, 6});
+    }
+  }
+  SECTION("a newline inside quotes is not a row start") {
+    const std::string s = "\"x\ny\",1\n\"\"\"\n\",2\n";
+    for (uint64_t chunk = 1; chunk <= s.size(); ++chunk) {
+      Window w{s.data(), s.size(), 0, true};
+      PartitionedWindow pw = partition_window(d, w, chunk, 1);
+      CHECK(partitioned_row_starts(d, w, pw) == std::vector<uint64_t>{0, 8});
+    }
+  }
+  SECTION("one row larger than the window: nothing ready") {
+    const std::string s = "\"abc\ndef\nghi";
+    Window w{s.data(), s.size(), 0, false};
+    PartitionedWindow pw = partition_window(d, w, 2, 1);
+    CHECK(pw.ready == 0);
+    CHECK(pw.consumed == 0);
+  }
+  SECTION("empty window") {
+    Window w{"", 0, 0, true};
+    PartitionedWindow pw = partition_window(d, w, 4, 1);
+    CHECK(pw.begin.empty());
+    CHECK(pw.ready == 0);
+  }
+}
