@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 
 #include "warpcsv/output.hpp"
 
@@ -15,10 +17,16 @@ namespace {
 // Digits of |x| (least significant first) into `buf`; returns the count.
 int unsigned_digits(uint128 x, char* buf) {
   int n = 0;
-  do {
+  // 128-bit division is a library call: use it only for the digits above 64 bits.
+  while (x > UINT64_MAX) {
     buf[n++] = static_cast<char>('0' + static_cast<int>(x % 10));
     x /= 10;
-  } while (x != 0);
+  }
+  uint64_t y = static_cast<uint64_t>(x);
+  do {
+    buf[n++] = static_cast<char>('0' + static_cast<int>(y % 10));
+    y /= 10;
+  } while (y != 0);
   return n;
 }
 

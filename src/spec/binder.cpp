@@ -17,6 +17,7 @@
 
 #include "spec/ast.hpp"
 #include "spec/bind_util.hpp"
+#include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/spec.hpp"
@@ -229,6 +230,16 @@ class Binder {
     if (b.null_lit) {
       r.node = const_node(t, Value::make_null());
       return r;
+    }
+    if (b.node->op == Op::Const && b.type().type != Type::String) {
+      // Fold the cast of a constant now rather than once per row.
+      Instr in{Op::Cast, t.type, t.scale, b.type().type, b.type().scale, 0};
+      EvalContext ctx = make_eval_context(nullptr, 0);
+      Value v = detail::cast_value(in, b.node->cval, ctx);
+      if (ctx.status == EvalStatus::Ok) {
+        r.node = const_node(t, v);
+        return r;
+      }
     }
     auto n = std::make_shared<BNode>();
     n->op = Op::Cast;
@@ -897,15 +908,7 @@ class Binder {
     }
   }
 
-  std::string misplaced_agg_reason(size_t i) const {
-    for (size_t k = 0; k < i; ++k) {
-      const Stage& s = p_.stages[k];
-      if (s.kind == Stage::Agg) return "only one agg stage is allowed per pipeline";
-      if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert)
-        return "aggregation after '" + s.keyword + "' is not supported";
-    }
-    return "aggregation is not allowed here";
-  }
+  std::string misplaced_agg_reason(size_t i) const;
 
   void agg_stage(const Stage& st) {
     Ctx c{&scope_, true, false, "agg"};
@@ -1052,15 +1055,77 @@ class Binder {
   std::vector<std::string> scan_output_texts_;
 };
 
+// Why an agg stage at `i` cannot run there (an earlier agg, sort, limit or assert).
+std::string misplaced_agg_reason(const Pipeline& p, size_t i) {
+  for (size_t k = 0; k < i; ++k) {
+    const Stage& s = p.stages[k];
+    if (s.kind == Stage::Agg) return "only one agg stage is allowed per pipeline";
+    if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert)
+      return "aggregation after '" + s.keyword + "' is not supported";
+  }
+  return "";
+}
+
+void check_calls(const Pipeline& p, const Expr& e, const Stage& st, bool inside_agg) {
+  bool agg_here = false;
+  if (e.kind == Expr::Call) {
+    const std::string& f = e.name;
+    if (f == "count_distinct" || f == "median" || f == "quantile" || f == "top")
+      throw_at(p.src, e.pos, "unsupported", "aggregate '" + f + "' is not supported yet");
+    if (is_aggregate_name(f)) {
+      if (inside_agg)
+        throw_at(p.src, e.pos, "usage error",
+                 "aggregate '" + f + "' inside another aggregate; aggregates cannot be nested");
+      if (st.kind != Stage::Agg)
+        throw_at(p.src, e.pos, "usage error",
+                 "aggregate '" + f + "' is only allowed in an agg stage (not in " + st.keyword +
+                     "); write it as: agg " + canon_text(e));
+      agg_here = true;
+    }
+  }
+  for (const auto& a : e.args) check_calls(p, *a, st, inside_agg || agg_here);
+}
+
+// Checks that need no schema: stage order and where aggregates may appear.
+void check_structure(const Pipeline& p) {
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    const Stage& st = p.stages[i];
+    if (st.kind == Stage::GroupBy &&
+        (i + 1 >= p.stages.size() || p.stages[i + 1].kind != Stage::Agg)) {
+      int pos = i + 1 < p.stages.size() ? p.stages[i + 1].pos : st.end;
+      throw_at(p.src, pos, "usage error",
+               "groupby must be followed by agg, like: groupby " +
+                   canon_text(*st.items[0].expr) + " | agg count()");
+    }
+    if (st.kind == Stage::GroupBy || st.kind == Stage::Agg) {
+      std::string why = misplaced_agg_reason(p, i);
+      if (!why.empty())
+        throw_at(p.src, st.pos, "usage error",
+                 why + (st.kind == Stage::GroupBy ? "; move groupby/agg before it"
+                                                  : "; move agg before it"));
+    }
+    for (const auto& it : st.items)
+      if (it.expr) check_calls(p, *it.expr, st, false);
+  }
+}
+
+std::string Binder::misplaced_agg_reason(size_t i) const {
+  std::string why = spec::misplaced_agg_reason(p_, i);
+  return why.empty() ? "aggregation is not allowed here" : why;
+}
+
 }  // namespace
 }  // namespace spec
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
+  spec::check_structure(p);
   spec::Binder b(p, input_schema);
   return b.run();
 }
 
-void check_pipeline_syntax(const std::string& pipeline) { (void)spec::parse_pipeline(pipeline); }
+void check_pipeline_syntax(const std::string& pipeline) {
+  spec::check_structure(spec::parse_pipeline(pipeline));
+}
 
 }  // namespace warpcsv

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): warpcsv and DuckDB side by side on the db-benchmark group-by table,
+# same thread count, file in page cache. Per question: median whole-process time of each over
+# REPS runs, the ratio, warpcsv's GB/s of CSV, and peak RSS (/usr/bin/time -f %M). Prints a
+# markdown table. Without DuckDB, prints warpcsv's numbers only.
+#
+#   scripts/bench.sh
+#
+# Environment:
+#   ROWS (default 1e7), K (default 100), SEED (default 1), THREADS (default nproc),
+#   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"),
+#   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
+#   WARPCSV (binary; default build/warpcsv, built when missing),
+#   DUCKQ (duckq binary; default .peers/duckq, fetched with ../shared/peers/get-duckdb.sh when
+#     that exists), NO_DUCKDB=1 to skip DuckDB,
+#   GEN_GROUPBY (gen_groupby binary or gen_groupby.c; default ../shared/datagen/gen_groupby.c).
+# On a machine without ../shared, pass DUCKQ and GEN_GROUPBY (a copy of the .c is enough).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}
+to_int() { awk "BEGIN{printf \"%d\", $1}"; }
+ROWS=$(to_int "${ROWS:-1e7}")
+K=${K:-100}
+SEED=${SEED:-1}
+THREADS=${THREADS:-$(nproc)}
+DEVICE=${DEVICE:-cpu}
+REPS=${REPS:-3}
+QUERIES=${QUERIES:-q1 q2 q3 q5}
+if [ -z "${BENCH_DIR:-}" ]; then
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then BENCH_DIR=/dev/shm; else BENCH_DIR=/tmp; fi
+fi
+mkdir -p "$BENCH_DIR"
+
+# --- warpcsv ----------------------------------------------------------------------------------
+if [ -z "${WARPCSV:-}" ]; then
+  WARPCSV=$ROOT/build/warpcsv
+  if [ ! -x "$WARPCSV" ]; then
+    echo "bench: building $WARPCSV" >&2
+    cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$ROOT/build" -j "$(nproc)" --target warpcsv >/dev/null
+  fi
+fi
+
+# --- DuckDB (optional) ------------------------------------------------------------------------
+if [ "${NO_DUCKDB:-0}" = "1" ]; then
+  DUCKQ=""
+elif [ -z "${DUCKQ:-}" ]; then
+  DUCKQ=$ROOT/.peers/duckq
+  if [ ! -x "$DUCKQ" ] && [ -f "$SHARED/peers/get-duckdb.sh" ] && command -v npm >/dev/null; then
+    (cd "$ROOT" && bash "$SHARED/peers/get-duckdb.sh" .peers) >&2 || true
+  fi
+  [ -x "$DUCKQ" ] || DUCKQ=""
+fi
+if [ -n "$DUCKQ" ] && ! "$DUCKQ" "SELECT 1" >/dev/null 2>&1; then
+  echo "bench: $DUCKQ does not run; warpcsv numbers only" >&2
+  DUCKQ=""
+fi
+
+# --- data -------------------------------------------------------------------------------------
+GEN=${GEN_GROUPBY:-$SHARED/datagen/gen_groupby.c}
+if [[ $GEN == *.c ]]; then
+  [ -f "$GEN" ] || { echo "bench: no generator at $GEN; set GEN_GROUPBY" >&2; exit 2; }
+  cc -O2 -pthread -o "$BENCH_DIR/gen_groupby" "$GEN"
+  GEN=$BENCH_DIR/gen_groupby
+fi
+FILE=$BENCH_DIR/groupby_${ROWS}_${K}_${SEED}.csv
+if [ ! -s "$FILE" ]; then
+  echo "bench: generating $FILE" >&2
+  "$GEN" "$ROWS" "$K" "$SEED" "$FILE.tmp" "$(nproc)"
+  mv "$FILE.tmp" "$FILE"
+fi
+BYTES=$(stat -c %s "$FILE")
+cat "$FILE" >/dev/null  # into the page cache
+
+pipeline_of() {
+  case $1 in
+    q1) echo 'groupby id1 | agg sum(v1) as v1' ;;
+    q2) echo 'groupby id1, id2 | agg sum(v1) as v1' ;;
+    q3) echo 'groupby id3 | agg sum(v1) as v1, mean(v3) as v3' ;;
+    q4) echo 'groupby id4 | agg mean(v1) as v1, mean(v2) as v2, mean(v3) as v3' ;;
+    q5) echo 'groupby id6 | agg sum(v1) as v1, sum(v2) as v2, sum(v3) as v3' ;;
+    *) echo "bench: unknown query $1" >&2; exit 2 ;;
+  esac
+}
+sql_of() {
+  local t="read_csv('$FILE')"
+  case $1 in
+    q1) echo "SELECT id1, sum(v1) AS v1 FROM $t GROUP BY id1" ;;
+    q2) echo "SELECT id1, id2, sum(v1) AS v1 FROM $t GROUP BY id1, id2" ;;
+    q3) echo "SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM $t GROUP BY id3" ;;
+    q4) echo "SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM $t GROUP BY id4" ;;
+    q5) echo "SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM $t GROUP BY id6" ;;
+  esac
+}
+
+# Runs a command REPS times; prints "median_seconds max_rss_kib". Output goes to /dev/null.
+measure() {
+  local times=() rss=0 i line tf=$BENCH_DIR/.bench-time.$$
+  for ((i = 0; i < REPS; i++)); do
+    /usr/bin/time -f '%e %M' -o "$tf" "$@" >/dev/null 2>&1 || true
+    line=$(tail -n 1 "$tf")
+    times+=("${line% *}")
+    (( ${line#* } > rss )) && rss=${line#* }
+  done
+  printf '%s\n' "${times[@]}" | sort -g | awk -v r="$rss" '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m, r}'
+}
+
+echo "bench: $FILE ($(awk "BEGIN{printf \"%.2f\", $BYTES/1e9}") GB, $ROWS rows), threads $THREADS, device $DEVICE, $REPS reps" >&2
+printf '\n| query | warpcsv s | GB/s | warpcsv RSS MiB |'
+[ -n "$DUCKQ" ] && printf ' DuckDB s | DuckDB RSS MiB | DuckDB / warpcsv |'
+printf '\n| --- | --- | --- | --- |'
+[ -n "$DUCKQ" ] && printf ' --- | --- | --- |'
+printf '\n'
+for q in $QUERIES; do
+  p=$(pipeline_of "$q")
+  # A failing run must not be timed as a fast one.
+  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$FILE" >/dev/null ||
+    { echo "bench: warpcsv failed on $q" >&2; exit 1; }
+  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$FILE")
+  row=$(awk -v q="$q" -v t="$wt" -v r="$wr" -v b="$BYTES" \
+    'BEGIN{printf "| %s | %.3f | %.2f | %.0f |", q, t, (t>0?b/t/1e9:0), r/1024}')
+  if [ -n "$DUCKQ" ]; then
+    s="SET threads=$THREADS; $(sql_of "$q")"
+    read -r dt dr < <(measure "$DUCKQ" "$s")
+    row+=$(awk -v t="$dt" -v r="$dr" -v w="$wt" 'BEGIN{printf " %.3f | %.0f | %.2fx |", t, r/1024, (w>0?t/w:0)}')
+  fi
+  echo "$row"
+done

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Oracle check against DuckDB (not part of CI): builds warpcsv, fetches DuckDB into .peers/,
+# generates the db-benchmark group-by table and the sales table with ../shared/datagen, runs
+# the same questions on both, and prints a PASS/FAIL table. Strings and integers must match
+# exactly, decimal sums exactly (DuckDB is made exact with ::DECIMAL casts), floats within a
+# relative 1e-9. Exit status 1 when any question fails.
+#
+#   scripts/check-duckdb.sh [SEED] [ROWS]      defaults: SEED 1, ROWS 1000000
+#
+# Environment: K (groups of id1/id2/id4/id5, default 100), THREADS (default nproc), DEVICE
+# (warpcsv --device, default auto), WARPCSV (a built binary: skips the build), BUILD_DIR
+# (default build-duckcheck), DUCKQ (a duckq binary: skips the download), WORK (scratch
+# directory, default a fresh one under /tmp, removed at the end unless KEEP=1), JOBS (build).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARED=${SHARED:-$ROOT/../shared}
+SEED=${1:-1}
+ROWS=$(python3 -c "print(int(float('${2:-${ROWS:-1000000}}')))")
+K=${K:-100}
+THREADS=${THREADS:-$(nproc)}
+DEVICE=${DEVICE:-auto}
+JOBS=${JOBS:-2}
+
+# --- warpcsv ------------------------------------------------------------------------------
+if [ -z "${WARPCSV:-}" ]; then
+  BUILD=${BUILD_DIR:-$ROOT/build-duckcheck}
+  echo "check-duckdb: building warpcsv in $BUILD" >&2
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_TESTS=OFF >/dev/null
+  cmake --build "$BUILD" -j "$JOBS" --target warpcsv >/dev/null
+  WARPCSV=$BUILD/warpcsv
+fi
+
+# --- DuckDB -------------------------------------------------------------------------------
+if [ -z "${DUCKQ:-}" ]; then
+  DUCKQ=$ROOT/.peers/duckq
+  if [ ! -x "$DUCKQ" ]; then
+    echo "check-duckdb: fetching DuckDB into $ROOT/.peers" >&2
+    (cd "$ROOT" && bash "$SHARED/peers/get-duckdb.sh" .peers) >&2
+  fi
+fi
+
+# --- data -----------------------------------------------------------------------------------
+if [ -z "${WORK:-}" ]; then
+  WORK=$(mktemp -d /tmp/warpcsv-duckcheck-XXXXXX)
+  [ "${KEEP:-0}" = "1" ] || trap 'rm -rf "$WORK"' EXIT
+fi
+mkdir -p "$WORK"
+cc -O2 -pthread -o "$WORK/gen_groupby" "$SHARED/datagen/gen_groupby.c"
+cc -O2 -pthread -o "$WORK/gen_sales" "$SHARED/datagen/gen_sales.c"
+G=$WORK/groupby.csv
+S=$WORK/sales.csv
+"$WORK/gen_groupby" "$ROWS" "$K" "$SEED" "$G" "$THREADS"
+SALES_ROWS=$(( ROWS / 4 > 1000 ? ROWS / 4 : 1000 ))
+"$WORK/gen_sales" "$SALES_ROWS" "$SEED" "$S" 5000 "$THREADS"
+echo "check-duckdb: seed $SEED, $ROWS rows (K=$K), $SALES_ROWS sales rows, $THREADS threads, device $DEVICE" >&2
+
+# --- questions --------------------------------------------------------------------------------
+# name | file | sorted (1: rows may come in any order) | column kinds (k: key text,
+# e: exact number, f: float) | warpcsv pipeline | DuckDB SQL (FROM t)
+HAVING_MIN=$(( ROWS / K * 3 ))
+QUESTIONS=$(cat <<EOF
+q1|$G|1|ke|groupby id1 | agg sum(v1) as v1|SELECT id1, sum(v1) FROM t GROUP BY id1
+q2|$G|1|kke|groupby id1, id2 | agg sum(v1) as v1|SELECT id1, id2, sum(v1) FROM t GROUP BY id1, id2
+q3|$G|1|kef|groupby id3 | agg sum(v1) as v1, mean(v3) as v3|SELECT id3, sum(v1), avg(v3) FROM t GROUP BY id3
+q4|$G|1|kfff|groupby id4 | agg mean(v1) as v1, mean(v2) as v2, mean(v3) as v3|SELECT id4, avg(v1), avg(v2), avg(v3) FROM t GROUP BY id4
+q5|$G|1|keee|groupby id6 | agg sum(v1) as v1, sum(v2) as v2, sum(v3) as v3|SELECT id6, sum(v1), sum(v2), sum(v3::DECIMAL(18,6)) FROM t GROUP BY id6
+q7|$G|1|ke|groupby id3 | agg max(v1) - min(v2) as range_v1_v2|SELECT id3, max(v1) - min(v2) FROM t GROUP BY id3
+q9|$G|1|kkf|groupby id2, id4 | agg corr(v1, v2) * corr(v1, v2) as r2|SELECT id2, id4, power(corr(v1, v2), 2) FROM t GROUP BY id2, id4
+q10|$G|1|kkkkkkee|groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count|SELECT id1, id2, id3, id4, id5, id6, sum(v3::DECIMAL(18,6)), count(*) FROM t GROUP BY ALL
+filter|$G|1|keef|filter v1 >= 3 and id4 <= 50 and id2 != "id001" | groupby id1 | agg count() as n, sum(v3) as v3, var(v2) as var_v2|SELECT id1, count(*), sum(v3::DECIMAL(18,6)), var_samp(v2) FROM t WHERE v1 >= 3 AND id4 <= 50 AND id2 <> 'id001' GROUP BY id1
+having|$G|1|kef|groupby id1 | agg sum(v1) as v1, std(v3) as sd | filter v1 > $HAVING_MIN|SELECT id1, sum(v1), stddev_samp(v3) FROM t GROUP BY id1 HAVING sum(v1) > $HAVING_MIN
+sortlimit|$G|0|kee|groupby id3 | agg sum(v3) as v3, count() as n | sort v3 desc, id3 | limit 10|SELECT id3, sum(v3::DECIMAL(18,6)) AS s, count(*) FROM t GROUP BY id3 ORDER BY s DESC, id3 LIMIT 10
+sales_region|$S|1|keeef|groupby region | agg sum(sales_amount) as total, count() as n, count(discount) as nd, mean(quantity) as q|SELECT region, sum(sales_amount::DECIMAL(18,2)), count(*), count(discount), avg(quantity) FROM t GROUP BY region
+sales_top|$S|0|kek|filter churned == false and discount is not null | groupby customer_id | agg sum(sales_amount) as total, max(name) as nm | sort total desc, customer_id | limit 20|SELECT customer_id, sum(sales_amount::DECIMAL(18,2)) AS s, max(name) FROM t WHERE NOT churned AND discount IS NOT NULL GROUP BY customer_id ORDER BY s DESC, customer_id LIMIT 20
+sales_select|$S|0|kkke|filter quantity == 20 and region == "EU" | select txn_id, customer_id, name, sales_amount|SELECT txn_id, customer_id, name, sales_amount::DECIMAL(18,2) FROM t WHERE quantity = 20 AND region = 'EU' ORDER BY txn_id
+EOF
+)
+
+compare() {  # compare WARP_OUT DUCK_OUT SORTED KINDS -> prints "PASS ..." or "FAIL: reason"
+  python3 - "$@" <<'PY'
+import csv, sys
+from decimal import Decimal, InvalidOperation
+warp, duck, sort_rows, kinds = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+def rows(path):
+    with open(path, newline='') as f:
+        return list(csv.reader(f))[1:]
+w, d = rows(warp), rows(duck)
+keys = [i for i, k in enumerate(kinds) if k == 'k']
+if sort_rows:
+    w.sort(key=lambda r: [r[i] for i in keys]); d.sort(key=lambda r: [r[i] for i in keys])
+if len(w) != len(d):
+    print(f"FAIL: {len(w)} rows vs DuckDB {len(d)}"); sys.exit()
+def dec(s):
+    try: return Decimal(s)
+    except InvalidOperation: return None
+worst = 0.0
+for i, (a, b) in enumerate(zip(w, d)):
+    if len(a) != len(kinds) or len(b) != len(kinds):
+        print(f"FAIL: row {i}: {len(a)} fields vs DuckDB {len(b)}, expected {len(kinds)}"); sys.exit()
+    for j, (x, y, kind) in enumerate(zip(a, b, kinds)):
+        if x == y: continue
+        if kind == 'k' or x == '' or y == '':
+            bad = True
+        elif kind == 'e':  # exact: the same number, whatever the trailing zeros
+            bad = dec(x) is None or dec(x) != dec(y)
+        else:
+            fx, fy = float(x), float(y)
+            rel = abs(fx - fy) / max(abs(fx), abs(fy), 1e-300)
+            if max(abs(fx), abs(fy)) > 1e-6:  # relative error of values near zero means little
+                worst = max(worst, rel)
+            bad = rel > 1e-9 and abs(fx - fy) > 1e-12
+        if bad:
+            print(f"FAIL: row {i} key {[a[k] for k in keys]} column {j + 1}: warpcsv {x!r} vs DuckDB {y!r}")
+            sys.exit()
+print(f"PASS ({len(w)} rows, worst float rel diff {worst:.1e})")
+PY
+}
+
+printf '\n| question | warpcsv s | DuckDB s | result |\n| --- | --- | --- | --- |\n'
+fail=0
+while IFS='|' read -r name file sorted kinds rest; do
+  [ -z "$name" ] && continue
+  # The pipeline itself holds '|': the SQL is the last field.
+  sql=${rest##*|}
+  pipeline=${rest%|*}
+  wout=$WORK/$name.warpcsv.csv
+  dout=$WORK/$name.duckdb.csv
+  t0=$(date +%s.%N)
+  rc=0
+  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$pipeline" "$file" >"$wout" 2>"$wout.err" || rc=$?
+  if [ "$rc" != 0 ]; then
+    printf '| %s | - | - | FAIL: warpcsv exit %s: %s |\n' "$name" "$rc" "$(head -c 200 "$wout.err" | tr '\n' ' ')"
+    fail=1
+    continue
+  fi
+  t1=$(date +%s.%N)
+  src="read_csv('$file')"
+  sql=${sql//FROM t /FROM $src }
+  if ! "$DUCKQ" "SET threads=$THREADS; $sql" >"$dout" 2>"$dout.err"; then
+    printf '| %s | - | - | FAIL: DuckDB: %s |\n' "$name" "$(head -c 200 "$dout.err" | tr '\n' ' ')"
+    fail=1
+    continue
+  fi
+  t2=$(date +%s.%N)
+  result=$(compare "$wout" "$dout" "$sorted" "$kinds")
+  [[ $result == PASS* ]] || fail=1
+  printf '| %s | %s | %s | %s |\n' "$name" "$(awk "BEGIN{printf \"%.2f\", $t1 - $t0}")" \
+    "$(awk "BEGIN{printf \"%.2f\", $t2 - $t1}")" "$result"
+done <<<"$QUESTIONS"
+
+# Where DuckDB's DOUBLE sum of the sales amounts differs from the exact decimal sum.
+echo
+echo "sales_amount sum: exact decimal vs DuckDB DOUBLE"
+"$WARPCSV" --device "$DEVICE" -q 'agg sum(sales_amount) as exact' "$S" | tail -n 1 | sed 's/^/  warpcsv exact:            /'
+"$DUCKQ" "SELECT sum(sales_amount::DECIMAL(18,2)) FROM read_csv('$S')" | tail -n 1 | sed 's/^/  DuckDB DECIMAL(18,2) sum: /'
+"$DUCKQ" "SELECT sum(sales_amount::DOUBLE) FROM read_csv('$S')" | tail -n 1 | sed 's/^/  DuckDB DOUBLE sum:        /'
+"$DUCKQ" "SELECT sum(sales_amount::DOUBLE) - sum(sales_amount::DECIMAL(18,2))::DOUBLE FROM read_csv('$S')" |
+  tail -n 1 | sed 's/^/  DOUBLE - exact:           /'
+
+if [ "$fail" = 0 ]; then echo "check-duckdb: all PASS"; else echo "check-duckdb: FAIL"; fi
+exit "$fail"
