@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "cpu/fast_row.hpp"
 #include "exec/parallel.hpp"
 #include "exec/partitioner.hpp"
 #include "exec/row_issue.hpp"
@@ -172,15 +173,17 @@ class CpuScan {
     while (pos < end) {
       uint32_t nfields = 0;
       bool last_empty = false;
-      RowResult r = parse_row(in_.dialect, w.data, pos, w.size, w.at_eof,
-                              [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
-                                if (i < ncols_) {
-                                  const int slot = col_to_slot_[i];
-                                  if (slot >= 0) spans[static_cast<size_t>(slot)] = Span{b, e, f};
-                                }
-                                nfields = i + 1;
-                                last_empty = b == e && f == 0;
-                              });
+      auto sink = [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+        if (i < ncols_) {
+          const int slot = col_to_slot_[i];
+          if (slot >= 0) spans[static_cast<size_t>(slot)] = Span{b, e, f};
+        }
+        nfields = i + 1;
+        last_empty = b == e && f == 0;
+      };
+      RowResult r;
+      if (!parse_plain_row(in_.dialect, w.data, pos, w.size, sink, r))
+        r = parse_row(in_.dialect, w.data, pos, w.size, w.at_eof, sink);
       // A trailing delimiter (one extra, empty, unquoted field) is tolerated.
       if (nfields == ncols_ + 1 && last_empty) nfields = static_cast<uint32_t>(ncols_);
       WCSV_EXPECTS(!r.incomplete, "a ready partition's row ran past its window");
