@@ -36,6 +36,7 @@ struct Options {
   int threads = 0;          // 0: hardware concurrency
   bool explain = false;
   bool profile = false;
+  int progress = -1;  // --progress 1, --no-progress 0, default -1: only when stderr is a terminal
   bool quiet = false;
 };
 

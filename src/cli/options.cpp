@@ -255,7 +255,7 @@ Execution:
       --explain         print the plan and the partitioning, run nothing
       --profile         per-stage timing and memory summary on stderr after the run
       --progress, --no-progress
-                        progress bar on stderr (accepted; not shown yet)
+                        progress bar on stderr; default: only when stderr is a terminal
   -q, --quiet           no notices on stderr (errors are still printed)
   -V, --version         print the version and exit
   -h, --help            print this help and exit
@@ -370,8 +370,8 @@ Options parse_options(int argc, char** argv) {
   if (app.count("--chunk-size")) o.chunk_size = parse_byte_size(chunk_size, "--chunk-size");
   if (app.count("--threads"))
     o.threads = static_cast<int>(parse_count(threads, "--threads", 1, "a thread count"));
-  (void)progress;  // accepted for scripts; no progress bar yet
-  (void)no_progress;
+  if (progress) o.progress = 1;
+  if (no_progress) o.progress = 0;
   return o;
 }
 

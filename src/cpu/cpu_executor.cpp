@@ -106,6 +106,7 @@ class CpuScan {
         }
         stats.partitions += pw.ready;
         stats.bytes += pw.consumed;
+        s_.progress->add(pw.consumed);
         partition_index += pw.ready;
         if (!more) return;
         if (w.at_eof && pw.consumed == w.size) break;

@@ -142,6 +142,10 @@ int run_pipeline(const Options& opts) {
     settings.type_from_schema = from_schema;
     settings.chunk_size = chunk;
     settings.threads = threads;
+    uint64_t total_bytes = 0;
+    for (const auto& src : in.sources) total_bytes += src->size_bytes();
+    Progress progress(opts.progress, total_bytes);
+    settings.progress = &progress;
 
     OutputFile out(opts.output_path);
     Rejects rejects(opts.rejects_path);
@@ -202,6 +206,7 @@ int run_pipeline(const Options& opts) {
       in = InputSet::open(opts);
       continue;
     }
+    progress.finish();
     driver_stages.push_back(StageTiming{"scan", device_name(device), seconds_since(t_scan), stats.bytes, 0});
     const auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {

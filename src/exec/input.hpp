@@ -36,6 +36,8 @@ class InputSource {
   const std::vector<std::string>& header() const { return header_; }
   // Lines before the first data row (skipped lines, comments, the header).
   uint64_t header_lines() const { return header_lines_; }
+  // Data bytes of a regular file (for progress), else 0.
+  uint64_t size_bytes() const { return file_size_ > data_start_ ? file_size_ - data_start_ : 0; }
   // Whether the whole input can be read again (a restart after widening a type).
   bool rereadable() const { return rereadable_; }
 

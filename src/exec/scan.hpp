@@ -9,6 +9,7 @@
 
 #include "exec/group_table.hpp"
 #include "exec/input.hpp"
+#include "exec/progress.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
@@ -41,6 +42,7 @@ struct ScanSettings {
   std::vector<bool> type_from_schema;  // per input column: fixed by --schema
   uint64_t chunk_size = 0;
   int threads = 1;
+  Progress* progress = nullptr;  // never null while scanning
 };
 
 // Receives the non-aggregate rows of consecutive partitions, in input order.
