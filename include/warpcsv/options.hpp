@@ -13,6 +13,7 @@ enum class BadRows { Fail, Skip };
 // How the bytes of a CSV file are to be read.
 struct DialectOptions {
   char delimiter = ',';
+  bool delimiter_auto = false;  // --delimiter auto: sniffed from the first input (io.hpp)
   char quote = '"';
   int escape = -1;   // -1: none
   int comment = -1;  // -1: none

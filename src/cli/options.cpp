@@ -231,7 +231,8 @@ Usage: warpcsv [OPTIONS] PIPELINE [FILE...]
              gzip-compressed files are recognised and decompressed.
 
 Input:
-  -d, --delimiter C     field separator (default ','; '\t' or 'tab' for a tab)
+  -d, --delimiter C     field separator (default ','; '\t' or 'tab' for a tab;
+                        'auto' picks , ; tab or | from the first lines)
       --no-header       first line is data; columns are named c1..cN
       --names a,b,...   column names (with --no-header) or new names for the header
       --quote C         quote character (default '"'; doubled inside quotes = literal)
@@ -334,7 +335,16 @@ Options parse_options(int argc, char** argv) {
     usage("missing PIPELINE; usage: warpcsv [OPTIONS] PIPELINE [FILE...], e.g. "
           "warpcsv 'groupby region | agg count()' sales.csv");
 
-  if (app.count("--delimiter")) o.dialect.delimiter = parse_char_option(delimiter, "--delimiter");
+  if (app.count("--delimiter")) {
+    // 'auto': chosen among , ; \t | from the first input's first bytes (src/io/sniff.cpp).
+    o.dialect.delimiter_auto = delimiter == "auto";
+    if (!o.dialect.delimiter_auto && delimiter.size() > 1 && delimiter != "\\t" &&
+        delimiter != "tab")
+      usage("--delimiter: expected one character, '\\t' or 'tab' for a tab, or 'auto' to detect "
+            "it; found '" + delimiter + "'");
+    if (!o.dialect.delimiter_auto)
+      o.dialect.delimiter = parse_char_option(delimiter, "--delimiter");
+  }
   if (app.count("--quote")) o.dialect.quote = parse_char_option(quote, "--quote");
   if (app.count("--escape"))
     o.dialect.escape = static_cast<unsigned char>(parse_char_option(escape, "--escape"));
@@ -342,7 +352,7 @@ Options parse_options(int argc, char** argv) {
     o.dialect.comment = static_cast<unsigned char>(parse_char_option(comment, "--comment"));
   char d = o.dialect.delimiter;
   if (d == '\n' || d == '\r') usage("--delimiter: a line break cannot separate fields");
-  if (d == o.dialect.quote)
+  if (d == o.dialect.quote && !o.dialect.delimiter_auto)
     usage(std::string("--delimiter and --quote are both '") + d +
           "'; give them different characters");
   if (app.count("--skip")) o.dialect.skip_lines = parse_count(skip, "--skip", 0, "a line count");

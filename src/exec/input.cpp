@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
@@ -43,7 +44,15 @@ InputSource::InputSource(const std::string& path, const DialectOptions& opts,
     struct stat st{};
     rereadable_ = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   }
-  read_header(opts, dialect);
+  if (!opts.delimiter_auto) {
+    read_header(opts, dialect);
+    return;
+  }
+  // --delimiter auto: look at the first bytes before any of them is read as a header.
+  const Window w = window(0, kDelimiterSniffBytes);
+  sniffed_ = sniff_delimiter(w.data, static_cast<size_t>(w.size), w.at_eof, opts.quote,
+                             opts.escape, opts.comment, opts.skip_lines);
+  read_header(opts, make_dialect(sniffed_->delimiter, opts.quote, opts.escape, opts.comment));
 }
 
 InputSource::~InputSource() {
@@ -194,13 +203,21 @@ bool InputSet::rereadable() const {
 
 InputSet InputSet::open(const Options& opts) {
   InputSet in;
-  const auto& d = opts.dialect;
+  DialectOptions d = opts.dialect;
   in.dialect = make_dialect(d.delimiter, d.quote, d.escape, d.comment);
   std::vector<std::string> files = opts.files;
   if (files.empty()) files.push_back("-");
   for (const auto& f : files) {
     in.sources.push_back(std::make_unique<InputSource>(f, d, in.dialect));
     const auto& src = *in.sources.back();
+    if (src.sniffed()) {  // --delimiter auto: the first source decides for all of them
+      d.delimiter = src.sniffed()->delimiter;
+      d.delimiter_auto = false;
+      in.dialect = make_dialect(d.delimiter, d.quote, d.escape, d.comment);
+      if (opts.explain)
+        std::fprintf(stderr, "warpcsv: %s: %s\n", src.name().c_str(),
+                     describe_sniff(*src.sniffed()).c_str());
+    }
     if (in.sources.size() == 1) {
       in.column_names = src.header();
     } else if (!src.header().empty() && src.header() != in.sources.front()->header()) {

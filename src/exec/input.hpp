@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "warpcsv/core/dialect.hpp"
+#include "warpcsv/io.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 
@@ -40,6 +43,8 @@ class InputSource {
   uint64_t size_bytes() const { return file_size_ > data_start_ ? file_size_ - data_start_ : 0; }
   // Whether the whole input can be read again (a restart after widening a type).
   bool rereadable() const { return rereadable_; }
+  // --delimiter auto: what the sniffer chose from this source's first bytes (else empty).
+  const std::optional<SniffResult>& sniffed() const { return sniffed_; }
 
   // Makes bytes [from, from + want) of the data available (fewer at EOF;
   // more may be returned). `from` must not go backwards.
@@ -56,6 +61,7 @@ class InputSource {
   std::vector<std::string> header_;
   uint64_t header_lines_ = 0;
   bool rereadable_ = false;
+  std::optional<SniffResult> sniffed_;
 
   // Regular files are mapped window by window; streams are buffered.
   int fd_ = -1;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (the `device` tool): gpu-check (build for sm_90,
+# GPU differential tests, compute-sanitizer, q1 on 1e8 rows), then bench.sh
+# side by side with DuckDB on 1 GPU and on all GPUs, then the whole ctest
+# suite. Logs and summaries go to $OUT. Carry .peers/duckq and
+# .peers/libduckdb.so.xz for DuckDB.
+set -u
+OUT=${OUT:-/tmp/device-out}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+nvidia-smi -L >"$OUT/machine.txt" 2>&1
+nvidia-smi topo -m >>"$OUT/machine.txt" 2>&1
+nproc >>"$OUT/machine.txt"
+[ -f .peers/libduckdb.so.xz ] && (cd .peers && xz -dkf libduckdb.so.xz)
+SKIP_CTEST=1 BENCH_ROWS=${BENCH_ROWS:-100000000} timeout 330 scripts/gpu-check.sh >"$OUT/gpu-check.txt" 2>&1
+echo "gpu-check rc=$?" >>"$OUT/gpu-check.txt"
+G1=/dev/shm/warpcsv_g1_${BENCH_ROWS:-100000000}.csv
+W=build-gpu/warpcsv
+ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's name for the same table
+{
+  for dev in 0 gpu; do
+    for q in 'groupby id1 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)'; do
+      echo "== --device $dev: $q"
+      timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null | tail -12
+    done
+  done
+} >"$OUT/profiles.txt" 2>&1
+if [ -x .peers/duckq ]; then
+  for dev in 0 gpu; do
+    DEVICE=$dev ROWS=${BENCH_ROWS:-100000000} THREADS=$(nproc) REPS=2 QUERIES="q1 q3" WARPCSV=$W \
+      DUCKQ=.peers/duckq GEN_GROUPBY=build-gpu/gen_groupby_check BENCH_DIR=/dev/shm \
+      timeout 150 scripts/bench.sh >"$OUT/bench-$dev.txt" 2>&1
+  done
+fi
+(cd build-gpu && timeout 200 ctest -j"$(nproc)" --output-on-failure >"$OUT/ctest.txt" 2>&1)
+tail -3 "$OUT/ctest.txt"
+cat "$OUT/gpu-check.txt" | sed -n '/---- warpcsv gpu-check summary/,$p'
+cat "$OUT"/bench-*.txt | grep -E '^\|' || true

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# GPU check: builds warpcsv with CUDA for sm_90, runs the whole ctest suite and
+# the GPU differential tests, runs compute-sanitizer (memcheck, racecheck) on a
+# small pipeline, generates a db-benchmark group-by table, times q1 in-process
+# and as a whole process (checking its bytes against the CPU executor), and
+# prints a summary table. Logs go to build-gpu/gpu-check; when $OUT is set,
+# the summary and a tarball of the logs are copied there too.
+#
+#   scripts/gpu-check.sh                 # 1e8 rows (5.2 GB in /dev/shm)
+#   BENCH_ROWS=10000000 scripts/gpu-check.sh
+#   SKIP_BUILD=1 SKIP_CTEST=1 scripts/gpu-check.sh
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-gpu}
+LOG=$BUILD/gpu-check
+JOBS=${JOBS:-$(nproc)}
+ROWS=${BENCH_ROWS:-100000000}
+DATA_DIR=${BENCH_DIR:-/dev/shm}
+mkdir -p "$LOG"
+SUMMARY="$LOG/summary.txt"
+: >"$SUMMARY"
+row() { printf '%-28s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
+step() { echo "== $*" >&2; }
+
+# ---- build -------------------------------------------------------------------
+build_ok=skipped
+if [ -z "${SKIP_BUILD:-}" ]; then
+  step "build ($BUILD, sm_90, -j$JOBS)"
+  if cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+       >"$LOG/build.log" 2>&1 &&
+     cmake --build "$BUILD" -j"$JOBS" >>"$LOG/build.log" 2>&1; then
+    build_ok=yes
+  else
+    build_ok=NO
+    tail -40 "$LOG/build.log" >&2
+  fi
+fi
+WARPCSV="$BUILD/warpcsv"
+GPU_TESTS="$BUILD/tests/gpu_tests"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+grep -q 'CUDA executor ON' "$LOG/build.log" 2>/dev/null && cuda=ON || cuda="?"
+
+# ---- the whole test suite ----------------------------------------------------
+ctest_result=skipped
+if [ -z "${SKIP_CTEST:-}" ] && [ -d "$BUILD" ]; then
+  step "ctest"
+  (cd "$BUILD" && ctest -j"$JOBS" --output-on-failure) >"$LOG/ctest.log" 2>&1
+  ctest_result=$(grep -E 'tests passed' "$LOG/ctest.log" | tail -1)
+  [ -n "$ctest_result" ] || ctest_result="no summary (see ctest.log)"
+  grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" >&2 || true
+fi
+
+# ---- GPU differential tests --------------------------------------------------
+diff_result=skipped
+if [ -x "$GPU_TESTS" ]; then
+  step "gpu differential tests"
+  timeout 1200 "$GPU_TESTS" '[gpu]' >"$LOG/gpu_tests.log" 2>&1
+  rc=$?
+  diff_result="$(grep -E 'All tests passed|test cases:|assertions:' "$LOG/gpu_tests.log" | tr '\n' ' ')"
+  grep -q 'no GPU: GPU tests skipped' "$LOG/gpu_tests.log" && diff_result="SKIPPED (no GPU) $diff_result"
+  [ $rc -eq 0 ] || { diff_result="FAILED rc=$rc $diff_result"; tail -60 "$LOG/gpu_tests.log" >&2; }
+fi
+
+# ---- compute-sanitizer on a small pipeline -----------------------------------
+san_result=skipped
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+SMALL="$LOG/small.csv"
+if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
+  step "compute-sanitizer"
+  {
+    echo 'k,v,d,s'
+    for i in $(seq 1 3000); do
+      echo "k$((i % 37)),$((i * 7 % 1001 - 500)),$((i % 13)).$((i % 7))5,\"t,$((i % 5))\"\"x\""
+    done
+  } >"$SMALL"
+  san_errors=0
+  for tool in memcheck racecheck; do
+    timeout 300 "$SAN" --tool "$tool" --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 \
+      'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
+      "$SMALL" >"$LOG/sanitizer_$tool.log" 2>&1
+    n=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$LOG/sanitizer_$tool.log" | grep -Eo '[0-9]+$' | tail -1)
+    n=${n:-"?"}
+    [ "$n" = "?" ] && tail -20 "$LOG/sanitizer_$tool.log" >&2
+    san_errors="$san_errors+$tool:$n"
+  done
+  san_result=${san_errors#0+}
+  "$WARPCSV" --device cpu 'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
+    "$SMALL" >"$LOG/small_cpu.csv" 2>&1
+  "$WARPCSV" --device gpu 'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
+    "$SMALL" >"$LOG/small_gpu.csv" 2>&1
+  cmp -s "$LOG/small_cpu.csv" "$LOG/small_gpu.csv" && san_result="$san_result (cpu==gpu)" ||
+    san_result="$san_result (cpu!=gpu!)"
+fi
+
+# ---- benchmark: db-benchmark G1 table, q1 ------------------------------------
+q1_inproc=skipped
+q1_whole=skipped
+q1_same=skipped
+if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
+  step "generate $ROWS rows"
+  GEN="$BUILD/gen_groupby_check"
+  cat >"$BUILD/gen_groupby_check.c" <<'EOF'
+/* A db-benchmark G1-shaped table (id1..id6, v1, v2, v3) for the GPU check:
+   gen ROWS K SEED OUT THREADS. id1,id2 "id%03d" of K; id3 "id%010d" of ROWS/K;
+   id4,id5 1..K; id6 1..ROWS/K; v1 1..5; v2 1..15; v3 [0,100) with up to 6 decimals. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static uint64_t rows, k, seed;
+typedef struct { uint64_t b, e; char *buf; size_t len; } part;
+static uint64_t nx(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+static uint64_t below(uint64_t *s, uint64_t n) { return (uint64_t)(((unsigned __int128)nx(s) * n) >> 64); }
+static char *pu(char *p, uint64_t v) {
+  char t[24]; int n = 0;
+  do { t[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+  while (n) *p++ = t[--n];
+  return p;
+}
+static char *pp(char *p, uint64_t v, int w) {
+  for (int i = w - 1; i >= 0; i--) { p[i] = (char)('0' + v % 10); v /= 10; }
+  return p + w;
+}
+static void *work(void *a) {
+  part *pt = a;
+  uint64_t s = seed * 0x100000001b3ULL + pt->b, g3 = rows / k ? rows / k : 1;
+  char *p = pt->buf = malloc((pt->e - pt->b) * 80 + 64);
+  for (uint64_t i = pt->b; i < pt->e; i++) {
+    *p++ = 'i'; *p++ = 'd'; p = pp(p, 1 + below(&s, k), 3); *p++ = ',';
+    *p++ = 'i'; *p++ = 'd'; p = pp(p, 1 + below(&s, k), 3); *p++ = ',';
+    *p++ = 'i'; *p++ = 'd'; p = pp(p, 1 + below(&s, g3), 10); *p++ = ',';
+    p = pu(p, 1 + below(&s, k)); *p++ = ',';
+    p = pu(p, 1 + below(&s, k)); *p++ = ',';
+    p = pu(p, 1 + below(&s, g3)); *p++ = ',';
+    p = pu(p, 1 + below(&s, 5)); *p++ = ',';
+    p = pu(p, 1 + below(&s, 15)); *p++ = ',';
+    uint64_t v3 = below(&s, 100000000ULL), fr = v3 % 1000000;
+    p = pu(p, v3 / 1000000);
+    if (fr) {
+      char f[6]; int n = 6;
+      for (int d = 5; d >= 0; d--) { f[d] = (char)('0' + fr % 10); fr /= 10; }
+      while (n > 0 && f[n - 1] == '0') n--;
+      *p++ = '.'; memcpy(p, f, n); p += n;
+    }
+    *p++ = '\n';
+  }
+  pt->len = (size_t)(p - pt->buf);
+  return NULL;
+}
+int main(int argc, char **argv) {
+  if (argc < 5) { fprintf(stderr, "usage: gen ROWS K SEED OUT [THREADS]\n"); return 2; }
+  rows = strtoull(argv[1], 0, 10); k = strtoull(argv[2], 0, 10); seed = strtoull(argv[3], 0, 10);
+  int nt = argc > 5 ? atoi(argv[5]) : 8;
+  FILE *f = fopen(argv[4], "wb");
+  if (!f) { perror(argv[4]); return 1; }
+  fputs("id1,id2,id3,id4,id5,id6,v1,v2,v3\n", f);
+  const uint64_t block = 1000000;
+  for (uint64_t b = 0; b < rows; b += block * nt) {
+    part ps[64]; pthread_t th[64]; int n = 0;
+    for (; n < nt && b + n * block < rows; n++) {
+      ps[n].b = b + n * block;
+      ps[n].e = ps[n].b + block < rows ? ps[n].b + block : rows;
+      pthread_create(&th[n], 0, work, &ps[n]);
+    }
+    for (int i = 0; i < n; i++) {
+      pthread_join(th[i], 0);
+      fwrite(ps[i].buf, 1, ps[i].len, f);
+      free(ps[i].buf);
+    }
+  }
+  return fclose(f) ? 1 : 0;
+}
+EOF
+  cc -O2 -pthread -o "$GEN" "$BUILD/gen_groupby_check.c"
+  G1="$DATA_DIR/warpcsv_g1_$ROWS.csv"
+  [ -s "$G1" ] || "$GEN" "$ROWS" 100 1 "$G1" "$JOBS"
+  size=$(stat -c %s "$G1")
+  step "q1 in-process ($size bytes)"
+  WARPCSV_BENCH_FILE="$G1" timeout 300 "$GPU_TESTS" '[.bench]' -s >"$LOG/bench_inproc.log" 2>&1
+  q1_inproc=$(grep -E '^bench: run' "$LOG/bench_inproc.log" | tail -1 | awk '{print $6 " GB/s (" $4 " s)"}')
+  [ -n "$q1_inproc" ] || { q1_inproc="failed (see bench_inproc.log)"; tail -20 "$LOG/bench_inproc.log" >&2; }
+  step "q1 whole process"
+  t0=$(date +%s.%N)
+  timeout 120 "$WARPCSV" --device gpu 'groupby id1 | agg sum(v1)' "$G1" >"$LOG/q1_gpu.csv" 2>"$LOG/q1_gpu.err"
+  t1=$(date +%s.%N)
+  q1_whole=$(awk -v a="$t0" -v b="$t1" -v s="$size" 'BEGIN { printf "%.1f GB/s (%.2f s)", s / (b - a) / 1e9, b - a }')
+  timeout 300 "$WARPCSV" --device cpu 'groupby id1 | agg sum(v1)' "$G1" >"$LOG/q1_cpu.csv" 2>&1
+  # Where the time goes (per-stage timing on stderr).
+  timeout 120 "$WARPCSV" --device gpu --profile 'groupby id1 | agg sum(v1)' "$G1" >/dev/null 2>"$LOG/q1_profile.txt"
+  cmp -s "$LOG/q1_cpu.csv" "$LOG/q1_gpu.csv" && q1_same="identical bytes" || q1_same="DIFFERENT"
+  for q in 'groupby id1, id2 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)' \
+           'groupby id4 | agg mean(v1), mean(v2), mean(v3)' 'groupby id6 | agg sum(v1), sum(v2), sum(v3)' \
+           'groupby id3 | agg max(v1) - min(v2) as range_v1_v2' 'groupby id2, id4 | agg corr(v1, v2) as r2'; do
+    t0=$(date +%s.%N)
+    timeout 120 "$WARPCSV" --device gpu --profile "$q" "$G1" >"$LOG/q_gpu.csv" 2>>"$LOG/q_gpu.err"
+    t1=$(date +%s.%N)
+    printf '%-70s %s\n' "$q" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f s", b - a }')" >>"$LOG/queries.txt"
+  done
+fi
+
+# ---- summary -----------------------------------------------------------------
+echo "---- warpcsv gpu-check summary" | tee -a "$SUMMARY"
+row "machine" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) x$gpus, $(nproc) cores"
+row "build (sm_90, CUDA $cuda)" "$build_ok"
+row "ctest" "$ctest_result"
+row "gpu diff tests" "$diff_result"
+row "sanitizer errors" "$san_result"
+row "q1 in-process (1 run warm)" "$q1_inproc"
+row "q1 whole process" "$q1_whole"
+row "q1 gpu vs cpu bytes" "$q1_same"
+[ -f "$LOG/queries.txt" ] && { echo "whole-process times, other queries (1 GPU):"; cat "$LOG/queries.txt"; } | tee -a "$SUMMARY"
+[ -f "$LOG/q1_profile.txt" ] && { echo "q1 --profile:"; cat "$LOG/q1_profile.txt"; } | tee -a "$SUMMARY"
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+  cp "$SUMMARY" "$OUT/gpu-check-summary.txt"
+  tar czf "$OUT/gpu-check-logs.tgz" -C "$LOG" --exclude small.csv --exclude q_gpu.csv . 2>/dev/null
+fi
+case "$build_ok $diff_result $q1_same" in
+  *NO*|*FAILED*|*DIFFERENT*) exit 1 ;;
+esac
+exit 0

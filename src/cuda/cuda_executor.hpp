@@ -1,0 +1,29 @@
+// The CUDA executor's public face: launchers and kernels stay in src/cuda/*.cu.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "exec/scan.hpp"
+
+namespace warpcsv {
+
+// Number of CUDA devices usable by this process (0 when none or no driver).
+int cuda_device_count();
+
+// An executor that scans on the given GPUs (all when empty), one host thread
+// per GPU, with output byte-identical to the CPU executor's.
+std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus);
+
+// What the CUDA executors of this process did, for tests and --profile:
+// scans finished on the GPU, scans handed to the CPU executor because the plan
+// has no GPU form, and scans run again on the CPU because the GPU met a bad
+// row, a bad value or a limit.
+struct CudaRunInfo {
+  uint64_t gpu_scans = 0;
+  uint64_t cpu_plans = 0;
+  uint64_t cpu_reruns = 0;
+};
+CudaRunInfo cuda_run_info();
+
+}  // namespace warpcsv

@@ -1,0 +1,152 @@
+// Plain structs shared by the CUDA host glue (cuda_executor.cpp) and the
+// kernels (kernels.cu): the plan as the device reads it, the resident group
+// table, one batch of input bytes, and the launchers. Kernels stay private.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "warpcsv/core/agg.hpp"
+#include "warpcsv/core/dialect.hpp"
+#include "warpcsv/core/program.hpp"
+#include "warpcsv/errors.hpp"
+
+// Checks a CUDA runtime call (or the last kernel launch); failures become a
+// ResourceError (exit 4) naming the call and where it was made.
+#define WCSV_CUDA_TRY(call)                                                                  \
+  do {                                                                                       \
+    const cudaError_t wcsv_err_ = (call);                                                    \
+    if (wcsv_err_ != cudaSuccess) {                                                          \
+      (void)cudaGetLastError();                                                              \
+      throw ::warpcsv::ResourceError(std::string("GPU error: ") + cudaGetErrorString(wcsv_err_) + \
+                                     " in " #call " (" + __FILE__ + ":" +                    \
+                                     std::to_string(__LINE__) +                              \
+                                     "); run with --device cpu to use the CPU instead");     \
+    }                                                                                        \
+  } while (0)
+
+namespace warpcsv {
+namespace cuda {
+
+// Tuning values, in one place.
+constexpr int kMaxSlots = 32;          // input columns a plan may read on the GPU
+constexpr int kMaxKeys = 8;            // group keys
+constexpr int kMaxAggs = 16;           // aggregates
+constexpr int kMaxWords = 128;         // 64-bit state words per group
+constexpr int kMaxColumns = 4096;      // input columns (column -> slot map in shared memory)
+constexpr int kSegBytes = 64;          // bytes per thread in the row-boundary scan
+constexpr int kScanBlock = 256;        // threads per block of the segment kernels
+constexpr int kRowBlock = 512;         // threads per block of the row kernel
+constexpr int kRowScratch = 256;       // evaluator scratch per thread (lower/upper)
+constexpr int kUnescapeBytes = 512;    // unescaped field bytes per row
+constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per block
+
+// Set by kernels when a batch needs the host path: a bad row or value, an
+// expression error (reported exactly by the CPU executor), or a GPU limit.
+enum GpuFlag : uint32_t {
+  kFlagIssue = 1,
+  kFlagUnsupported = 2,  // unescaped text or scratch over its cap, internal mismatch
+  kFlagCapacity = 4,     // group table or key arena full
+};
+
+// One aggregate's GPU state: `words` 64-bit words at `word` in the group's row
+// of the word matrix, updated with atomics (see kernels.cu for the layouts).
+struct GpuAgg {
+  AggOp op;
+  int8_t arg0_direct;  // slot read directly, -1: evaluate arg0, -2: no argument
+  int8_t arg1_direct;
+  uint16_t word;
+  uint16_t words;
+  ProgramView arg0, arg1;
+};
+
+// The scan plan as the device reads it (programs point into device memory).
+struct GpuPlan {
+  Dialect dialect;
+  int32_t ncols;
+  int32_t nslots;
+  int32_t nkeys;
+  int32_t naggs;
+  int32_t nwords;
+  int32_t n_null;
+  int8_t col_to_slot[kMaxColumns];  // -1: column not read
+  ColumnType slot_types[kMaxSlots];
+  bool slot_inferred[kMaxSlots];  // type inferred (not --schema): "007" is no number
+  bool has_filter;
+  ProgramView filter;
+  ProgramView keys[kMaxKeys];
+  int8_t key_direct[kMaxKeys];
+  Type key_types[kMaxKeys];
+  GpuAgg aggs[kMaxAggs];
+  uint64_t init_words[kMaxWords];  // a fresh group's state words
+  const char* null_bytes;          // --null tokens, concatenated
+  const uint32_t* null_offsets;    // n_null + 1 offsets
+};
+
+// Counters the kernels update; one per GPU.
+struct GpuCounters {
+  unsigned long long groups;
+  unsigned long long arena_used;
+  unsigned long long rows;
+  unsigned int flags;
+  unsigned int pad;
+};
+
+// The resident group table: open addressing over `slots` (group + 1, 0 empty),
+// dense per-group arrays of hash, keys and state words. String keys hold an
+// offset into `arena` in StrRef::ptr, so the arena can grow by copying.
+struct GpuTable {
+  uint32_t* slots;
+  uint64_t mask;
+  uint64_t* hashes;
+  Value* keys;
+  unsigned long long* words;
+  uint64_t gcap;
+  char* arena;
+  uint64_t arena_cap;
+  GpuCounters* counters;
+};
+
+// One batch: a contiguous run of input bytes whose state at byte 0 is known.
+// Rows starting in [0, row_end) are processed; bytes past row_end only finish
+// the last row.
+struct GpuBatch {
+  const char* data;
+  uint64_t n;
+  uint64_t row_end;
+  uint8_t start_state;
+  bool first_is_row;  // byte 0 starts a row
+  bool at_eof;        // input ends at data[n]
+};
+
+// Work arrays of one GPU, sized for the largest batch.
+struct GpuScratch {
+  uint32_t* tv;        // per segment: transition vector
+  uint32_t* prefix;    // per segment: vector of all bytes before it
+  uint32_t* counts;    // per segment: row starts
+  uint32_t* offsets;   // nseg + 1: exclusive prefix of counts
+  uint32_t* rows;      // row start positions
+  void* cub_temp;
+  size_t cub_bytes;
+  uint64_t seg_cap;
+  uint64_t row_cap;
+};
+
+// Bytes of CUB temporary storage the scans need for `nseg` segments.
+size_t scan_temp_bytes(uint64_t nseg);
+
+// Finds the row starts of a batch and aggregates its rows into the table, all
+// on `stream`. `plan` is device memory; `sms` sizes the grid.
+void launch_batch(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
+                  const GpuTable& t, GpuScratch& s, int sms, cudaStream_t stream);
+
+// Sets words [from, to) groups of state to the plan's initial values.
+void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,
+                       uint64_t to, cudaStream_t stream);
+
+// Re-inserts groups [0, count) into a cleared slot array (after growth).
+void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace warpcsv

@@ -1,0 +1,554 @@
+// Kernels of the CUDA executor and their launchers.
+//
+// Per batch: (1) every thread computes the transition vector of a 64-byte
+// segment (all start states at once); (2) a CUB scan composes them, giving each
+// segment its true start state (ParPaRaw, VLDB 2020); (3) each thread walks its
+// segment again from that state and counts row starts, (4) a CUB sum gives
+// offsets, (5) a third walk writes the row starts; (6) one thread per row runs
+// the shared core (parse_row, field_to_value, eval_program) and aggregates
+// into the resident table with integer atomics, through a per-block
+// shared-memory cache of hot groups.
+#include <cub/device/device_scan.cuh>
+
+#include "cuda/gpu_plan.hpp"
+#include "warpcsv/core/eval.hpp"
+#include "warpcsv/core/field.hpp"
+#include "warpcsv/core/hash.hpp"
+#include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/core/wide.hpp"
+
+namespace warpcsv {
+namespace cuda {
+
+namespace {
+
+constexpr uint32_t kSlotBusy = 0xffffffffu;  // a group is being inserted here
+constexpr uint32_t kSlotDead = 0xfffffffeu;  // insertion failed (table full)
+constexpr int kCacheProbes = 8;
+
+using u64 = unsigned long long;
+
+struct TvCompose {
+  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const {
+    return tv_compose(a, b);
+  }
+};
+
+// The dialect's class and next-state tables in shared memory.
+struct SharedMachine {
+  uint8_t cls[256];
+  uint8_t next[kNumStates * kNumClasses];
+};
+
+__device__ __forceinline__ void load_machine(SharedMachine& m, const Dialect* d) {
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) m.cls[i] = d->char_class[i];
+  for (int i = threadIdx.x; i < kNumStates * kNumClasses; i += blockDim.x)
+    m.next[i] = d->next[i / kNumClasses][i % kNumClasses];
+  __syncthreads();
+}
+
+// Calls fn(index, byte) for the bytes of segment `seg`, loading 16 bytes at a
+// time (the buffer is padded, so whole-segment loads stay in bounds).
+template <class Fn>
+__device__ __forceinline__ void for_segment_bytes(const char* data, uint64_t n, uint64_t seg,
+                                                  Fn&& fn) {
+  const uint64_t base = seg * kSegBytes;
+  const uint4* p = reinterpret_cast<const uint4*>(data + base);
+  const uint64_t len = n - base < kSegBytes ? n - base : kSegBytes;
+#pragma unroll
+  for (int q = 0; q < kSegBytes / 16; ++q) {
+    const uint4 v = p[q];
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const uint32_t i = q * 16 + k;
+      if (i < len) fn(base + i, static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4))));
+    }
+  }
+}
+
+template <int Block>
+__global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t n, uint64_t nseg,
+                                                      const Dialect* d, uint32_t* tv) {
+  __shared__ SharedMachine m;
+  load_machine(m, d);
+  for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
+       seg += static_cast<uint64_t>(gridDim.x) * Block) {
+    uint8_t st[kNumStates];
+#pragma unroll
+    for (int s = 0; s < kNumStates; ++s) st[s] = static_cast<uint8_t>(s);
+    for_segment_bytes(data, n, seg, [&](uint64_t, uint8_t c) {
+      const uint8_t k = m.cls[c];
+#pragma unroll
+      for (int s = 0; s < kNumStates; ++s) st[s] = m.next[st[s] * kNumClasses + k];
+    });
+    uint32_t v = 0;
+#pragma unroll
+    for (int s = 0; s < kNumStates; ++s) v |= static_cast<uint32_t>(st[s]) << (3 * s);
+    tv[seg] = v;
+  }
+}
+
+// Walks each segment from its true start state; counts (Write = false) or
+// writes (Write = true) the row starts in [0, row_end). A position after a
+// terminator starts a row, except the LF of a CRLF (one terminator).
+template <int Block, bool Write>
+__global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nseg, const Dialect* d,
+                                                        const uint32_t* prefix, uint32_t* counts,
+                                                        const uint32_t* offsets, uint32_t* rows) {
+  __shared__ SharedMachine m;
+  load_machine(m, d);
+  for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
+       seg += static_cast<uint64_t>(gridDim.x) * Block) {
+    uint8_t s = tv_get(prefix[seg], b.start_state);
+    uint32_t count = 0;
+    uint32_t* out = Write ? rows + offsets[seg] : nullptr;
+    if (seg == 0 && b.first_is_row && b.row_end > 0) {
+      if (Write) out[count] = 0;
+      ++count;
+    }
+    for_segment_bytes(b.data, b.n, seg, [&](uint64_t i, uint8_t c) {
+      s = m.next[s * kNumClasses + m.cls[c]];
+      const uint64_t at = i + 1;
+      if (s == kRowStart && at < b.row_end && !(c == '\r' && b.data[at] == '\n')) {
+        if (Write) out[count] = static_cast<uint32_t>(at);
+        ++count;
+      }
+    });
+    if (!Write) counts[seg] = count;
+  }
+}
+
+// ---- 128/256-bit sums with 64-bit atomics ---------------------------------
+
+// Adds v to *w; returns the carry out of the word.
+__device__ __forceinline__ uint32_t add_word(u64* w, u64 v) {
+  if (v == 0) return 0;
+  const u64 old = atomicAdd(w, v);
+  return old + v < old ? 1u : 0u;
+}
+
+// Adds an n-limb little-endian integer to w[0..n) modulo 2^(64n): each limb's
+// carry is detected from the old value its atomicAdd returns, then added to
+// the next limb, so concurrent adds still total exactly.
+__device__ __forceinline__ void add_limbs(u64* w, const u64* x, int n) {
+  uint32_t carry = 0;
+  for (int i = 0; i < n; ++i) {
+    uint32_t c = add_word(w + i, x[i]);
+    if (carry) c += add_word(w + i, carry);
+    carry = c;
+  }
+}
+
+__device__ __forceinline__ void add_int128(u64* w, int128 x) {
+  const u64 l[2] = {static_cast<u64>(x), static_cast<u64>(static_cast<uint128>(x) >> 64)};
+  add_limbs(w, l, 2);
+}
+
+__device__ __forceinline__ void add_wide(u64* w, const Wide256& x) {
+  const u64 l[4] = {x.w[0], x.w[1], x.w[2], x.w[3]};
+  add_limbs(w, l, 4);
+}
+
+// One row's update of an aggregate's words (shared or global memory).
+// Returns false when the value cannot be held (min/max beyond 64 bits).
+__device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const Value& x,
+                                                 const Value& y) {
+  switch (a.op) {
+    case AggOp::CountStar: atomicAdd(w, 1ull); return true;
+    case AggOp::Count:
+      if (!x.null) atomicAdd(w, 1ull);
+      return true;
+    case AggOp::SumExact:
+    case AggOp::MeanExact:
+      if (x.null) return true;
+      add_int128(w, x.i);
+      atomicAdd(w + 2, 1ull);
+      return true;
+    case AggOp::VarExact:
+    case AggOp::StdExact:
+      if (x.null) return true;
+      add_int128(w, x.i);
+      add_wide(w + 2, wide_mul(x.i, x.i));
+      atomicAdd(w + 6, 1ull);
+      return true;
+    case AggOp::CorrExact:
+      if (x.null || y.null) return true;
+      add_int128(w, x.i);
+      add_int128(w + 2, y.i);
+      add_wide(w + 4, wide_mul(x.i, x.i));
+      add_wide(w + 8, wide_mul(y.i, y.i));
+      add_wide(w + 12, wide_mul(x.i, y.i));
+      atomicAdd(w + 16, 1ull);
+      return true;
+    case AggOp::Min:
+    case AggOp::Max: {
+      if (x.null) return true;
+      if (x.i < INT64_MIN || x.i > INT64_MAX) return false;
+      const long long v = static_cast<long long>(x.i);
+      if (a.op == AggOp::Min) atomicMin(reinterpret_cast<long long*>(w), v);
+      else atomicMax(reinterpret_cast<long long*>(w), v);
+      atomicOr(w + 1, 1ull);
+      return true;
+    }
+    default: return false;  // not a GPU aggregate (the host never sends one)
+  }
+}
+
+// Folds cached words `s` into the group's global words `w`.
+__device__ __forceinline__ void agg_merge_words(const GpuAgg& a, u64* w, const u64* s) {
+  switch (a.op) {
+    case AggOp::Min:
+    case AggOp::Max:
+      if (!s[1]) return;
+      if (a.op == AggOp::Min) atomicMin(reinterpret_cast<long long*>(w), static_cast<long long>(s[0]));
+      else atomicMax(reinterpret_cast<long long*>(w), static_cast<long long>(s[0]));
+      atomicOr(w + 1, 1ull);
+      return;
+    case AggOp::CountStar:
+    case AggOp::Count: add_word(w, s[0]); return;
+    case AggOp::SumExact:
+    case AggOp::MeanExact:
+      add_limbs(w, s, 2);
+      add_word(w + 2, s[2]);
+      return;
+    case AggOp::VarExact:
+    case AggOp::StdExact:
+      add_limbs(w, s, 2);
+      add_limbs(w + 2, s + 2, 4);
+      add_word(w + 6, s[6]);
+      return;
+    case AggOp::CorrExact:
+      add_limbs(w, s, 2);
+      add_limbs(w + 2, s + 2, 2);
+      add_limbs(w + 4, s + 4, 4);
+      add_limbs(w + 8, s + 8, 4);
+      add_limbs(w + 12, s + 12, 4);
+      add_word(w + 16, s[16]);
+      return;
+    default: return;
+  }
+}
+
+// ---- the resident group table ----------------------------------------------
+
+__device__ __forceinline__ uint32_t load_slot(const uint32_t* p) {
+  return *reinterpret_cast<const volatile uint32_t*>(p);
+}
+
+// Compares stored group keys (read through L2: another block may have just
+// written them) with a row's keys, with the core's grouping equality.
+__device__ bool stored_keys_equal(const GpuTable& t, const GpuPlan& p, uint64_t g,
+                                  const Value* keys) {
+  for (int k = 0; k < p.nkeys; ++k) {
+    const longlong2* src = reinterpret_cast<const longlong2*>(t.keys + g * p.nkeys + k);
+    longlong2 raw[2] = {__ldcg(src), __ldcg(src + 1)};
+    Value s;
+    memcpy(&s, raw, sizeof(Value));
+    const Value& v = keys[k];
+    if (s.null || v.null) {
+      if (s.null != v.null) return false;
+      continue;
+    }
+    const Type ty = p.key_types[k];
+    if (ty == Type::String) {
+      if (s.s.len != v.s.len) return false;
+      const char* a = t.arena + reinterpret_cast<uintptr_t>(s.s.ptr);
+      for (uint32_t i = 0; i < v.s.len; ++i)
+        if (__ldcg(a + i) != v.s.ptr[i]) return false;
+    } else if (!key_equal(s, v, ty)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The group of these keys, inserted when new; -1 when the table is full.
+__device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Value* keys,
+                                  uint64_t h, uint32_t& flags) {
+  uint64_t slot = h & t.mask;
+  for (uint64_t probe = 0; probe <= t.mask; ++probe, slot = (slot + 1) & t.mask) {
+    uint32_t cur = load_slot(t.slots + slot);
+    if (cur == 0) {
+      cur = atomicCAS(t.slots + slot, 0u, kSlotBusy);
+      if (cur == 0) {
+        const u64 g = atomicAdd(&t.counters->groups, 1ull);
+        if (g >= t.gcap) {
+          atomicExch(t.slots + slot, kSlotDead);
+          flags |= kFlagCapacity;
+          return -1;
+        }
+        t.hashes[g] = h;
+        for (int k = 0; k < p.nkeys; ++k) {
+          Value v = keys[k];
+          if (!v.null && p.key_types[k] == Type::String) {
+            u64 off = atomicAdd(&t.counters->arena_used, static_cast<u64>(v.s.len));
+            if (off + v.s.len > t.arena_cap) {
+              flags |= kFlagCapacity;
+              off = 0;
+              v.s.len = 0;
+            } else {
+              for (uint32_t i = 0; i < v.s.len; ++i) t.arena[off + i] = v.s.ptr[i];
+            }
+            v.s.ptr = reinterpret_cast<const char*>(static_cast<uintptr_t>(off));
+          }
+          t.keys[g * p.nkeys + k] = v;
+        }
+        __threadfence();
+        atomicExch(t.slots + slot, static_cast<uint32_t>(g + 1));
+        return static_cast<int64_t>(g);
+      }
+    }
+    while (cur == kSlotBusy) {
+      __nanosleep(32);
+      cur = load_slot(t.slots + slot);
+    }
+    if (cur == kSlotDead) continue;
+    const uint64_t g = cur - 1;
+    if (__ldcg(t.hashes + g) == h && stored_keys_equal(t, p, g, keys)) return static_cast<int64_t>(g);
+  }
+  flags |= kFlagCapacity;
+  return -1;
+}
+
+__device__ __forceinline__ bool is_null_token(const GpuPlan& p, const char* q, uint32_t n) {
+  for (int t = 0; t < p.n_null; ++t) {
+    const uint32_t b = p.null_offsets[t], e = p.null_offsets[t + 1];
+    if (e - b != n) continue;
+    bool eq = true;
+    for (uint32_t i = 0; i < n && eq; ++i) eq = p.null_bytes[b + i] == q[i];
+    if (eq) return true;
+  }
+  return false;
+}
+
+struct Span {
+  uint32_t b, e;
+  uint8_t flags;
+};
+
+// Parses, filters and aggregates the row starting at `pos`. Returns the flags
+// it raised; counts the row in `rows` as the CPU executor does.
+__device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
+                                const int8_t* col_to_slot, const GpuTable& t, uint64_t pos,
+                                uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words,
+                                uint32_t& rows) {
+  Span spans[kMaxSlots];
+  uint32_t nfields = 0;
+  const int ncols = p.ncols;
+  const RowResult r = parse_row(d, b.data, pos, b.n, b.at_eof,
+                                [&](uint32_t i, uint64_t fb, uint64_t fe, uint8_t f) {
+                                  if (i < static_cast<uint32_t>(ncols)) {
+                                    const int s = col_to_slot[i];
+                                    if (s >= 0)
+                                      spans[s] = Span{static_cast<uint32_t>(fb),
+                                                      static_cast<uint32_t>(fe), f};
+                                  }
+                                  nfields = i + 1;
+                                });
+  if (r.incomplete) return kFlagUnsupported;
+  const bool multi_column = ncols > 1;
+  if (r.comment || (r.empty && multi_column)) return 0;
+  ++rows;
+  if (r.error != RowError::None || (nfields != static_cast<uint32_t>(ncols) && !(r.empty && !multi_column)))
+    return kFlagIssue;
+
+  Value slots[kMaxSlots];
+  char unescaped[kUnescapeBytes];
+  uint32_t used = 0;
+  for (int k = 0; k < p.nslots; ++k) {
+    const Span sp = r.empty ? Span{static_cast<uint32_t>(pos), static_cast<uint32_t>(pos), 0} : spans[k];
+    const char* q = b.data + sp.b;
+    uint32_t n = sp.e - sp.b;
+    if (sp.flags & kFieldEscaped) {
+      if (used + n > static_cast<uint32_t>(kUnescapeBytes)) return kFlagUnsupported;
+      n = unescape_field(d, q, n, unescaped + used);
+      q = unescaped + used;
+      used += n;
+    }
+    if (n == 0 || is_null_token(p, q, n)) {
+      slots[k] = Value::make_null();
+      continue;
+    }
+    if (!field_to_value(p.slot_types[k], q, n, &slots[k], p.slot_inferred[k])) return kFlagIssue;
+  }
+
+  char scratch[kRowScratch];
+  EvalContext ctx = make_eval_context(scratch, kRowScratch);
+  if (p.has_filter) {
+    const Value keep = eval_program(p.filter, slots, ctx);
+    if (ctx.status != EvalStatus::Ok) return kFlagIssue;
+    if (keep.null || keep.i == 0) return 0;
+  }
+  Value keys[kMaxKeys];
+  uint64_t h = 0x243f6a8885a308d3ull;  // GroupTable::hash_keys
+  for (int k = 0; k < p.nkeys; ++k) {
+    keys[k] = p.key_direct[k] >= 0 ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
+    h = hash_combine(h, hash_value(keys[k], p.key_types[k]));
+  }
+  if (ctx.status != EvalStatus::Ok) return kFlagIssue;
+  uint32_t flags = 0;
+  const int64_t g = find_or_insert(t, p, keys, h, flags);
+  if (g < 0) return flags;
+
+  // The block's cache of hot groups takes the row when it has (or gets) a
+  // place for the group; otherwise the update goes to global memory.
+  u64* words = t.words + static_cast<uint64_t>(g) * p.nwords;
+  if (cache_cap) {
+    uint32_t c = (static_cast<uint32_t>(g) * 2654435761u) & (cache_cap - 1);
+    for (int probe = 0; probe < kCacheProbes; ++probe, c = (c + 1) & (cache_cap - 1)) {
+      uint32_t k = cache_keys[c];
+      if (k == 0) k = atomicCAS(cache_keys + c, 0u, static_cast<uint32_t>(g + 1));
+      if (k == 0 || k == static_cast<uint32_t>(g + 1)) {
+        words = cache_words + static_cast<uint64_t>(c) * p.nwords;
+        break;
+      }
+    }
+  }
+  const Value none = Value::make_null();
+  for (int a = 0; a < p.naggs; ++a) {
+    const GpuAgg& ag = p.aggs[a];
+    const Value x = ag.arg0_direct >= 0 ? slots[ag.arg0_direct]
+                    : ag.arg0_direct == -2 ? none
+                                           : eval_program(ag.arg0, slots, ctx);
+    const Value y = ag.arg1_direct >= 0 ? slots[ag.arg1_direct]
+                    : ag.arg1_direct == -2 ? none
+                                           : eval_program(ag.arg1, slots, ctx);
+    if (ctx.status != EvalStatus::Ok) return kFlagIssue;
+    if (!agg_update_words(ag, words + ag.word, x, y)) return kFlagUnsupported;
+  }
+  return 0;
+}
+
+template <int Block>
+__global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
+                                                GpuTable t, const uint32_t* __restrict__ rows,
+                                                const uint32_t* total_rows, uint32_t cache_cap) {
+  __shared__ Dialect d;
+  __shared__ int8_t col_to_slot[kMaxColumns];
+  __shared__ unsigned long long block_rows;
+  __shared__ unsigned int block_flags;
+  extern __shared__ u64 cache_words[];  // cache_cap * nwords, then cache_cap keys
+  const GpuPlan& p = *plan;
+  {
+    const char* src = reinterpret_cast<const char*>(&p.dialect);
+    char* dst = reinterpret_cast<char*>(&d);
+    for (int i = threadIdx.x; i < static_cast<int>(sizeof(Dialect)); i += Block) dst[i] = src[i];
+    for (int i = threadIdx.x; i < p.ncols; i += Block) col_to_slot[i] = p.col_to_slot[i];
+  }
+  const int nwords = p.nwords;
+  uint32_t* cache_keys = reinterpret_cast<uint32_t*>(cache_words + static_cast<uint64_t>(cache_cap) * nwords);
+  for (uint32_t i = threadIdx.x; i < cache_cap; i += Block) cache_keys[i] = 0;
+  for (uint32_t i = threadIdx.x; i < cache_cap * nwords; i += Block) cache_words[i] = p.init_words[i % nwords];
+  if (threadIdx.x == 0) {
+    block_rows = 0;
+    block_flags = 0;
+  }
+  __syncthreads();
+
+  const uint64_t total = *total_rows;
+  uint32_t flags = 0, nrows = 0;
+  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; r < total;
+       r += static_cast<uint64_t>(gridDim.x) * Block)
+    flags |= process_row(b, p, d, col_to_slot, t, rows[r], cache_cap, cache_keys, cache_words, nrows);
+  if (nrows) atomicAdd(&block_rows, static_cast<u64>(nrows));
+  if (flags) atomicOr(&block_flags, flags);
+  __syncthreads();
+
+  for (uint32_t c = threadIdx.x; c < cache_cap; c += Block) {
+    const uint32_t k = cache_keys[c];
+    if (k == 0) continue;
+    const u64* src = cache_words + static_cast<uint64_t>(c) * nwords;
+    u64* dst = t.words + static_cast<uint64_t>(k - 1) * nwords;
+    for (int a = 0; a < p.naggs; ++a) agg_merge_words(p.aggs[a], dst + p.aggs[a].word, src + p.aggs[a].word);
+  }
+  if (threadIdx.x == 0) {
+    if (block_rows) atomicAdd(&t.counters->rows, block_rows);
+    if (block_flags) atomicOr(&t.counters->flags, block_flags);
+  }
+}
+
+__global__ void k_init_words(u64* words, const GpuPlan* plan, int nwords, uint64_t from, uint64_t to) {
+  const uint64_t n = (to - from) * nwords;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x)
+    words[from * nwords + i] = plan->init_words[i % nwords];
+}
+
+__global__ void k_rehash(GpuTable t, uint64_t count) {
+  for (uint64_t g = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; g < count;
+       g += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint64_t slot = t.hashes[g] & t.mask;
+    while (atomicCAS(t.slots + slot, 0u, static_cast<uint32_t>(g + 1)) != 0) slot = (slot + 1) & t.mask;
+  }
+}
+
+unsigned grid_for(uint64_t items, int block, int sms) {
+  const uint64_t want = (items + block - 1) / block;
+  const uint64_t cap = static_cast<uint64_t>(sms) * 16;
+  return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
+}
+
+}  // namespace
+
+size_t scan_temp_bytes(uint64_t nseg) {
+  size_t a = 0, b = 0;
+  const int n = static_cast<int>(nseg);
+  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(nullptr, a, static_cast<const uint32_t*>(nullptr),
+                                               static_cast<uint32_t*>(nullptr), TvCompose(),
+                                               tv_identity(), n));
+  WCSV_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, b, static_cast<const uint32_t*>(nullptr),
+                                              static_cast<uint32_t*>(nullptr), n));
+  return a > b ? a : b;
+}
+
+void launch_batch(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan, const GpuTable& t,
+                  GpuScratch& s, int sms, cudaStream_t stream) {
+  const uint64_t nseg = (b.n + kSegBytes - 1) / kSegBytes;
+  if (nseg == 0 || b.row_end == 0) return;
+  WCSV_EXPECTS(nseg <= s.seg_cap && b.n <= s.row_cap, "GPU batch larger than its work arrays");
+  const Dialect* d = &plan->dialect;
+  const unsigned grid = grid_for(nseg, kScanBlock, sms);
+  k_segment_tv<kScanBlock><<<grid, kScanBlock, 0, stream>>>(b.data, b.n, nseg, d, s.tv);
+  WCSV_CUDA_TRY(cudaGetLastError());
+  size_t bytes = s.cub_bytes;
+  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, s.tv, s.prefix, TvCompose(),
+                                               tv_identity(), static_cast<int>(nseg), stream));
+  k_segment_rows<kScanBlock, false>
+      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, s.prefix, s.counts, nullptr, nullptr);
+  WCSV_CUDA_TRY(cudaGetLastError());
+  WCSV_CUDA_TRY(cudaMemsetAsync(s.offsets, 0, sizeof(uint32_t), stream));
+  bytes = s.cub_bytes;
+  WCSV_CUDA_TRY(cub::DeviceScan::InclusiveSum(s.cub_temp, bytes, s.counts, s.offsets + 1,
+                                              static_cast<int>(nseg), stream));
+  k_segment_rows<kScanBlock, true>
+      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, s.prefix, nullptr, s.offsets, s.rows);
+  WCSV_CUDA_TRY(cudaGetLastError());
+
+  // The shared-memory group cache: as many groups as fit, a power of two.
+  const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
+  uint32_t cache_cap = 1024;
+  while (cache_cap && cache_cap * per_group > kCacheBytes) cache_cap >>= 1;
+  if (cache_cap < 16) cache_cap = 0;
+  const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
+  const unsigned row_grid = static_cast<unsigned>(sms) * 2;
+  k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
+                                                            cache_cap);
+  WCSV_CUDA_TRY(cudaGetLastError());
+}
+
+void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from, uint64_t to,
+                       cudaStream_t stream) {
+  if (to <= from) return;
+  k_init_words<<<grid_for((to - from) * nwords, 256, 132), 256, 0, stream>>>(t.words, plan, nwords, from, to);
+  WCSV_CUDA_TRY(cudaGetLastError());
+}
+
+void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  k_rehash<<<grid_for(count, 256, 132), 256, 0, stream>>>(t, count);
+  WCSV_CUDA_TRY(cudaGetLastError());
+}
+
+}  // namespace cuda
+}  // namespace warpcsv
