@@ -355,6 +355,18 @@ Options parse_options(int argc, char** argv) {
   if (d == o.dialect.quote && !o.dialect.delimiter_auto)
     usage(std::string("--delimiter and --quote are both '") + d +
           "'; give them different characters");
+  // Each special byte must have one meaning, or the dialect is ambiguous.
+  auto clash = [&](int c, const char* name) {
+    if (c < 0) return;
+    if (c == '\n' || c == '\r') usage(std::string(name) + ": a line break cannot be " + (name + 2));
+    if ((c == d && !o.dialect.delimiter_auto) || c == o.dialect.quote)
+      usage(std::string(name) + " '" + static_cast<char>(c) + "' is also the " +
+            (c == o.dialect.quote ? "quote" : "delimiter") + " character; give a different one");
+  };
+  if (o.dialect.escape != o.dialect.quote) clash(o.dialect.escape, "--escape");
+  clash(o.dialect.comment, "--comment");
+  if (o.dialect.escape >= 0 && o.dialect.escape == o.dialect.comment)
+    usage("--escape and --comment are the same character; give different ones");
   if (app.count("--skip")) o.dialect.skip_lines = parse_count(skip, "--skip", 0, "a line count");
   o.dialect.header = !no_header;
   if (app.count("--names")) o.dialect.names = split_names(names);

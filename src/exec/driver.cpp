@@ -3,6 +3,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +106,26 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
   return s;
 }
 
+// Binds the pipeline. Columns the sample held no value for (a header-only
+// file, an all-null column) have no evidence for any type: if the pipeline
+// does not bind with them as strings, the first other type that binds wins.
+Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved) {
+  try {
+    return build_plan(pipeline, schema);
+  } catch (const UsageError&) {
+    if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
+    for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
+      for (size_t c = 0; c < schema.size(); ++c)
+        if (unobserved[c]) schema[c].type = ColumnType{t, 0};
+      try {
+        return build_plan(pipeline, schema);
+      } catch (const UsageError&) {
+      }
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 int run_pipeline(const Options& opts) {
@@ -117,7 +138,8 @@ int run_pipeline(const Options& opts) {
   if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
 
   InputSet in = InputSet::open(opts);
-  std::vector<OutputColumn> inferred = infer_schema(in, opts);
+  std::vector<bool> unobserved;
+  std::vector<OutputColumn> inferred = infer_schema(in, opts, &unobserved);
   driver_stages.push_back(StageTiming{"open+infer", "cpu", seconds_since(t_start), 0, 0});
   std::vector<bool> from_schema(inferred.size(), false);
   if (!opts.schema.empty())
@@ -129,7 +151,7 @@ int run_pipeline(const Options& opts) {
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const Plan plan = build_plan(opts.pipeline, schema);
+    const Plan plan = bind_plan(opts.pipeline, schema, unobserved);
     std::unique_ptr<ScanExecutor> exec = make_executor(device, in, opts);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device_name(device));
@@ -187,10 +209,11 @@ int run_pipeline(const Options& opts) {
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
                                      schema_type_name(col.type), tw.text, fix));
       widened[tw.column] = wider;
+      unobserved[static_cast<size_t>(tw.column)] = false;  // a value was seen now
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        build_plan(opts.pipeline, next);
+        bind_plan(opts.pipeline, next, unobserved);
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

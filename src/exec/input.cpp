@@ -10,6 +10,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "exec/row_issue.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -163,6 +164,11 @@ void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect
         continue;
       }
       found = true;
+      if (opts.header && r.error != RowError::None) {  // a malformed header is a bad row, never a name
+        RowIssue issue = make_row_issue(dialect, name_, p, pos, r.next, lines + 1, r,
+                                        static_cast<uint32_t>(spans.size()), spans.size());
+        throw InputError(describe_issue(issue) + "\n  (this is the header row)");
+      }
       if (opts.header) {
         for (size_t i = 0; i < spans.size(); ++i) {
           std::string s(spans[i].second - spans[i].first, '\0');
@@ -207,6 +213,7 @@ InputSet InputSet::open(const Options& opts) {
   in.dialect = make_dialect(d.delimiter, d.quote, d.escape, d.comment);
   std::vector<std::string> files = opts.files;
   if (files.empty()) files.push_back("-");
+  const InputSource* first = nullptr;
   for (const auto& f : files) {
     in.sources.push_back(std::make_unique<InputSource>(f, d, in.dialect));
     const auto& src = *in.sources.back();
@@ -218,11 +225,13 @@ InputSet InputSet::open(const Options& opts) {
         std::fprintf(stderr, "warpcsv: %s: %s\n", src.name().c_str(),
                      describe_sniff(*src.sniffed()).c_str());
     }
-    if (in.sources.size() == 1) {
+    // The first source with a header (an empty file has none) names the columns.
+    if (in.column_names.empty()) {
       in.column_names = src.header();
-    } else if (!src.header().empty() && src.header() != in.sources.front()->header()) {
+      first = &src;
+    } else if (!src.header().empty() && src.header() != first->header()) {
       // Find the first differing column for the message.
-      const auto& a = in.sources.front()->header();
+      const auto& a = first->header();
       const auto& b = src.header();
       size_t i = 0;
       while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
@@ -230,7 +239,7 @@ InputSet InputSet::open(const Options& opts) {
                              ? "column " + std::to_string(i + 1) + " is '" + b[i] + "', expected '" + a[i] + "'"
                              : "it has " + std::to_string(b.size()) + " columns, expected " + std::to_string(a.size());
       throw InputError(src.name() + ":" + std::to_string(src.header_lines()) +
-                       ": header does not match the first file's (" + in.sources.front()->name() + "): " +
+                       ": header does not match the first file's (" + first->name() + "): " +
                        what + "; give files with the same columns, or run them separately");
     }
   }
@@ -240,18 +249,28 @@ InputSet InputSet::open(const Options& opts) {
                        std::to_string(in.column_names.size()) + " columns; give one name per column");
     in.column_names = d.names;
   }
-  // Empty header names get their position; duplicates a numeric suffix.
-  std::unordered_map<std::string, int> seen;
+  // Empty header names get their position; duplicates a numeric suffix that
+  // no other column has.
+  std::unordered_map<std::string, int> taken;
   for (size_t i = 0; i < in.column_names.size(); ++i) {
     auto& n = in.column_names[i];
     if (n.empty()) n = "c" + std::to_string(i + 1);
-    int& count = seen[n];
-    if (++count > 1) n += "_" + std::to_string(count);
+    taken[n] += 0;
+  }
+  std::unordered_map<std::string, bool> used;
+  for (auto& n : in.column_names) {
+    if (used[n]) {
+      int k = 2;
+      while (taken.count(n + "_" + std::to_string(k))) ++k;
+      n += "_" + std::to_string(k);
+      taken[n] = 1;
+    }
+    used[n] = true;
   }
   return in;
 }
 
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts) {
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::vector<bool>* unobserved) {
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
@@ -291,9 +310,11 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts) {
       }
     }
   }
+  if (unobserved) unobserved->assign(ncols, false);
   for (size_t c = 0; c < ncols; ++c) {
     schema[c].name = in.column_names[c];
     schema[c].type = guesses[c].result();
+    if (unobserved) (*unobserved)[c] = guesses[c].observed() == 0;
   }
   if (!opts.schema.empty()) {
     for (const auto& o : parse_schema_option(opts.schema)) {
@@ -304,6 +325,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts) {
       if (o.infer_scale && t.type == Type::Decimal)
         t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
       it->type = t;
+      if (unobserved) (*unobserved)[static_cast<size_t>(it - schema.begin())] = false;
     }
   }
   return schema;

@@ -86,7 +86,9 @@ struct InputSet {
 };
 
 // The narrowest types that hold the sampled rows of the first source, with
-// --schema overrides applied.
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts);
+// --schema overrides applied. `unobserved` (optional) gets, per column,
+// whether the sample held no value for it (no evidence for any type).
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts,
+                                       std::vector<bool>* unobserved = nullptr);
 
 }  // namespace warpcsv

@@ -214,14 +214,25 @@ bool is_gzip(const std::string& head) {
          static_cast<unsigned char>(head[1]) == 0x8b;
 }
 
-// UTF-16 text: a UTF-16 byte order mark, or NUL bytes in many of the first bytes (ASCII text
-// in UTF-16 has one in every other byte).
+// UTF-16 text: a UTF-16 byte order mark, or NUL bytes in many of the first bytes, nearly all
+// at even or nearly all at odd offsets (ASCII text in UTF-16 has one in every other byte).
+// Other NULs mean binary data; gzip magic after decompressing means compressed twice.
 void reject_utf16(const std::string& head, const std::string& name) {
   bool bom = head.size() >= 2 && ((static_cast<unsigned char>(head[0]) == 0xFF &&
                                    static_cast<unsigned char>(head[1]) == 0xFE) ||
                                   (static_cast<unsigned char>(head[0]) == 0xFE &&
                                    static_cast<unsigned char>(head[1]) == 0xFF));
   size_t nuls = static_cast<size_t>(std::count(head.begin(), head.end(), '\0'));
+  size_t even = 0;
+  for (size_t i = 0; i < head.size(); i += 2) even += head[i] == '\0';
+  const bool alternating = nuls >= 2 && (even * 10 >= nuls * 9 || (nuls - even) * 10 >= nuls * 9);
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b)
+    throw InputError(quoted(name) + ": the data is still gzip-compressed after decompressing once (was it "
+                     "compressed twice?); run gunzip on it first");
+  if (!bom && !alternating && head.size() >= 4 && nuls * 4 >= head.size())
+    throw InputError(quoted(name) + ": file looks like binary data, not CSV text (" + std::to_string(nuls) +
+                     " of its first " + std::to_string(head.size()) + " bytes are NUL); check the file name");
   if (bom || (head.size() >= 4 && nuls * 4 >= head.size())) {
     std::string shown = name == "<stdin>" ? "FILE" : name;
     throw InputError(quoted(name) + ": file looks like UTF-16; convert with iconv -f UTF-16 -t UTF-8 " +

@@ -80,6 +80,7 @@ class CsvWriter : public BufferedWriter {
   using BufferedWriter::BufferedWriter;
   void begin(const std::vector<OutputColumn>& columns) override {
     cols_ = columns;
+    if (cols_.empty()) return;  // no columns: no header line (an empty line would read as a record)
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back(',');
       append_csv_field(buf_, cols_[c].name.data(), cols_[c].name.size(), ',');
@@ -87,6 +88,7 @@ class CsvWriter : public BufferedWriter {
     buf_.push_back('\n');
   }
   void row(const Value* v) override {
+    if (cols_.empty()) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back(',');
       if (v[c].null) continue;  // null: empty field
@@ -126,6 +128,7 @@ class TsvWriter : public BufferedWriter {
   using BufferedWriter::BufferedWriter;
   void begin(const std::vector<OutputColumn>& columns) override {
     cols_ = columns;
+    if (cols_.empty()) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back('\t');
       append_tsv_field(buf_, cols_[c].name.data(), cols_[c].name.size());
@@ -133,6 +136,7 @@ class TsvWriter : public BufferedWriter {
     buf_.push_back('\n');
   }
   void row(const Value* v) override {
+    if (cols_.empty()) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back('\t');
       if (v[c].null) continue;
