@@ -10,4 +10,8 @@ namespace warpcsv {
 // OutputClosed when the reader of stdout went away.
 int run_pipeline(const Options& opts);
 
+// Whether the run started CUDA: the process may then end with _Exit after
+// flushing, skipping the GPU teardown (a few tenths of a second).
+bool run_started_gpu();
+
 }  // namespace warpcsv

@@ -2,6 +2,7 @@
 // to an exit code in this one place (DESIGN.md §3).
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -63,5 +64,9 @@ int main(int argc, char** argv) {
   warpcsv::install_signal_handlers();
   int code = run(argc, argv);
   if (code == warpcsv::kExitInterrupted) std::fputs("warpcsv: interrupted\n", stderr);
+  if (warpcsv::run_started_gpu()) {
+    std::fflush(nullptr);  // output files were closed by the run; this is stdout and stderr
+    std::_Exit(code);
+  }
   return code;
 }

@@ -40,6 +40,12 @@ int cuda_device_count() {
   return count;
 }
 
+void cuda_start_contexts(int n) {
+  for (int i = 0; i < n; ++i)
+    if (cudaSetDevice(i) == cudaSuccess) (void)cudaFree(nullptr);
+  (void)cudaGetLastError();
+}
+
 namespace cuda {
 namespace {
 
@@ -334,6 +340,7 @@ class Gpu {
     if (!arena.empty())
       WCSV_CUDA_TRY(cudaMemcpy(arena.data(), table_.arena, arena.size(), cudaMemcpyDeviceToHost));
     const GroupLayout& layout = out.layout();
+    out.reserve(out.size() + groups);
     std::vector<char> state(layout.state_bytes + kAggStateAlign);
     char* block = state.data();
     for (uint64_t g = 0; g < groups; ++g) {
@@ -777,8 +784,10 @@ class CudaExecutor : public ScanExecutor {
     std::atomic<bool> abort{false};
     const uint64_t chunk = settings.chunk_size;
     double host_s = 0;  // mapping windows and cutting partitions
+    // Windows of 16 partitions: small enough that mapping and cutting the
+    // next one overlaps copying this one from the start of the input.
     const uint64_t window0 = std::max<uint64_t>(
-        4 * chunk, std::min<uint64_t>(std::max<uint64_t>(64 * chunk, 1ull << 20), 1ull << 30));
+        4 * chunk, std::min<uint64_t>(std::max<uint64_t>(16 * chunk, 1ull << 20), 1ull << 30));
     // Two openings of the input, used for alternate windows: while the GPU
     // threads copy window k out of one mapping, this thread maps and cuts
     // window k+1 in the other (a source keeps one mapping at a time).

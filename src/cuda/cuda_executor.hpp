@@ -11,6 +11,9 @@ namespace warpcsv {
 // Number of CUDA devices usable by this process (0 when none or no driver).
 int cuda_device_count();
 
+// Creates the primary context of GPUs 0..n-1 (the costly part of start-up).
+void cuda_start_contexts(int n);
+
 // An executor that scans on the given GPUs (all when empty), one host thread
 // per GPU, with output byte-identical to the CPU executor's.
 std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <future>
+
 #include "warpcsv/errors.hpp"
 #ifdef WARPCSV_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
@@ -11,13 +13,36 @@
 namespace warpcsv {
 
 namespace {
+// CUDA start-up (driver, a context per GPU) running in the background.
+std::shared_future<int>& probe() {
+  static std::shared_future<int> f;
+  return f;
+}
+
 // GPUs visible to this process; 0 when built without CUDA.
 int gpu_count() {
 #ifdef WARPCSV_HAVE_CUDA
+  if (probe().valid()) return probe().get();
   return cuda_device_count();
 #else
   return 0;
 #endif
+}
+
+// Asking for a GPU on a machine without one is a resource error (exit 4).
+void check_gpus(const DeviceChoice& d, const std::string& s) {
+  if (d.kind != DeviceChoice::Gpu) return;
+  const int n = gpu_count();
+  if (n == 0)
+    throw ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", s,
+#ifdef WARPCSV_HAVE_CUDA
+                                    "no CUDA device was found"
+#else
+                                    "this warpcsv was built without CUDA"
+#endif
+                                    ));
+  for (int g : d.gpus)
+    if (g >= n) throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0", s, g, n));
 }
 }  // namespace
 
@@ -44,17 +69,6 @@ DeviceChoice choose_device(const Options& opts) {
       i = j + 1;
     }
   }
-  const int n = gpu_count();
-  if (n == 0)
-    throw ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", s,
-#ifdef WARPCSV_HAVE_CUDA
-                                    "no CUDA device was found"
-#else
-                                    "this warpcsv was built without CUDA"
-#endif
-                                    ));
-  for (int g : d.gpus)
-    if (g >= n) throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0", s, g, n));
   return d;
 }
 
@@ -76,7 +90,23 @@ uint64_t input_bytes(const Options& opts) {
 }  // namespace
 #endif
 
+void start_gpu_probe(const Options& opts) {
+#ifdef WARPCSV_HAVE_CUDA
+  if (opts.device == "cpu" || (opts.device == "auto" && input_bytes(opts) < kAutoGpuBytes)) return;
+  probe() = std::async(std::launch::async, [] {
+              const int n = cuda_device_count();
+              cuda_start_contexts(n);
+              return n;
+            }).share();
+#else
+  (void)opts;
+#endif
+}
+
+bool gpu_probe_started() { return probe().valid(); }
+
 std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts) {
+  check_gpus(d, opts.device);
 #ifdef WARPCSV_HAVE_CUDA
   // The GPU needs an input it can read again (a bad row makes the CPU executor
   // rescan it); plans the GPU does not run go to the CPU inside the executor.

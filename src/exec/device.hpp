@@ -14,12 +14,18 @@ struct DeviceChoice {
   std::vector<int> gpus;  // explicit list, or empty for all
 };
 
-// Parses --device (auto, cpu, gpu, or a list such as 0,1); asking for a GPU
-// on a machine without one is a resource error (exit 4).
+// Parses --device (auto, cpu, gpu, or a list such as 0,1).
 DeviceChoice choose_device(const Options& opts);
 
+// Starts CUDA (driver and contexts, about 0.4 s) on a background thread when
+// the run may use a GPU, so it overlaps opening the input and binding.
+void start_gpu_probe(const Options& opts);
+// Whether start_gpu_probe started CUDA (the process may then skip teardown).
+bool gpu_probe_started();
+
 // The executor for a run: auto picks the GPUs only for inputs large enough
-// to pay for CUDA start-up.
+// to pay for CUDA start-up. Asking for a GPU on a machine without one is a
+// resource error (exit 4).
 std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts);
 
 std::string device_name(const DeviceChoice& d);

@@ -128,11 +128,14 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
 
 }  // namespace
 
+bool run_started_gpu() { return gpu_probe_started(); }
+
 int run_pipeline(const Options& opts) {
   const auto t_start = std::chrono::steady_clock::now();
   std::vector<StageTiming> driver_stages;
   check_pipeline_syntax(opts.pipeline);
   const DeviceChoice device = choose_device(opts);
+  start_gpu_probe(opts);
   const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   uint64_t chunk = opts.chunk_size ? opts.chunk_size : kDefaultCpuChunk;
   if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));

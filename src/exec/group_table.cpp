@@ -95,6 +95,12 @@ char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   return block(g) + key_bytes_;
 }
 
+void GroupTable::reserve(size_t groups) {
+  hashes_.reserve(groups);
+  blocks_.reserve(groups * block_bytes_);
+  while (groups * 2 > slots_.size()) grow();
+}
+
 void GroupTable::grow() {
   std::vector<uint64_t> bigger(slots_.size() * 2, 0);
   const uint64_t mask = bigger.size() - 1;

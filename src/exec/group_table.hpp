@@ -33,6 +33,8 @@ class GroupTable {
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);
+  // Makes room for `groups` groups in all without growing on the way.
+  void reserve(size_t groups);
   // Hints that the slot for `hash` will be looked up soon.
   void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
   // Folds every group of `other` into this table, in other's group order.
