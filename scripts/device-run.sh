@@ -34,7 +34,15 @@ if [ -x .peers/duckq ]; then
       timeout 150 scripts/bench.sh >"$OUT/bench-$dev.txt" 2>&1
   done
 fi
+# Bounded memory with standard input (a stream: the CPU executor) and with a file.
+{
+  echo "== stdin, --device auto (CPU for streams)"
+  cat "$G1" | /usr/bin/time -f "peak RSS %M KiB, %e s" "$W" -q 'groupby id1 | agg sum(v1)' >/dev/null
+  echo "== file, --device gpu"
+  /usr/bin/time -f "peak RSS %M KiB, %e s" "$W" --device gpu -q 'groupby id1 | agg sum(v1)' "$G1" >/dev/null
+} >"$OUT/memory.txt" 2>&1
 (cd build-gpu && timeout 200 ctest -j"$(nproc)" --output-on-failure >"$OUT/ctest.txt" 2>&1)
 tail -3 "$OUT/ctest.txt"
 cat "$OUT/gpu-check.txt" | sed -n '/---- warpcsv gpu-check summary/,$p'
 cat "$OUT"/bench-*.txt | grep -E '^\|' || true
+cat "$OUT/memory.txt" "$OUT/profiles.txt"

@@ -866,13 +866,14 @@ class CudaExecutor : public ScanExecutor {
     for (const auto& c : counters)
       if (c.flags) return false;
     // Per-GPU tables merge in GPU order (exact aggregates: any order gives the same bits).
+    const auto t_merge = std::chrono::steady_clock::now();
     for (size_t g = 0; g < gpus.size(); ++g) {
-      GroupTable part(&layout);
-      gpus[g]->copy_back(part, counters[g]);
-      groups.merge_from(part);
+      gpus[g]->copy_back(groups, counters[g]);  // merges into what earlier GPUs gave
       stats.rows += counters[g].rows;
     }
+    const double merge_s = seconds_since(t_merge);
     stats.stages.push_back(StageTiming{"gpu: map+partition", "cpu", host_s, stats.bytes, 0});
+    stats.stages.push_back(StageTiming{"gpu: copy back+merge", "cpu", merge_s, 0, 0});
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
       stats.stages.push_back(StageTiming{"gpu: copy to pinned", dev, g->copy_s, g->bytes, 0});
