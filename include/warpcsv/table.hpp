@@ -30,11 +30,21 @@ class StringArena {
     return StrRef{dst, static_cast<uint32_t>(n)};
   }
   StrRef add(StrRef s) { return add(s.ptr, s.len); }
+  // Takes over another arena's storage (its StrRefs stay valid).
+  void absorb(StringArena&& other) {
+    for (auto& b : other.blocks_) retired_.push_back(std::move(b));
+    for (auto& b : other.big_) big_.push_back(std::move(b));
+    for (auto& b : other.retired_) retired_.push_back(std::move(b));
+    other.blocks_.clear();
+    other.big_.clear();
+    other.retired_.clear();
+  }
 
  private:
   static constexpr size_t kBlock = 1 << 20;
   std::vector<std::unique_ptr<char[]>> blocks_;
   std::vector<std::unique_ptr<char[]>> big_;
+  std::vector<std::unique_ptr<char[]>> retired_;  // absorbed blocks: kept alive, not appended to
   size_t used_ = 0;
 };
 

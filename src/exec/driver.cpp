@@ -191,7 +191,7 @@ int run_pipeline(const Options& opts) {
       if (plan.scan.aggregate) {
         exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
       } else {
-        post = std::make_unique<PostPipeline>(plan, *writer);
+        post = std::make_unique<PostPipeline>(plan, *writer, threads);
         exec->scan(
             in, settings, nullptr,
             [&](const Table& t) {
@@ -234,17 +234,19 @@ int run_pipeline(const Options& opts) {
     }
     progress.finish();
     driver_stages.push_back(StageTiming{"scan", device_name(device), seconds_since(t_scan), stats.bytes, 0});
-    const auto t_out = std::chrono::steady_clock::now();
+    auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
       if (plan.scan.keys.empty() && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
-      Table result = finalize_groups(plan, *groups);
-      post = std::make_unique<PostPipeline>(plan, *writer);
+      Table result = finalize_groups(plan, *groups, threads);
+      driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
+      t_out = std::chrono::steady_clock::now();
+      post = std::make_unique<PostPipeline>(plan, *writer, threads);
       for (size_t r = 0; r < result.rows(); ++r)
         if (!post->push(result.row(r))) break;
     }
     post->finish();
     out.close();
-    driver_stages.push_back(StageTiming{"finalize+output", "cpu", seconds_since(t_out), 0, 0});
+    driver_stages.push_back(StageTiming{"post+output", "cpu", seconds_since(t_out), 0, 0});
     if (opts.profile) print_profile(stats, driver_stages, seconds_since(t_start));
     if (stats.skipped && !opts.quiet)
       fmt::print(stderr, "warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",

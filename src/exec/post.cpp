@@ -1,11 +1,13 @@
 #include "exec/post.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "exec/group_table.hpp"
+#include "exec/parallel.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -39,22 +41,92 @@ struct RowOrder {
   }
 };
 
+// A stable sort on several threads: ranges sorted in parallel, then merged
+// pairwise (std::inplace_merge keeps the left range first on ties).
+template <class It, class Cmp>
+void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
+  const size_t n = static_cast<size_t>(last - first);
+  const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), std::max<size_t>(1, n / 16384));
+  if (parts <= 1) {
+    std::stable_sort(first, last, cmp);
+    return;
+  }
+  std::vector<size_t> b(parts + 1);
+  for (size_t t = 0; t <= parts; ++t) b[t] = n * t / parts;
+  parallel_for(parts, threads, [&](size_t t, int) { std::stable_sort(first + b[t], first + b[t + 1], cmp); });
+  for (size_t width = 1; width < parts; width *= 2) {
+    const size_t pairs = (parts + 2 * width - 1) / (2 * width);
+    parallel_for(pairs, threads, [&](size_t p, int) {
+      const size_t lo = p * 2 * width, mid = lo + width, hi = std::min(parts, lo + 2 * width);
+      if (mid < hi) std::inplace_merge(first + b[lo], first + b[mid], first + b[hi], cmp);
+    });
+  }
+}
+
 // Reorders `t`'s rows by `keys` (stable).
+// An order-preserving 128-bit prefix of a sort key, so most comparisons
+// touch only the (sequential) sort items instead of the rows' keys: strings
+// by their first 16 bytes, integral types by their value. Floats get none.
+struct SortItem {
+  uint64_t p0, p1;
+  uint32_t idx;
+  uint8_t rank;  // 0: value with prefix, 1: value without prefix, 2: null (last)
+};
+
+SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
+  SortItem s{0, 0, idx, 0};
+  if (v.null) {
+    s.rank = 2;
+    return s;
+  }
+  if (t == Type::String) {
+    unsigned char b[16] = {0};
+    std::memcpy(b, v.s.ptr, std::min<uint32_t>(v.s.len, 16));
+    for (int i = 0; i < 8; ++i) {
+      s.p0 = (s.p0 << 8) | b[i];
+      s.p1 = (s.p1 << 8) | b[8 + i];
+    }
+  } else if (t == Type::Float) {
+    s.rank = 1;
+    return s;
+  } else {
+    const uint128 u = static_cast<uint128>(v.i) ^ (static_cast<uint128>(1) << 127);
+    s.p0 = static_cast<uint64_t>(u >> 64);
+    s.p1 = static_cast<uint64_t>(u);
+  }
+  if (desc) {
+    s.p0 = ~s.p0;
+    s.p1 = ~s.p1;
+  }
+  return s;
+}
+
+// Reorders `t`'s rows by `keys` (stable): by the first key's prefix, then
+// the full comparison on ties.
 void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type>& types,
-                const std::vector<bool>& desc) {
-  std::vector<size_t> idx(t.rows());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), RowOrder{&keys, types.size(), &types, &desc});
+                const std::vector<bool>& desc, int threads) {
+  const size_t n = t.rows(), nkeys = types.size();
+  std::vector<SortItem> items(n);
+  for (size_t r = 0; r < n; ++r)
+    items[r] = nkeys ? sort_item(keys[r * nkeys], types[0], desc[0], static_cast<uint32_t>(r))
+                     : SortItem{0, 0, static_cast<uint32_t>(r), 0};
+  const RowOrder full{&keys, nkeys, &types, &desc};
+  auto less = [&](const SortItem& a, const SortItem& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.rank == 0 && (a.p0 != b.p0 || a.p1 != b.p1)) return a.p0 != b.p0 ? a.p0 < b.p0 : a.p1 < b.p1;
+    return full(a.idx, b.idx);
+  };
+  parallel_stable_sort(items.begin(), items.end(), less, threads);
   std::vector<Value> cells;
   cells.reserve(t.cells.size());
-  for (size_t r : idx) cells.insert(cells.end(), t.row(r), t.row(r) + t.width());
+  for (const SortItem& it : items) cells.insert(cells.end(), t.row(it.idx), t.row(it.idx) + t.width());
   t.cells.swap(cells);
 }
 }  // namespace
 
-PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer)
+PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads)
     : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), limit_seen_(plan.post.size(), 0),
-      scratch_(kScratch) {
+      scratch_(kScratch), threads_(threads) {
   for (size_t i = 0; i < plan.post.size(); ++i) {
     const PostStage& st = plan.post[i];
     if (st.kind == PostStage::Sort) {
@@ -142,7 +214,7 @@ void PostPipeline::finish() {
         if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
         keys.push_back(v);
       }
-    sort_table(t, keys, types, st.descending);
+    sort_table(t, keys, types, st.descending, threads_);
     done_ = false;
     for (size_t r = 0; r < t.rows(); ++r)
       if (!push_from(i + 1, t.row(r))) break;
@@ -152,30 +224,48 @@ void PostPipeline::finish() {
   writer_.end();
 }
 
-Table finalize_groups(const Plan& plan, const GroupTable& groups) {
+Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
   const size_t nkeys = plan.scan.keys.size();
   const auto& layout = groups.layout();
+  const size_t n = groups.size();
+  // Ranges of groups finalize on their own threads into their own tables.
+  const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), std::max<size_t>(1, n / 16384));
+  std::vector<Table> tables(parts);
+  std::vector<EvalStatus> status(parts, EvalStatus::Ok);
+  parallel_for(parts, threads, [&](size_t p, int) {
+    Table& t = tables[p];
+    t.columns = plan.finalized_output;
+    std::vector<Value> raw(nkeys + layout.aggs.size()), out(nkeys + plan.finalize.size());
+    std::vector<char> scratch(kScratch);
+    for (size_t g = n * p / parts, end = n * (p + 1) / parts; g < end; ++g) {
+      for (size_t k = 0; k < nkeys; ++k) raw[k] = groups.keys(g)[k];
+      for (size_t a = 0; a < layout.aggs.size(); ++a) raw[nkeys + a] = agg_finalize(layout.aggs[a], groups.state(g));
+      EvalContext ctx = make_eval_context(scratch.data(), kScratch);
+      // The finalized row: the keys, then the agg stage's items.
+      for (size_t k = 0; k < nkeys; ++k) out[k] = raw[k];
+      for (size_t c = 0; c < plan.finalize.size(); ++c)
+        out[nkeys + c] = eval_program(plan.finalize[c].view(), raw.data(), ctx);
+      if (ctx.status != EvalStatus::Ok) status[p] = ctx.status;
+      t.append_owned(out.data());
+    }
+  });
+  for (EvalStatus st : status)
+    if (st != EvalStatus::Ok)
+      throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");
   Table t;
   t.columns = plan.finalized_output;
-  std::vector<Value> keyvals;
-  std::vector<Value> raw(nkeys + layout.aggs.size()), out(nkeys + plan.finalize.size());
-  std::vector<char> scratch(kScratch);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    for (size_t k = 0; k < nkeys; ++k) raw[k] = groups.keys(g)[k];
-    for (size_t a = 0; a < layout.aggs.size(); ++a) raw[nkeys + a] = agg_finalize(layout.aggs[a], groups.state(g));
-    EvalContext ctx = make_eval_context(scratch.data(), kScratch);
-    // The finalized row: the keys, then the agg stage's items.
-    for (size_t k = 0; k < nkeys; ++k) out[k] = raw[k];
-    for (size_t c = 0; c < plan.finalize.size(); ++c)
-      out[nkeys + c] = eval_program(plan.finalize[c].view(), raw.data(), ctx);
-    if (ctx.status != EvalStatus::Ok)
-      throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");
-    t.append_owned(out.data());
-    for (size_t k = 0; k < nkeys; ++k) keyvals.push_back(groups.keys(g)[k]);
+  t.cells.reserve(n * t.width());
+  for (Table& part : tables) {
+    t.cells.insert(t.cells.end(), part.cells.begin(), part.cells.end());
+    t.strings.absorb(std::move(part.strings));
   }
+  std::vector<Value> keyvals;
+  keyvals.reserve(n * nkeys);
+  for (size_t g = 0; g < n; ++g)
+    for (size_t k = 0; k < nkeys; ++k) keyvals.push_back(groups.keys(g)[k]);
   std::vector<Type> types;
   for (const auto& k : plan.scan.keys) types.push_back(k.result.type);
-  sort_table(t, keyvals, types, std::vector<bool>(nkeys, false));
+  sort_table(t, keyvals, types, std::vector<bool>(nkeys, false), threads);
   return t;
 }
 

@@ -14,7 +14,7 @@ class GroupTable;
 
 class PostPipeline {
  public:
-  PostPipeline(const Plan& plan, RowWriter& writer);
+  PostPipeline(const Plan& plan, RowWriter& writer, int threads = 1);
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
@@ -32,10 +32,12 @@ class PostPipeline {
   std::vector<char> scratch_;
   uint64_t assert_failures_ = 0;
   bool done_ = false;
+  int threads_;
 };
 
 // The aggregate result in output order: one finalized row per group (keys,
 // then the agg stage's items), sorted by the group keys ascending, nulls last.
-Table finalize_groups(const Plan& plan, const GroupTable& groups);
+// Groups are finalized and sorted on up to `threads` threads.
+Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads = 1);
 
 }  // namespace warpcsv
