@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cuda/gpu_plan.hpp"
+#include "exec/device.hpp"
 #include "exec/partitioner.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
@@ -706,18 +707,29 @@ void on_threads(size_t n, Fn&& fn) {
 
 class CudaExecutor : public ScanExecutor {
  public:
-  explicit CudaExecutor(std::vector<int> gpus) : gpus_(std::move(gpus)) {}
+  CudaExecutor(std::vector<int> gpus, bool required) : gpus_(std::move(gpus)), required_(required) {}
 
   void scan(InputSet& in, const ScanSettings& settings, GroupTable* groups, const RowBatchSink& sink,
             const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) override {
     const Plan& plan = *settings.plan;
     const size_t ncols = in.column_names.size();
     if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols).empty() || !in.rereadable()) {
+      if (required_ && cuda_device_count() == 0) throw no_gpu_error(settings.opts->device, "no CUDA device was found");
       ++g_cpu_plans;
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    if (scan_gpu(in, settings, *groups, stats)) {
+    bool ran = false;
+    try {
+      ran = scan_gpu(in, settings, *groups, stats);
+    } catch (const NoGpu&) {  // --device auto on a machine without a usable GPU
+      ++g_cpu_plans;
+      stats = ScanStats{};
+      in = InputSet::open(*settings.opts);
+      make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
+      return;
+    }
+    if (ran) {
       ++g_gpu_scans;
     } else {
       ++g_cpu_reruns;
@@ -734,21 +746,32 @@ class CudaExecutor : public ScanExecutor {
     const Plan& plan = *settings.plan;
     const GroupLayout& layout = groups.layout();
     const size_t ncols = in.column_names.size();
-    std::vector<int> ids = gpus_;
-    if (ids.empty())
-      for (int i = 0; i < cuda_device_count(); ++i) ids.push_back(i);
-    if (ids.empty()) throw ResourceError("no usable GPU here; use --device cpu");
     const auto& nulls = settings.opts->dialect.null_tokens;
     const GpuPlan host_plan = make_host_plan(plan, layout, in.dialect, ncols, nulls.size(), settings.type_from_schema);
     int nstring_keys = 0;
     for (Type t : layout.key_types) nstring_keys += t == Type::String;
 
-    // GPU start-up (contexts, pinned buffers) runs beside the first window's
-    // partitioning on this thread.
-    std::vector<std::unique_ptr<Gpu>> gpus(ids.size());
+    // GPU start-up (the driver and contexts when not already up, streams,
+    // pinned buffers) runs beside the first window's partitioning here.
+    std::vector<int> ids;
+    std::vector<std::unique_ptr<Gpu>> gpus;
     std::exception_ptr init_error;
     std::thread init([&] {
       try {
+        const int count = cuda_device_count();
+        if (count == 0) {
+          if (!required_) throw NoGpu{};
+          throw no_gpu_error(settings.opts->device, "no CUDA device was found");
+        }
+        ids = gpus_;
+        if (ids.empty())
+          for (int i = 0; i < count; ++i) ids.push_back(i);
+        for (int g : ids)
+          if (g >= count)
+            throw ResourceError("--device " + settings.opts->device + ": GPU " + std::to_string(g) +
+                                " does not exist; this machine has " + std::to_string(count) +
+                                " GPU(s), numbered from 0");
+        gpus.resize(ids.size());
         on_threads(ids.size(), [&](size_t i) {
           WCSV_CUDA_TRY(cudaSetDevice(ids[i]));
           gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls);
@@ -882,7 +905,9 @@ class CudaExecutor : public ScanExecutor {
     return true;
   }
 
+  struct NoGpu {};
   std::vector<int> gpus_;
+  bool required_;  // --device gpu or a list: no GPU is an error, not the CPU
 };
 
 }  // namespace
@@ -896,8 +921,8 @@ CudaRunInfo cuda_run_info() {
   return r;
 }
 
-std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus) {
-  return std::make_unique<cuda::CudaExecutor>(gpus);
+std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, bool required) {
+  return std::make_unique<cuda::CudaExecutor>(gpus, required);
 }
 
 }  // namespace warpcsv

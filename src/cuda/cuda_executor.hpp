@@ -15,8 +15,10 @@ int cuda_device_count();
 void cuda_start_contexts(int n);
 
 // An executor that scans on the given GPUs (all when empty), one host thread
-// per GPU, with output byte-identical to the CPU executor's.
-std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus);
+// per GPU, with output byte-identical to the CPU executor's. It learns whether
+// GPUs exist while it starts scanning: `required` (--device gpu or a list)
+// makes no GPU a ResourceError, else (--device auto) the CPU executor runs.
+std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, bool required);
 
 // What the CUDA executors of this process did, for tests and --profile:
 // scans finished on the GPU, scans handed to the CPU executor because the plan

@@ -34,13 +34,13 @@ void check_gpus(const DeviceChoice& d, const std::string& s) {
   if (d.kind != DeviceChoice::Gpu) return;
   const int n = gpu_count();
   if (n == 0)
-    throw ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", s,
+    throw no_gpu_error(s,
 #ifdef WARPCSV_HAVE_CUDA
-                                    "no CUDA device was found"
+                       "no CUDA device was found"
 #else
-                                    "this warpcsv was built without CUDA"
+                       "this warpcsv was built without CUDA"
 #endif
-                                    ));
+    );
   for (int g : d.gpus)
     if (g >= n) throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0", s, g, n));
 }
@@ -106,19 +106,23 @@ void start_gpu_probe(const Options& opts) {
 bool gpu_probe_started() { return probe().valid(); }
 
 std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts) {
-  check_gpus(d, opts.device);
 #ifdef WARPCSV_HAVE_CUDA
-  // The GPU needs an input it can read again (a bad row makes the CPU executor
-  // rescan it); plans the GPU does not run go to the CPU inside the executor.
-  const bool gpu = d.kind == DeviceChoice::Gpu ||
-                   (d.kind == DeviceChoice::Auto && input_bytes(opts) >= kAutoGpuBytes && gpu_count() > 0);
-  if (gpu && in.rereadable()) return make_cuda_executor(d.gpus);
+  // Whether GPUs exist is learnt by the CUDA executor while it starts (CUDA
+  // start-up overlaps the first window). It needs an input it can read again
+  // (a bad row makes the CPU executor rescan it); plans the GPU does not run
+  // go to the CPU inside the executor.
+  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && input_bytes(opts) >= kAutoGpuBytes);
+  if (gpu && in.rereadable()) return make_cuda_executor(d.gpus, d.kind == DeviceChoice::Gpu);
 #else
-  (void)d;
   (void)in;
   (void)opts;
 #endif
+  check_gpus(d, opts.device);  // a GPU asked for but not usable: exit 4
   return make_cpu_executor();
+}
+
+ResourceError no_gpu_error(const std::string& option, const std::string& why) {
+  return ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", option, why));
 }
 
 std::string device_name(const DeviceChoice& d) {

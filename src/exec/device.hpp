@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "exec/scan.hpp"
+#include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
 
 namespace warpcsv {
@@ -29,5 +30,8 @@ bool gpu_probe_started();
 std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts);
 
 std::string device_name(const DeviceChoice& d);
+
+// The error for a GPU asked for with --device `option` where none is usable.
+ResourceError no_gpu_error(const std::string& option, const std::string& why);
 
 }  // namespace warpcsv
