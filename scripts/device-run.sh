@@ -20,10 +20,12 @@ G1=/dev/shm/warpcsv_g1_${BENCH_ROWS:-100000000}.csv
 W=build-gpu/warpcsv
 ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's name for the same table
 {
+  echo "== process start alone: warpcsv --version"
+  /usr/bin/time -f "%e s" "$W" --version
   for dev in 0 gpu; do
     for q in 'groupby id1 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)'; do
       echo "== --device $dev: $q"
-      timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null | tail -12
+      /usr/bin/time -f "whole process %e s" timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null | tail -14
     done
   done
 } >"$OUT/profiles.txt" 2>&1
