@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -62,6 +63,7 @@ constexpr int kRing = 3;                        // pinned/device buffer pairs pe
 constexpr uint64_t kCopyPiece = 1ull << 20;     // host memcpy work unit
 constexpr uint64_t kTableBatches = 4;           // batches of new groups a table grows for
 constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on the group table per GPU
+constexpr uint64_t kWindowChunks = 16;          // partitions per host window
 
 // ---- host threads that copy mapped bytes into pinned buffers ---------------
 
@@ -807,10 +809,12 @@ class CudaExecutor : public ScanExecutor {
     std::atomic<bool> abort{false};
     const uint64_t chunk = settings.chunk_size;
     double host_s = 0;  // mapping windows and cutting partitions
-    // Windows of 16 partitions: small enough that mapping and cutting the
-    // next one overlaps copying this one from the start of the input.
+    // Windows of kWindowChunks partitions: mapping and cutting the next one
+    // overlaps copying this one (WARPCSV_GPU_WINDOW_CHUNKS overrides, for tuning).
+    uint64_t window_chunks = kWindowChunks;
+    if (const char* e = std::getenv("WARPCSV_GPU_WINDOW_CHUNKS")) window_chunks = std::max(4ull, std::strtoull(e, nullptr, 10));
     const uint64_t window0 = std::max<uint64_t>(
-        4 * chunk, std::min<uint64_t>(std::max<uint64_t>(16 * chunk, 1ull << 20), 1ull << 30));
+        4 * chunk, std::min<uint64_t>(std::max<uint64_t>(window_chunks * chunk, 1ull << 20), 1ull << 30));
     // Two openings of the input, used for alternate windows: while the GPU
     // threads copy window k out of one mapping, this thread maps and cuts
     // window k+1 in the other (a source keeps one mapping at a time).
