@@ -53,3 +53,6 @@ tail -3 "$OUT/ctest.txt"
 cat "$OUT/gpu-check.txt" | sed -n '/---- warpcsv gpu-check summary/,$p'
 cat "$OUT"/bench-*.txt | grep -E '^\|' || true
 cat "$OUT/memory.txt" "$OUT/profiles.txt"
+# The device returns at most 8 files: fold the small ones into one.
+cat "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt" >"$OUT/run-notes.txt" 2>/dev/null &&
+  rm -f "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt"
