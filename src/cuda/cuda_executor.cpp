@@ -721,89 +721,101 @@ class CudaExecutor : public ScanExecutor {
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    bool ran = false;
-    try {
-      ran = scan_gpu(in, settings, *groups, stats);
-    } catch (const NoGpu&) {  // --device auto on a machine without a usable GPU
+    // CUDA start-up (driver, contexts, buffers: a few tenths of a second)
+    // runs beside a CPU scan of the first windows; the GPUs take the rest of
+    // the input from where the CPU stopped. Under --bad-rows skip the CPU does
+    // not start (a GPU abort rescans from the start, and rejected rows must be
+    // reported once).
+    Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
+    ScanPosition resume;
+    const auto t_cpu = std::chrono::steady_clock::now();
+    if (settings.opts->bad_rows == BadRows::Fail && settings.opts->cpu_while_gpus_start) {
+      ScanSettings cpu = settings;
+      cpu.yield_when = &startup.ready;
+      cpu.stopped_at = &resume;
+      make_cpu_executor()->scan(in, cpu, groups, sink, on_skip, stats);
+      stats.stages.push_back(StageTiming{"cpu while gpus start", "cpu", seconds_since(t_cpu), stats.bytes, 0});
+      if (resume.finished) {
+        ++g_cpu_plans;
+        return;
+      }
+    }
+    startup.join();
+    if (startup.no_gpu) {  // --device auto without a usable GPU: the CPU goes on
       ++g_cpu_plans;
-      stats = ScanStats{};
-      in = InputSet::open(*settings.opts);
-      make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
+      ScanSettings cpu = settings;
+      cpu.start = resume;
+      make_cpu_executor()->scan(in, cpu, groups, sink, on_skip, stats);
       return;
     }
-    if (ran) {
+    if (startup.error) std::rethrow_exception(startup.error);
+    if (scan_gpu(in, settings, *groups, stats, startup.gpus, resume)) {
       ++g_gpu_scans;
     } else {
       ++g_cpu_reruns;
       // The GPU met a bad row, a bad value or a limit: the CPU executor scans
       // again from the start and reports exactly what the user must see.
-      stats.rows = stats.skipped = stats.bytes = stats.partitions = 0;
+      *groups = GroupTable(&groups->layout());
+      stats = ScanStats{};
       in = InputSet::open(*settings.opts);
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
     }
   }
 
  private:
-  bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats) {
-    const Plan& plan = *settings.plan;
-    const GroupLayout& layout = groups.layout();
-    const size_t ncols = in.column_names.size();
-    const auto& nulls = settings.opts->dialect.null_tokens;
-    const GpuPlan host_plan = make_host_plan(plan, layout, in.dialect, ncols, nulls.size(), settings.type_from_schema);
-    int nstring_keys = 0;
-    for (Type t : layout.key_types) nstring_keys += t == Type::String;
+  struct NoGpu {};
 
-    // GPU start-up (the driver and contexts when not already up, streams,
-    // pinned buffers) runs beside the first window's partitioning here.
+  // The GPUs of a run, started on a background thread.
+  struct Startup {
     std::vector<int> ids;
     std::vector<std::unique_ptr<Gpu>> gpus;
-    std::exception_ptr init_error;
-    std::thread init([&] {
-      try {
-        const int count = cuda_device_count();
-        if (count == 0) {
-          if (!required_) throw NoGpu{};
-          throw no_gpu_error(settings.opts->device, "no CUDA device was found");
-        }
-        ids = gpus_;
-        if (ids.empty())
-          for (int i = 0; i < count; ++i) ids.push_back(i);
-        for (int g : ids)
-          if (g >= count)
-            throw ResourceError("--device " + settings.opts->device + ": GPU " + std::to_string(g) +
-                                " does not exist; this machine has " + std::to_string(count) +
-                                " GPU(s), numbered from 0");
-        gpus.resize(ids.size());
-        on_threads(ids.size(), [&](size_t i) {
-          WCSV_CUDA_TRY(cudaSetDevice(ids[i]));
-          gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls);
-        });
-      } catch (...) {
-        init_error = std::current_exception();
-      }
-    });
-    bool inited = false;
-    auto wait_init = [&] {
-      if (inited) return;
-      init.join();
-      inited = true;
-      if (init_error) std::rethrow_exception(init_error);
-    };
-    struct JoinGuard {
-      std::function<void()> f;
-      ~JoinGuard() {
-        try {
-          f();
-        } catch (...) {
-        }
-      }
-    } guard{[&] {
-      if (!inited) {
-        init.join();
-        inited = true;
-      }
-    }};
+    std::exception_ptr error;
+    bool no_gpu = false;
+    std::atomic<bool> ready{false};
+    std::thread thread;
 
+    Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
+            const Dialect& dialect, size_t ncols) {
+      const auto& nulls = settings.opts->dialect.null_tokens;
+      const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
+      int nstring_keys = 0;
+      for (Type t : layout.key_types) nstring_keys += t == Type::String;
+      thread = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
+        try {
+          const int count = cuda_device_count();
+          if (count == 0) {
+            if (!x.required_) throw NoGpu{};
+            throw no_gpu_error(settings.opts->device, "no CUDA device was found");
+          }
+          ids = x.gpus_;
+          if (ids.empty())
+            for (int i = 0; i < count; ++i) ids.push_back(i);
+          for (int g : ids)
+            if (g >= count)
+              throw ResourceError("--device " + settings.opts->device + ": GPU " + std::to_string(g) +
+                                  " does not exist; this machine has " + std::to_string(count) +
+                                  " GPU(s), numbered from 0");
+          gpus.resize(ids.size());
+          on_threads(ids.size(), [&](size_t i) {
+            WCSV_CUDA_TRY(cudaSetDevice(ids[i]));
+            gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls);
+          });
+        } catch (const NoGpu&) {
+          no_gpu = true;
+        } catch (...) {
+          error = std::current_exception();
+        }
+        ready = true;
+      });
+    }
+    void join() {
+      if (thread.joinable()) thread.join();
+    }
+    ~Startup() { join(); }
+  };
+
+  bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
+                std::vector<std::unique_ptr<Gpu>>& gpus, const ScanPosition& start) {
     const int helpers = std::max(0, std::min(settings.threads, 32) - 1);
     CopyPool pool(helpers);
     std::atomic<bool> abort{false};
@@ -842,9 +854,9 @@ class CudaExecutor : public ScanExecutor {
         if (f && f->thread.joinable()) f->thread.join();
       }
     } flight_guard{flight};
-    for (size_t si = 0; si < in.sources.size(); ++si) {
+    for (size_t si = start.source; si < in.sources.size(); ++si) {
       if (in.sources[si]->header().empty() && in.column_names.empty()) continue;
-      uint64_t from = 0, window = window0;
+      uint64_t from = si == start.source ? start.offset : 0, window = window0;
       int parity = 0;
       for (;;) {
         if (interrupted()) {
@@ -861,7 +873,6 @@ class CudaExecutor : public ScanExecutor {
         }
         std::vector<HostBatch> batches = make_batches(pw, w);
         host_s += seconds_since(t_window);
-        wait_init();
         join_flight();
         if (abort) return false;
         flight = std::make_unique<InFlight>();
@@ -887,7 +898,6 @@ class CudaExecutor : public ScanExecutor {
       join_flight();  // the next source's windows must not unmap this one's early
       if (abort) return false;
     }
-    wait_init();
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
     for (const auto& c : counters)
@@ -909,7 +919,6 @@ class CudaExecutor : public ScanExecutor {
     return true;
   }
 
-  struct NoGpu {};
   std::vector<int> gpus_;
   bool required_;  // --device gpu or a list: no GPU is an error, not the CPU
 };
