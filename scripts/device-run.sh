@@ -28,11 +28,6 @@ ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's
       /usr/bin/time -f "whole process %e s" timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null | tail -14
     done
   done
-  for wc in 8 32 64; do
-    echo "== --device 0, q1, WARPCSV_GPU_WINDOW_CHUNKS=$wc"
-    WARPCSV_GPU_WINDOW_CHUNKS=$wc /usr/bin/time -f "whole process %e s" "$W" --device 0 --profile \
-      'groupby id1 | agg sum(v1)' "$G1" 2>&1 >/dev/null | grep -E "whole|scan|partition|pinned"
-  done
 } >"$OUT/profiles.txt" 2>&1
 if [ -x .peers/duckq ]; then
   for dev in 0 gpu; do

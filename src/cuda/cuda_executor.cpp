@@ -63,7 +63,7 @@ constexpr int kRing = 3;                        // pinned/device buffer pairs pe
 constexpr uint64_t kCopyPiece = 1ull << 20;     // host memcpy work unit
 constexpr uint64_t kTableBatches = 4;           // batches of new groups a table grows for
 constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on the group table per GPU
-constexpr uint64_t kWindowChunks = 16;          // partitions per host window
+constexpr uint64_t kWindowChunks = 32;          // partitions per host window (measured best of 8-64)
 
 // ---- host threads that copy mapped bytes into pinned buffers ---------------
 
