@@ -39,9 +39,6 @@ struct Options {
   bool profile = false;
   int progress = -1;  // --progress 1, --no-progress 0, default -1: only when stderr is a terminal
   bool quiet = false;
-  // Not a command-line option: lets the CPU scan the first windows while
-  // GPUs start. Tests turn it off to hold the GPU path to every row.
-  bool cpu_while_gpus_start = true;
 };
 
 }  // namespace warpcsv

@@ -69,24 +69,13 @@ class CpuScan {
   }
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
-    const ScanPosition& start = s_.start;
-    uint64_t partition_index = start.partition;
-    ScanPosition at;  // where the scan stands
-    at.finished = true;
-    for (size_t si = start.source; si < in_.sources.size() && !stopped_; ++si) {
-      auto& src = in_.sources[si];
+    uint64_t partition_index = 0;
+    for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
-      const bool resuming = si == start.source && (start.offset || start.line);
-      uint64_t from = resuming ? start.offset : 0;
-      uint64_t line = resuming && start.line ? start.line : src->header_lines() + 1;
+      uint64_t from = 0, line = src->header_lines() + 1;
       uint64_t window = std::max<uint64_t>(8 * s_.chunk_size, 1 << 20);
       for (;;) {
         if (interrupted()) throw Interrupted();
-        if (s_.yield_when && s_.yield_when->load()) {  // hand the rest to another executor
-          at = ScanPosition{si, from, line, partition_index, false};
-          stopped_ = true;
-          break;
-        }
         Window w = src->window(from, window);
         if (w.size == 0) break;
         PartitionedWindow pw = partition_window(in_.dialect, w, s_.chunk_size, s_.threads);
@@ -124,7 +113,6 @@ class CpuScan {
         from = w.offset + pw.consumed;
       }
     }
-    if (s_.stopped_at) *s_.stopped_at = at;
     // Every aggregate merges in any order to the same bits: per-worker tables.
     if (plan_.scan.aggregate)
       for (auto& w : per_worker_) global_groups_->merge_from(*w.groups);
@@ -329,7 +317,6 @@ class CpuScan {
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;
   std::vector<Worker> per_worker_;
   std::vector<std::string> null_tokens_;
-  bool stopped_ = false;  // yielded to another executor
 };
 
 class CpuExecutor : public ScanExecutor {

@@ -721,45 +721,23 @@ class CudaExecutor : public ScanExecutor {
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    // CUDA start-up (driver, contexts, buffers: a few tenths of a second)
-    // runs beside a CPU scan of the first windows; the GPUs take the rest of
-    // the input from where the CPU stopped. Under --bad-rows skip the CPU does
-    // not start (a GPU abort rescans from the start, and rejected rows must be
-    // reported once).
+    // CUDA start-up (driver and contexts when not yet up, streams, pinned
+    // buffers) runs on its own thread while scan_gpu maps and cuts the first
+    // window. (Scanning the first windows on the CPU meanwhile was measured on
+    // 2 x H200 and did not pay: see the notes of issue 4.)
     Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
-    ScanPosition resume;
-    const auto t_cpu = std::chrono::steady_clock::now();
-    if (settings.opts->bad_rows == BadRows::Fail && settings.opts->cpu_while_gpus_start) {
-      ScanSettings cpu = settings;
-      cpu.yield_when = &startup.ready;
-      cpu.stopped_at = &resume;
-      make_cpu_executor()->scan(in, cpu, groups, sink, on_skip, stats);
-      stats.stages.push_back(StageTiming{"cpu while gpus start", "cpu", seconds_since(t_cpu), stats.bytes, 0});
-      if (resume.finished) {
-        ++g_cpu_plans;
-        return;
-      }
-    }
-    startup.join();
-    if (startup.no_gpu) {  // --device auto without a usable GPU: the CPU goes on
-      ++g_cpu_plans;
-      ScanSettings cpu = settings;
-      cpu.start = resume;
-      make_cpu_executor()->scan(in, cpu, groups, sink, on_skip, stats);
+    if (scan_gpu(in, settings, *groups, stats, startup)) {
+      ++g_gpu_scans;
       return;
     }
-    if (startup.error) std::rethrow_exception(startup.error);
-    if (scan_gpu(in, settings, *groups, stats, startup.gpus, resume)) {
-      ++g_gpu_scans;
-    } else {
-      ++g_cpu_reruns;
-      // The GPU met a bad row, a bad value or a limit: the CPU executor scans
-      // again from the start and reports exactly what the user must see.
-      *groups = GroupTable(&groups->layout());
-      stats = ScanStats{};
-      in = InputSet::open(*settings.opts);
-      make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
-    }
+    // No usable GPU under --device auto, or the GPUs met a bad row, a bad
+    // value or a limit: the CPU executor scans from the start and reports
+    // exactly what the user must see.
+    ++(startup.no_gpu ? g_cpu_plans : g_cpu_reruns);
+    *groups = GroupTable(&groups->layout());
+    stats = ScanStats{};
+    in = InputSet::open(*settings.opts);
+    make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
   }
 
  private:
@@ -771,7 +749,6 @@ class CudaExecutor : public ScanExecutor {
     std::vector<std::unique_ptr<Gpu>> gpus;
     std::exception_ptr error;
     bool no_gpu = false;
-    std::atomic<bool> ready{false};
     std::thread thread;
 
     Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
@@ -805,7 +782,6 @@ class CudaExecutor : public ScanExecutor {
         } catch (...) {
           error = std::current_exception();
         }
-        ready = true;
       });
     }
     void join() {
@@ -814,8 +790,18 @@ class CudaExecutor : public ScanExecutor {
     ~Startup() { join(); }
   };
 
+  // False when the GPUs flagged something for the host path, or there are
+  // none (startup.no_gpu) under --device auto.
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
-                std::vector<std::unique_ptr<Gpu>>& gpus, const ScanPosition& start) {
+                Startup& startup) {
+    std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
+    bool started = false;
+    auto wait_startup = [&] {
+      if (started) return;
+      startup.join();
+      started = true;
+      if (startup.error) std::rethrow_exception(startup.error);
+    };
     const int helpers = std::max(0, std::min(settings.threads, 32) - 1);
     CopyPool pool(helpers);
     std::atomic<bool> abort{false};
@@ -854,9 +840,9 @@ class CudaExecutor : public ScanExecutor {
         if (f && f->thread.joinable()) f->thread.join();
       }
     } flight_guard{flight};
-    for (size_t si = start.source; si < in.sources.size(); ++si) {
+    for (size_t si = 0; si < in.sources.size(); ++si) {
       if (in.sources[si]->header().empty() && in.column_names.empty()) continue;
-      uint64_t from = si == start.source ? start.offset : 0, window = window0;
+      uint64_t from = 0, window = window0;
       int parity = 0;
       for (;;) {
         if (interrupted()) {
@@ -873,6 +859,8 @@ class CudaExecutor : public ScanExecutor {
         }
         std::vector<HostBatch> batches = make_batches(pw, w);
         host_s += seconds_since(t_window);
+        wait_startup();
+        if (startup.no_gpu) return false;
         join_flight();
         if (abort) return false;
         flight = std::make_unique<InFlight>();
@@ -898,6 +886,8 @@ class CudaExecutor : public ScanExecutor {
       join_flight();  // the next source's windows must not unmap this one's early
       if (abort) return false;
     }
+    wait_startup();
+    if (startup.no_gpu) return false;
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
     for (const auto& c : counters)

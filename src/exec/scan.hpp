@@ -1,7 +1,6 @@
 // What an executor (CPU threads or GPUs) needs to scan the input and what it
 // gives back: a partial aggregate table, or the output rows in input order.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,15 +35,6 @@ struct TypeWidening {
   RowIssue where;
 };
 
-// A row start in the input: where a scan begins, or where one stopped.
-struct ScanPosition {
-  size_t source = 0;           // index into InputSet::sources
-  uint64_t offset = 0;         // data offset in that source (a row start)
-  uint64_t line = 0;           // its line number; 0: the source's first data line
-  uint64_t partition = 0;      // partitions scanned before it (order keys)
-  bool finished = false;       // the whole input was scanned
-};
-
 // Per-run settings derived from the plan and options, shared by executors.
 struct ScanSettings {
   const Plan* plan = nullptr;
@@ -53,12 +43,6 @@ struct ScanSettings {
   uint64_t chunk_size = 0;
   int threads = 1;
   Progress* progress = nullptr;  // never null while scanning
-  // Scan from here (default: the start). With `yield_when`, the scan stops
-  // at the first window boundary after it turns true and records where in
-  // `stopped_at` (the CUDA executor scans on the CPU while GPUs start).
-  ScanPosition start;
-  const std::atomic<bool>* yield_when = nullptr;
-  ScanPosition* stopped_at = nullptr;
 };
 
 // Receives the non-aggregate rows of consecutive partitions, in input order.

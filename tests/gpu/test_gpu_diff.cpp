@@ -95,7 +95,6 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.files = {input};
   opts.chunk_size = c.chunk;
   opts.device = c.device;
-  opts.cpu_while_gpus_start = false;  // every row through the GPU path
   opts.quiet = true;
   opts.dialect.null_tokens = c.nulls;
   opts.schema = c.schema;
@@ -322,7 +321,6 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
   opts.pipeline = pipeline ? pipeline : "groupby id1 | agg sum(v1)";
   opts.files = {path};
   opts.device = "gpu";
-  opts.cpu_while_gpus_start = false;  // in-process GPU throughput
   opts.quiet = true;
   opts.output_path = "/dev/null";
   const double bytes = static_cast<double>(std::filesystem::file_size(path));
