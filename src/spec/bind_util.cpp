@@ -1,25 +1,16 @@
 // Helpers for messages: type names, suggestions by edit distance, lists.
 #include "spec/bind_util.hpp"
 
+#include "warpcsv/io.hpp"
+
 #include <algorithm>
 #include <cctype>
 
 namespace warpcsv {
 namespace spec {
 
-std::string type_name(ColumnType t) {
-  switch (t.type) {
-    case Type::Null: return "null";
-    case Type::Bool: return "bool";
-    case Type::Int: return "int";
-    case Type::Decimal: return "decimal(" + std::to_string(t.scale) + ")";
-    case Type::Float: return "float";
-    case Type::String: return "string";
-    case Type::Date: return "date";
-    case Type::Timestamp: return "timestamp";
-  }
-  return "?";
-}
+// The same names --schema accepts, so a message's type can be pasted back.
+std::string type_name(ColumnType t) { return schema_type_name(t); }
 
 int edit_distance(const std::string& a, const std::string& b) {
   auto low = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };

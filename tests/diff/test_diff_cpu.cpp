@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_files.hpp"
 #include "diff/random_csv.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
@@ -29,57 +30,15 @@ using namespace warpcsv::testing;
 
 namespace {
 
+using testing::CaptureStderr;
+using testing::read_file;
+using testing::TempDir;
+using testing::write_file;
+
 using int128 = __int128;
 using Recs = std::vector<const Record*>;
 
 // ---- running the tool ------------------------------------------------------------------
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/warpcsv-diff-XXXXXX";
-    REQUIRE(mkdtemp(&templ[0]) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return path + "/" + name; }
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
-
-// Sends this process's stderr to a file while alive (skip counts, assert failures).
-struct CaptureStderr {
-  int saved = -1;
-  explicit CaptureStderr(const std::string& path) {
-    std::fflush(stderr);
-    saved = dup(2);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      close(fd);
-    }
-  }
-  ~CaptureStderr() {
-    std::fflush(stderr);
-    if (saved >= 0) {
-      dup2(saved, 2);
-      close(saved);
-    }
-  }
-};
 
 struct RunResult {
   int code = 0;

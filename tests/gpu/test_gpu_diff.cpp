@@ -3,6 +3,7 @@
 // sizes from a few bytes up, and must give the same output bytes, --rejects
 // file, exit code and message. Without CUDA or a GPU the tests say so and pass.
 #include "catch.hpp"
+#include "test_files.hpp"
 
 #ifdef WARPCSV_HAVE_CUDA
 #include <fcntl.h>
@@ -28,51 +29,12 @@ using namespace warpcsv;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/warpcsv-gpu-XXXXXX";
-    REQUIRE(mkdtemp(&templ[0]) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return path + "/" + name; }
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
-
+using testing::read_file;
+using testing::TempDir;
+using testing::write_file;
 // Sends this process's stderr to /dev/null while alive.
-struct QuietStderr {
-  int saved = -1;
-  QuietStderr() {
-    std::fflush(stderr);
-    saved = dup(2);
-    const int null_fd = open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) {
-      dup2(null_fd, 2);
-      close(null_fd);
-    }
-  }
-  ~QuietStderr() {
-    std::fflush(stderr);
-    if (saved >= 0) {
-      dup2(saved, 2);
-      close(saved);
-    }
-  }
+struct QuietStderr : testing::CaptureStderr {
+  QuietStderr() : CaptureStderr("/dev/null") {}
 };
 
 struct RunResult {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/run.hpp"
@@ -25,52 +26,10 @@ using namespace warpcsv;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/warpcsv-conf-XXXXXX";
-    REQUIRE(mkdtemp(&templ[0]) != nullptr);
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return path + "/" + name; }
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-}
-
-// Sends this process's stderr to a file while alive (skip counts, --explain notes).
-struct CaptureStderr {
-  int saved = -1;
-  explicit CaptureStderr(const std::string& path) {
-    std::fflush(stderr);
-    saved = dup(2);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      close(fd);
-    }
-  }
-  ~CaptureStderr() {
-    std::fflush(stderr);
-    if (saved >= 0) {
-      dup2(saved, 2);
-      close(saved);
-    }
-  }
-};
+using testing::CaptureStderr;
+using testing::TempDir;
+const auto& slurp = testing::read_file;
+const auto& spit = testing::write_file;
 
 struct Result {
   int code = 0;

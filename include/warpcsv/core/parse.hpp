@@ -408,14 +408,6 @@ WCSV_HD inline bool eq_nocase(const char* p, uint32_t n, const char* lit, uint32
   return true;
 }
 
-WCSV_HD WCSV_FORCEINLINE int clz64(uint64_t x) {
-#if defined(__CUDA_ARCH__)
-  return __clzll(static_cast<long long>(x));
-#else
-  return __builtin_clzll(x);
-#endif
-}
-
 // Full 64x64 -> 128-bit product.
 WCSV_HD WCSV_FORCEINLINE void mul64(uint64_t a, uint64_t b, uint64_t* hi, uint64_t* lo) {
 #if defined(__CUDA_ARCH__)
