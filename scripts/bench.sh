@@ -59,6 +59,7 @@ fi
 
 # --- data -------------------------------------------------------------------------------------
 GEN=${GEN_GROUPBY:-$SHARED/datagen/gen_groupby.c}
+[ -f "$GEN" ] || GEN=$ROOT/scripts/gen_groupby.c  # the same table, kept in the repo
 if [[ $GEN == *.c ]]; then
   [ -f "$GEN" ] || { echo "bench: no generator at $GEN; set GEN_GROUPBY" >&2; exit 2; }
   cc -O2 -pthread -o "$BENCH_DIR/gen_groupby" "$GEN"
