@@ -70,11 +70,13 @@ void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
 struct SortItem {
   uint64_t p0, p1;
   uint32_t idx;
-  uint8_t rank;  // 0: value with prefix, 1: value without prefix, 2: null (last)
+  uint32_t len;   // strings: byte length (ties of complete prefixes)
+  uint8_t rank;   // 0: value with prefix, 1: value without prefix, 2: null (last)
+  bool complete;  // the prefix is the whole value: equal prefixes (and lengths) mean equal
 };
 
 SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
-  SortItem s{0, 0, idx, 0};
+  SortItem s{0, 0, idx, 0, 0, true};
   if (v.null) {
     s.rank = 2;
     return s;
@@ -82,6 +84,8 @@ SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
   if (t == Type::String) {
     unsigned char b[16] = {0};
     std::memcpy(b, v.s.ptr, std::min<uint32_t>(v.s.len, 16));
+    s.len = desc ? ~v.s.len : v.s.len;
+    s.complete = v.s.len <= 16;
     for (int i = 0; i < 8; ++i) {
       s.p0 = (s.p0 << 8) | b[i];
       s.p1 = (s.p1 << 8) | b[8 + i];
@@ -101,25 +105,37 @@ SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
   return s;
 }
 
-// Reorders `t`'s rows by `keys` (stable): by the first key's prefix, then
-// the full comparison on ties.
+// Reorders `t`'s rows by `keys` (stable). One stable pass per key, the last
+// key first (least significant digit first, like a radix sort), so each
+// pass compares one key's prefix in sequential memory and looks at the rows
+// only when two prefixes tie.
 void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type>& types,
                 const std::vector<bool>& desc, int threads) {
   const size_t n = t.rows(), nkeys = types.size();
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
   std::vector<SortItem> items(n);
-  for (size_t r = 0; r < n; ++r)
-    items[r] = nkeys ? sort_item(keys[r * nkeys], types[0], desc[0], static_cast<uint32_t>(r))
-                     : SortItem{0, 0, static_cast<uint32_t>(r), 0};
-  const RowOrder full{&keys, nkeys, &types, &desc};
-  auto less = [&](const SortItem& a, const SortItem& b) {
-    if (a.rank != b.rank) return a.rank < b.rank;
-    if (a.rank == 0 && (a.p0 != b.p0 || a.p1 != b.p1)) return a.p0 != b.p0 ? a.p0 < b.p0 : a.p1 < b.p1;
-    return full(a.idx, b.idx);
-  };
-  parallel_stable_sort(items.begin(), items.end(), less, threads);
+  for (size_t k = nkeys; k-- > 0;) {
+    for (size_t i = 0; i < n; ++i) items[i] = sort_item(keys[order[i] * nkeys + k], types[k], desc[k], order[i]);
+    const Type type = types[k];
+    const bool down = desc[k];
+    auto less = [&](const SortItem& a, const SortItem& b) {
+      if (a.rank != b.rank) return a.rank < b.rank;
+      if (a.rank == 2) return false;  // nulls tie
+      if (a.rank == 0) {
+        if (a.p0 != b.p0 || a.p1 != b.p1) return a.p0 != b.p0 ? a.p0 < b.p0 : a.p1 < b.p1;
+        // Equal prefixes of whole values: the shorter string first, else equal.
+        if (a.complete && b.complete) return a.len < b.len;
+      }
+      const int c = compare_values(keys[a.idx * nkeys + k], keys[b.idx * nkeys + k], type);
+      return down ? c > 0 : c < 0;
+    };
+    parallel_stable_sort(items.begin(), items.end(), less, threads);
+    for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
+  }
   std::vector<Value> cells;
   cells.reserve(t.cells.size());
-  for (const SortItem& it : items) cells.insert(cells.end(), t.row(it.idx), t.row(it.idx) + t.width());
+  for (uint32_t r : order) cells.insert(cells.end(), t.row(r), t.row(r) + t.width());
   t.cells.swap(cells);
 }
 }  // namespace
