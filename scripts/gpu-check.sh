@@ -78,7 +78,8 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     timeout 300 "$SAN" --tool "$tool" --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 \
       'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
       "$SMALL" >"$LOG/sanitizer_$tool.log" 2>&1
-    n=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$LOG/sanitizer_$tool.log" | grep -Eo '[0-9]+$' | tail -1)
+    # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards".
+    n=$(grep -Eo '(ERROR SUMMARY|RACECHECK SUMMARY): [0-9]+' "$LOG/sanitizer_$tool.log" | grep -Eo '[0-9]+$' | tail -1)
     n=${n:-"?"}
     [ "$n" = "?" ] && tail -20 "$LOG/sanitizer_$tool.log" >&2
     san_errors="$san_errors+$tool:$n"
