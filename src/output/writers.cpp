@@ -75,40 +75,6 @@ void append_csv_field(std::string& out, const char* p, size_t n, char delim) {
   out.push_back('"');
 }
 
-class CsvWriter : public BufferedWriter {
- public:
-  using BufferedWriter::BufferedWriter;
-  void begin(const std::vector<OutputColumn>& columns) override {
-    cols_ = columns;
-    if (cols_.empty()) return;  // no columns: no header line (an empty line would read as a record)
-    for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back(',');
-      append_csv_field(buf_, cols_[c].name.data(), cols_[c].name.size(), ',');
-    }
-    buf_.push_back('\n');
-  }
-  void row(const Value* v) override {
-    if (cols_.empty()) return;
-    for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back(',');
-      if (v[c].null) continue;  // null: empty field
-      Type t = cols_[c].type.type;
-      if (t == Type::String) {
-        // An empty string is written "" so it stays distinct from null.
-        append_csv_field(buf_, v[c].s.ptr, v[c].s.len, ',');
-      } else {
-        detail::append_value(buf_, v[c], cols_[c].type);
-      }
-    }
-    buf_.push_back('\n');
-    maybe_flush();
-  }
-  void end() override { finish(); }
-
- private:
-  std::vector<OutputColumn> cols_;
-};
-
 // ---- tsv --------------------------------------------------------------------
 
 void append_tsv_field(std::string& out, const char* p, size_t n) {
@@ -123,25 +89,28 @@ void append_tsv_field(std::string& out, const char* p, size_t n) {
   }
 }
 
-class TsvWriter : public BufferedWriter {
+// csv and tsv: one line per row, fields separated by `sep`, each string
+// written by the format's field function; null is an empty field.
+class DelimitedWriter : public BufferedWriter {
  public:
-  using BufferedWriter::BufferedWriter;
+  using FieldFn = void (*)(std::string& out, const char* p, size_t n);
+  DelimitedWriter(std::FILE* out, char sep, FieldFn field) : BufferedWriter(out), sep_(sep), field_(field) {}
   void begin(const std::vector<OutputColumn>& columns) override {
     cols_ = columns;
-    if (cols_.empty()) return;
+    if (cols_.empty()) return;  // no columns: no header line (an empty line would read as a record)
     for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back('\t');
-      append_tsv_field(buf_, cols_[c].name.data(), cols_[c].name.size());
+      if (c) buf_.push_back(sep_);
+      field_(buf_, cols_[c].name.data(), cols_[c].name.size());
     }
     buf_.push_back('\n');
   }
   void row(const Value* v) override {
     if (cols_.empty()) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back('\t');
+      if (c) buf_.push_back(sep_);
       if (v[c].null) continue;
       if (cols_[c].type.type == Type::String)
-        append_tsv_field(buf_, v[c].s.ptr, v[c].s.len);
+        field_(buf_, v[c].s.ptr, v[c].s.len);
       else
         detail::append_value(buf_, v[c], cols_[c].type);
     }
@@ -151,8 +120,13 @@ class TsvWriter : public BufferedWriter {
   void end() override { finish(); }
 
  private:
+  char sep_;
+  FieldFn field_;
   std::vector<OutputColumn> cols_;
 };
+
+// An empty string is written "" so it stays distinct from null.
+void csv_field(std::string& out, const char* p, size_t n) { append_csv_field(out, p, n, ','); }
 
 // ---- json / ndjson ----------------------------------------------------------
 
@@ -441,14 +415,14 @@ class MarkdownWriter : public GridWriter {
 
 std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out) {
   switch (format) {
-    case OutputFormat::Csv: return std::make_unique<CsvWriter>(out);
-    case OutputFormat::Tsv: return std::make_unique<TsvWriter>(out);
+    case OutputFormat::Csv: return std::make_unique<DelimitedWriter>(out, ',', csv_field);
+    case OutputFormat::Tsv: return std::make_unique<DelimitedWriter>(out, '\t', append_tsv_field);
     case OutputFormat::Json: return std::make_unique<JsonWriter>(out, true);
     case OutputFormat::Ndjson: return std::make_unique<JsonWriter>(out, false);
     case OutputFormat::Table: return std::make_unique<TableWriter>(out);
     case OutputFormat::Markdown: return std::make_unique<MarkdownWriter>(out);
   }
-  return std::make_unique<CsvWriter>(out);
+  return std::make_unique<DelimitedWriter>(out, ',', csv_field);
 }
 
 }  // namespace warpcsv
