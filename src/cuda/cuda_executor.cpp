@@ -179,7 +179,7 @@ bool gpu_aggregate(const AggDesc& a) {
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
-  if (layout.order_dependent) return "order-dependent aggregate";
+  if (layout.float_moments) return "float sums or moments (exact accumulators not on the GPU yet)";
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";

@@ -43,7 +43,7 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
     d.in_scale2 = s.arg1.empty() ? 0 : s.arg1.result.scale;
     d.offset = off;
     off += (agg_state_size(d.op) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign;
-    l.order_dependent = l.order_dependent || d.op == AggOp::SumFloat ||
+    l.float_moments = l.float_moments || d.op == AggOp::SumFloat ||
                         d.op == AggOp::MeanFloat || d.op == AggOp::VarFloat ||
                         d.op == AggOp::StdFloat || d.op == AggOp::CorrFloat;
     l.aggs.push_back(d);

@@ -18,9 +18,9 @@ struct GroupLayout {
   std::vector<Type> key_types;
   std::vector<AggDesc> aggs;
   uint32_t state_bytes = 0;  // one group's block, a multiple of kAggStateAlign
-  // Double-double moments over floats: exact enough that merge order does not
-  // show, but not (yet) done with GPU atomics, so such plans scan on the CPU.
-  bool order_dependent = false;
+  // Sums or moments over floats (640-bit fixed-point accumulators): not done
+  // with GPU atomics yet, so such plans scan on the CPU.
+  bool float_moments = false;
 
   static GroupLayout from_plan(const Plan& plan);
 };
