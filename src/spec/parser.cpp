@@ -419,7 +419,24 @@ class Parser {
     return e;
   }
 
-  ExprPtr expr() { return or_expr(); }
+  // Nesting (parentheses, arguments, repeated not / minus) is bounded so a
+  // hostile spec is a syntax error, not a stack overflow (found by fuzzing).
+  static constexpr int kMaxNesting = 600;  // levels of expr/not/minus: ~200 parentheses
+  int nesting_ = 0;
+  struct Nest {
+    Parser& p;
+    Nest(Parser& parser) : p(parser) {
+      if (++p.nesting_ > kMaxNesting)
+        p.fail(p.peek(), "an expression nested too deeply (about 200 levels at most); split it or use "
+                         "fewer parentheses");
+    }
+    ~Nest() { --p.nesting_; }
+  };
+
+  ExprPtr expr() {
+    Nest nest(*this);
+    return or_expr();
+  }
 
   ExprPtr or_expr() {
     ExprPtr a = and_expr();
@@ -440,6 +457,7 @@ class Parser {
   }
 
   ExprPtr not_expr() {
+    Nest nest(*this);
     if (is_word(peek(), "not")) {
       int pos = advance().pos;
       ExprPtr x = not_expr();
@@ -533,6 +551,7 @@ class Parser {
   }
 
   ExprPtr unary() {
+    Nest nest(*this);
     if (peek().kind == Tok::Minus) {
       int pos = advance().pos;
       ExprPtr x = unary();

@@ -435,3 +435,20 @@ TEST_CASE("casts of constants are folded at bind time", "[spec]") {
   CHECK(p.scan.filter.consts[0].f == 1.0);
   CHECK(p.scan.filter.consts[1].i == 200);  // 2 as decimal(2)
 }
+
+// Found by fuzzing (tests/fuzz/corpus/spec/crash-deep-nesting): deep nesting was a stack
+// overflow in the recursive-descent parser; now it is a syntax error, and ordinary depth binds.
+TEST_CASE("spec: deeply nested expressions are a syntax error, not a crash") {
+  const std::vector<OutputColumn> cols = {{"id", ColumnType{Type::Int, 0}}};
+  const std::string deep = "select " + std::string(5000, '(') + "id" + std::string(5000, ')');
+  REQUIRE_THROWS_AS(check_pipeline_syntax(deep), UsageError);
+  std::string nots = "filter ";
+  for (int i = 0; i < 3000; ++i) nots += "not ";
+  REQUIRE_THROWS_AS(check_pipeline_syntax(nots + "true"), UsageError);
+  std::string minus = "select ";
+  for (int i = 0; i < 3000; ++i) minus += "- ";
+  REQUIRE_THROWS_AS(check_pipeline_syntax(minus + "1"), UsageError);
+  const std::string fine = "select " + std::string(150, '(') + "id" + std::string(150, ')') + " as x";
+  const Plan p = build_plan(fine, cols);
+  CHECK(p.output.size() == 1);
+}
