@@ -17,12 +17,7 @@ using Catch::Approx;
 
 namespace {
 
-ColumnType T(Type t, int scale = 0) {
-  ColumnType c;
-  c.type = t;
-  c.scale = static_cast<uint8_t>(scale);
-  return c;
-}
+ColumnType T(Type t, int scale = 0) { return ColumnType{t, static_cast<uint8_t>(scale)}; }
 
 // i int, j int, p decimal(2), q decimal(3), x float, y float, s string, t string,
 // b bool, d date, ts timestamp

@@ -10,12 +10,7 @@ using namespace warpcsv;
 
 namespace {
 
-ColumnType T(Type t, int scale = 0) {
-  ColumnType c;
-  c.type = t;
-  c.scale = static_cast<uint8_t>(scale);
-  return c;
-}
+ColumnType T(Type t, int scale = 0) { return ColumnType{t, static_cast<uint8_t>(scale)}; }
 
 ColumnType guess(const std::vector<std::string>& fields, std::vector<std::string> nulls = {}) {
   TypeGuess g(std::move(nulls));

@@ -11,12 +11,7 @@ using namespace warpcsv;
 
 namespace {
 
-ColumnType T(Type t, int scale = 0) {
-  ColumnType c;
-  c.type = t;
-  c.scale = static_cast<uint8_t>(scale);
-  return c;
-}
+ColumnType T(Type t, int scale = 0) { return ColumnType{t, static_cast<uint8_t>(scale)}; }
 
 std::vector<OutputColumn> schema() {
   return {{"id", T(Type::String)},      {"region", T(Type::String)}, {"v1", T(Type::Int)},
