@@ -12,6 +12,7 @@
 
 #include "exec/row_issue.hpp"
 #include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
 
@@ -274,6 +275,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
+  std::string not_utf8;  // where the sample first has bytes that are not UTF-8
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
     Window w = src.sample(1 << 20);
@@ -281,6 +283,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
     uint64_t pos = 0;
     std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
     std::vector<uint8_t> flags(ncols);
+    uint64_t line = src.header_lines() + 1;
     while (pos < w.size) {
       uint32_t nf = 0;
       RowResult r = parse_row(in.dialect, w.data, pos, w.size, w.at_eof,
@@ -293,6 +296,8 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
                               });
       if (r.incomplete) break;
       pos = r.next;
+      const uint64_t row_line = line;
+      line += r.lines;
       if (r.comment || (r.empty && ncols > 1) || nf != ncols || r.error != RowError::None) continue;
       for (size_t c = 0; c < ncols; ++c) {
         const char* fp = w.data + spans[c].first;
@@ -307,9 +312,17 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
         for (const auto& t : opts.dialect.null_tokens)
           if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
         if (!is_null) guesses[c].observe(fp, len);
+        if (not_utf8.empty() && utf8_invalid_at(fp, len) != len)
+          not_utf8 = src.name() + ":" + std::to_string(row_line) + ", column '" + in.column_names[c] + "'";
       }
     }
   }
+  if (!not_utf8.empty() && !opts.quiet)  // say what was detected; the bytes pass through unchanged
+    std::fprintf(stderr,
+                 "warpcsv: note: the input is not valid UTF-8 (first at %s): Latin-1 or another 8-bit "
+                 "encoding? Its bytes are kept as they are (JSON output replaces them with U+FFFD); to "
+                 "convert: iconv -f latin1 -t utf-8\n",
+                 not_utf8.c_str());
   if (unobserved) unobserved->assign(ncols, false);
   for (size_t c = 0; c < ncols; ++c) {
     schema[c].name = in.column_names[c];

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "output/format.hpp"
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/output.hpp"
 
@@ -129,35 +130,6 @@ class DelimitedWriter : public BufferedWriter {
 void csv_field(std::string& out, const char* p, size_t n) { append_csv_field(out, p, n, ','); }
 
 // ---- json / ndjson ----------------------------------------------------------
-
-// Length of the valid UTF-8 sequence at p (1..4), or 0 if it is invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t utf8_sequence(const unsigned char* p, size_t n) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  size_t len;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) {
-    len = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    len = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    len = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (len > n) return 0;
-  for (size_t i = 1; i < len; ++i) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  static const uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
 
 void append_json_string(std::string& out, const char* s, size_t n) {
   static const char kHex[] = "0123456789abcdef";
