@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "reference_stats.hpp"
 #include "test_files.hpp"
 #include "diff/random_csv.hpp"
 #include "warpcsv/errors.hpp"
@@ -278,19 +279,7 @@ std::optional<long double> corr_of(const Recs& g, GetX gx, GetY gy) {
     auto y = gy(*r);
     if (x && y) v.push_back({static_cast<long double>(*x), static_cast<long double>(*y)});
   }
-  if (v.size() < 2) return std::nullopt;
-  long double mx = 0, my = 0;
-  for (auto& p : v) mx += p.first, my += p.second;
-  mx /= v.size();
-  my /= v.size();
-  long double sxx = 0, syy = 0, sxy = 0;
-  for (auto& p : v) {
-    sxx += (p.first - mx) * (p.first - mx);
-    syy += (p.second - my) * (p.second - my);
-    sxy += (p.first - mx) * (p.second - my);
-  }
-  if (sxx == 0 || syy == 0) return std::nullopt;
-  return sxy / std::sqrt(sxx) / std::sqrt(syy);
+  return testing::naive_pearson(v);
 }
 
 auto get_v1 = [](const Record& r) { return r.v1; };
