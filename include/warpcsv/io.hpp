@@ -1,5 +1,5 @@
-// Input sources (regular files, standard input, FIFOs, gzip streams), type inference over sampled
-// fields, and the --schema option.
+// Input sources (regular files, standard input, FIFOs, gzip and zstd streams), type inference
+// over sampled fields, and the --schema option.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,10 +11,13 @@
 
 namespace warpcsv {
 
-// A byte stream of one input: a regular file (read with pread; size known), standard input, or a
-// gzip stream (detected by the magic bytes 1f 8b, not the name; multi-member files; via zlib),
-// each read sequentially. Errors (missing file, permission denied, a directory, a corrupt gzip
-// stream, UTF-16 text) throw InputError naming the path and the fix.
+// A byte stream of one input: a regular file (read with pread; size known), standard input, a
+// gzip stream (detected by the magic bytes 1f 8b, not the name; multi-member files; via zlib), or
+// a zstd stream (magic 28 b5 2f fd, or a skippable frame first; concatenated frames, skippable
+// frames passed over; via libzstd's streaming decoder, window at most 128 MiB), each read
+// sequentially. Errors (missing file, permission denied, a directory, a corrupt or truncated
+// gzip or zstd stream, data compressed twice, zstd input to a build without libzstd, UTF-16
+// text) throw InputError naming the path and the fix.
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
@@ -28,7 +31,7 @@ class ByteSource {
   virtual const std::string& name() const = 0;  // path, or "<stdin>"
 };
 
-// Opens `path` ("-" = standard input), recognising gzip by its magic bytes.
+// Opens `path` ("-" = standard input), recognising gzip and zstd by their magic bytes.
 std::unique_ptr<ByteSource> open_source(const std::string& path);
 
 // Accumulates the text of one column's sampled fields and names the narrowest type that holds

@@ -219,6 +219,16 @@ uint64_t parse_byte_size(const std::string& text, const std::string& option) {
   return n << shift;
 }
 
+// "warpcsv 0.1.0" and the optional input formats built in ("zstd: yes" or "zstd: no").
+std::string version_text() {
+#ifdef WARPCSV_HAVE_ZSTD
+  const char* zstd = "yes";
+#else
+  const char* zstd = "no";
+#endif
+  return std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: " + zstd;
+}
+
 std::string help_text() {
   return std::string("warpcsv ") + WARPCSV_VERSION +
          R"( - filter / group-by / aggregate pipelines over CSV files
@@ -228,7 +238,7 @@ Usage: warpcsv [OPTIONS] PIPELINE [FILE...]
   PIPELINE   stages joined by '|' in one argument, e.g.
              'filter amount > 0 | groupby region | agg sum(amount) as total'
   FILE       CSV files read as one table (same header); none or '-' reads stdin.
-             gzip-compressed files are recognised and decompressed.
+             gzip- and zstd-compressed files are recognised and decompressed.
 
 Input:
   -d, --delimiter C     field separator (default ','; '\t' or 'tab' for a tab;
@@ -258,7 +268,7 @@ Execution:
       --progress, --no-progress
                         progress bar on stderr; default: only when stderr is a terminal
   -q, --quiet           no notices on stderr (errors are still printed)
-  -V, --version         print the version and exit
+  -V, --version         print the version (and whether zstd input is built in)
   -h, --help            print this help and exit
 
 Examples:
@@ -290,7 +300,7 @@ Options parse_options(int argc, char** argv) {
 
   CLI::App app{"warpcsv", "warpcsv"};
   app.set_help_flag("-h,--help");
-  app.set_version_flag("-V,--version", std::string("warpcsv ") + WARPCSV_VERSION);
+  app.set_version_flag("-V,--version", version_text());
   app.add_option("pipeline", o.pipeline);
   app.add_option("files", o.files);
   app.add_option("-d,--delimiter", delimiter);

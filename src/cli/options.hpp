@@ -20,6 +20,10 @@ Options parse_options(int argc, char** argv);
 // The full --help text: usage, options, examples.
 std::string help_text();
 
+// The --version text (no final newline): "warpcsv VERSION", then "zstd: yes" or "zstd: no"
+// (whether .zst input was built in; tests/cli cases look at it to skip).
+std::string version_text();
+
 // Parses a --chunk-size value such as "64M", "1G", "512K", "100" (bytes;
 // binary units, optional trailing "B"/"iB"). Throws UsageError on 0 or junk.
 uint64_t parse_byte_size(const std::string& text, const std::string& option);

@@ -1,9 +1,13 @@
-// Input sources (io.hpp): regular files, gzip (single and multi-member), errors, odd-sized reads.
+// Input sources (io.hpp): regular files, gzip (single and multi-member), zstd (frames, skippable
+// frames; or the message of a build without libzstd), errors, odd-sized reads.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef WARPCSV_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +15,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
 
@@ -37,19 +42,42 @@ struct TempDir {
   }
 };
 
-// One gzip member holding `text`, made with zlib.
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&z, static_cast<uLong>(text.size())) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(&out[0]);
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
+using warpcsv::testing::gzip;
+
+#ifdef WARPCSV_HAVE_ZSTD
+// One zstd frame holding `text`, made with libzstd; with a content checksum, as the zstd command
+// line writes by default.
+std::string zstd_frame(const std::string& text, bool checksum = true) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  REQUIRE(c != nullptr);
+  REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, 3)));
+  REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, checksum ? 1 : 0)));
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  size_t n = ZSTD_compress2(c, &out[0], out.size(), text.data(), text.size());
+  ZSTD_freeCCtx(c);
+  REQUIRE(!ZSTD_isError(n));
+  out.resize(n);
   return out;
+}
+
+// The same with the one-shot ZSTD_compress (no checksum, content size in the header).
+std::string zstd_simple(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  size_t n = ZSTD_compress(&out[0], out.size(), text.data(), text.size(), 1);
+  REQUIRE(!ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+#endif
+
+// A zstd skippable frame (magic 0x184D2A50 + variant, little-endian) carrying `payload`.
+std::string zstd_skippable(const std::string& payload, unsigned variant = 0) {
+  std::string f;
+  const uint32_t magic = 0x184D2A50u + (variant & 0xF);
+  const auto size = static_cast<uint32_t>(payload.size());
+  for (int i = 0; i < 4; ++i) f += static_cast<char>((magic >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i) f += static_cast<char>((size >> (8 * i)) & 0xFF);
+  return f + payload;
 }
 
 // Reads the whole source in chunks of the given sizes (cycled).
@@ -174,6 +202,182 @@ TEST_CASE("gzip: detected by magic, single and multi-member, odd chunks") {
     CHECK(msg.find("not gzip") != std::string::npos);
   }
 }
+
+#ifdef WARPCSV_HAVE_ZSTD
+TEST_CASE("zstd: detected by magic, frames, skippable frames, odd chunks") {
+  TempDir dir;
+  // ~2.5 MB of text: several zstd blocks and several 256 KiB input refills.
+  const std::string a = sample_csv(100000, 4), b = "more,rows\n1,2\n";
+  SECTION("one frame, name without .zst") {
+    auto src = open_source(dir.file("data.csv", zstd_frame(a)));
+    CHECK_FALSE(src->can_pread());
+    CHECK(src->size_hint() == 0);
+    CHECK(src->name() == dir.path + "/data.csv");
+    CHECK(read_all(*src, {1, 5, 8191, 2, 1 << 20}) == a);
+    char buf[8];
+    CHECK(src->read(buf, sizeof buf) == 0);  // stays at end
+  }
+  SECTION("one-shot ZSTD_compress frame, no checksum") {
+    auto src = open_source(dir.file("s.zst", zstd_simple(a)));
+    CHECK(read_all(*src, {65536}) == a);
+  }
+  SECTION("several frames concatenated, as `cat a.zst b.zst` makes, empty ones included") {
+    const std::string z = zstd_frame(a.substr(0, 1000)) + zstd_frame("") +
+                          zstd_frame(a.substr(1000, 699000), false) +
+                          zstd_simple(a.substr(700000)) + zstd_frame(b) + zstd_frame("");
+    auto src = open_source(dir.file("multi.csv.zst", z));
+    CHECK(read_all(*src, {4096, 3}) == a + b);
+  }
+  SECTION("skippable frames first (pzstd, seekable format), between and last are passed over") {
+    const std::string z = zstd_skippable(std::string("\x10\0\0\0", 4), 0xE) +
+                          zstd_frame(a.substr(0, 5000)) +
+                          zstd_skippable(std::string(100000, 'S')) + zstd_skippable("") +
+                          zstd_frame(a.substr(5000)) + zstd_skippable("tail", 0xF);
+    auto src = open_source(dir.file("skip.zst", z));
+    CHECK(read_all(*src, {7, 100000}) == a);
+  }
+  SECTION("only skippable frames: empty input") {
+    auto src = open_source(dir.file("none.zst", zstd_skippable("abc") + zstd_skippable("")));
+    CHECK(read_all(*src, {10}).empty());
+  }
+  SECTION("a CSV that is not zstd is read as it is") {
+    auto src = open_source(dir.file("plain.csv", "P*M,x\n1,2\n"));
+    CHECK(src->can_pread());
+  }
+}
+
+TEST_CASE("zstd: corrupt, truncated and oversized streams are input errors with the fix") {
+  TempDir dir;
+  const std::string a = sample_csv(50000, 5), b = "more,rows\n1,2\n";
+  auto error_reading = [&](const std::string& name, const std::string& bytes) {
+    std::string path = dir.file(name, bytes);
+    return input_error([&] {
+      auto src = open_source(path);
+      read_all(*src, {65536});
+    });
+  };
+  auto has = [](const std::string& msg, const std::string& part) {
+    INFO(msg);
+    CHECK(msg.find(part) != std::string::npos);
+  };
+  SECTION("truncated in the middle of a frame") {
+    const std::string z = zstd_frame(a);
+    const size_t cut = z.size() / 2;
+    std::string msg = error_reading("cut.csv.zst", z.substr(0, cut));
+    has(msg, "'" + dir.path + "/cut.csv.zst' is a corrupt zstd stream (");
+    has(msg, "ends in the middle of a zstd frame");
+    has(msg, "after " + std::to_string(cut) + " compressed bytes");
+    has(msg, "`zstd -t " + dir.path + "/cut.csv.zst`");
+  }
+  SECTION("truncated right after the frame header, and in the checksum") {
+    const std::string z = zstd_frame(b);
+    for (size_t cut : {size_t{5}, z.size() - 1}) {
+      std::string msg = error_reading("short.zst", z.substr(0, cut));
+      has(msg, "ends in the middle of a zstd frame");
+    }
+  }
+  SECTION("truncated second frame, and a truncated skippable frame") {
+    const std::string f2 = zstd_frame(a);
+    has(error_reading("two.zst", zstd_frame(b) + f2.substr(0, 100)),
+        "ends in the middle of a zstd frame");
+    const std::string skip_cut = zstd_skippable(std::string(50, 'x')).substr(0, 30);
+    has(error_reading("skipcut.zst", zstd_frame(b) + skip_cut),
+        "ends in the middle of a zstd frame");
+  }
+  SECTION("a corrupted byte: the block or the checksum does not match") {
+    std::string z = zstd_frame(a);
+    for (size_t i : {z.size() / 3, z.size() / 2, z.size() - 20}) {
+      std::string bad = z;
+      bad[i] = static_cast<char>(bad[i] ^ 0x5A);
+      std::string msg = error_reading("bad.zst", bad);
+      has(msg, "bad.zst' is a corrupt zstd stream (");
+      has(msg, " in the zstd frame at compressed byte 0, after ");
+      has(msg, "zstd -t ");
+    }
+    std::string tail = z;
+    tail[z.size() - 2] = static_cast<char>(tail[z.size() - 2] ^ 1);  // inside the checksum
+    has(error_reading("sum.zst", tail), "checksum in the zstd frame at compressed byte 0, after ");
+    // In the second frame: the message names where that frame starts.
+    const std::string first = zstd_frame(b);
+    std::string msg = error_reading("second.zst", first + tail);
+    has(msg, "in the zstd frame at compressed byte " + std::to_string(first.size()) + ", after ");
+  }
+  SECTION("garbage after the last frame") {
+    const std::string z = zstd_frame(b);
+    std::string msg = error_reading("junk.zst", z + "not zstd\n");
+    has(msg, "the data after the last zstd frame, from compressed byte " +
+                 std::to_string(z.size()) + ", is not zstd");
+  }
+  SECTION("a window larger than 128 MiB (zstd --long=30) is refused, not allocated") {
+    // Frame header: no single segment, window descriptor 0xA0 = 2^30; then an empty raw last block.
+    const std::string z("\x28\xb5\x2f\xfd\x00\xa0\x01\x00\x00", 9);
+    std::string msg = error_reading("long.zst", z);
+    has(msg, "long.zst' needs a zstd window larger than 128 MiB");
+    has(msg, "zstd -dc --long=31 ");
+  }
+}
+
+TEST_CASE("zstd: compressed twice, or mixed with gzip, is named") {
+  TempDir dir;
+  const std::string text = "x,y\n1,2\n";
+  auto msg_of = [&](const std::string& name, const std::string& bytes) {
+    std::string path = dir.file(name, bytes);
+    return input_error([&] { open_source(path); });
+  };
+  std::string m = msg_of("zz.zst", zstd_frame(zstd_frame(text)));
+  CHECK(m.find("still zstd-compressed after zstd decompression") != std::string::npos);
+  CHECK(m.find("zstd -dc " + dir.path + "/zz.zst | zstd -dc | warpcsv ... -") != std::string::npos);
+  m = msg_of("gz.zst", zstd_frame(gzip(text)));
+  CHECK(m.find("still gzip-compressed after zstd decompression") != std::string::npos);
+  CHECK(m.find("| gunzip | warpcsv ... -") != std::string::npos);
+  m = msg_of("zst.gz", gzip(zstd_frame(text)));
+  CHECK(m.find("still zstd-compressed after gzip decompression") != std::string::npos);
+  CHECK(m.find("gunzip -c " + dir.path + "/zst.gz | zstd -dc | warpcsv ... -") !=
+        std::string::npos);
+  CHECK(m.find("UTF-16") == std::string::npos);
+  // UTF-16 inside zstd is still UTF-16.
+  std::string le = std::string("\xFF\xFE", 2) + std::string("a\0,\0b\0\n\0", 8);
+  CHECK(msg_of("u16.zst", zstd_frame(le)).find("UTF-16") != std::string::npos);
+}
+
+TEST_CASE("zstd through a FIFO, in small writes") {
+  TempDir dir;
+  std::string fifo = dir.path + "/zpipe";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string text = sample_csv(30000, 6);
+  const std::string z =
+      zstd_skippable("x") + zstd_frame(text.substr(0, 1234)) + zstd_frame(text.substr(1234));
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int fd = ::open(fifo.c_str(), O_WRONLY);
+    for (size_t i = 0; i < z.size(); i += 333) {
+      size_t n = std::min<size_t>(333, z.size() - i);
+      if (::write(fd, z.data() + i, n) != static_cast<ssize_t>(n)) _exit(1);
+    }
+    ::close(fd);
+    _exit(0);
+  }
+  auto src = open_source(fifo);
+  CHECK_FALSE(src->can_pread());
+  CHECK(read_all(*src, {13, 4000}) == text);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+}
+#else
+TEST_CASE("zstd: a build without libzstd refuses .zst input with the command to decompress it") {
+  TempDir dir;
+  // A zstd frame's magic, and a skippable frame first (pzstd): either is recognised.
+  for (const std::string& bytes : {std::string("\x28\xb5\x2f\xfd\x00\xa0\x01\x00\x00", 9),
+                                   zstd_skippable("abcd") + "\x28\xb5\x2f\xfd"}) {
+    std::string path = dir.file("data.csv.zst", bytes);
+    std::string msg = input_error([&] { open_source(path); });
+    CHECK(msg == "'" + path + "' is zstd-compressed but this warpcsv was built without zstd; "
+                 "decompress it first: zstd -dc " + path + " | warpcsv ... -");
+  }
+}
+#endif
 
 TEST_CASE("open errors name the path and the fix") {
   TempDir dir;

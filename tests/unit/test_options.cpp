@@ -182,7 +182,11 @@ TEST_CASE("options: --help and --version exit early with their text") {
       parse({flag});
       FAIL("expected EarlyExit");
     } catch (const EarlyExit& e) {
-      CHECK(e.text == std::string("warpcsv ") + WARPCSV_VERSION + "\n");
+#ifdef WARPCSV_HAVE_ZSTD
+      CHECK(e.text == std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: yes\n");
+#else
+      CHECK(e.text == std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: no\n");
+#endif
     }
   }
 }
