@@ -171,6 +171,7 @@ class CpuScan {
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
     uint32_t row_in_partition = 0;
     const bool multi_column = ncols_ > 1;
+    const bool odd_partition = pw.nul_or_high[j] != 0;
     while (pos < end) {
       uint32_t nfields = 0;
       bool last_empty = false;
@@ -194,6 +195,17 @@ class CpuScan {
       local_line += r.lines;
       if (r.comment || (r.empty && multi_column)) continue;
       ++row_in_partition;
+      // NUL bytes and invalid UTF-8 make bad rows. Only rows of a partition in
+      // which the partitioner's pass saw a byte 0 or >= 0x80 (and the last row,
+      // which may run into such a partition) are checked: ASCII input pays a
+      // branch per row.
+      if (__builtin_expect(odd_partition || row_end > end, 0)) {
+        const ByteError b = check_bytes(pw, j, w.data, row_begin, row_end);
+        if (b.error != RowError::None && (r.error == RowError::None || b.pos < r.error_pos)) {
+          r.error = b.error;  // the first problem of the row by position
+          r.error_pos = b.pos;
+        }
+      }
       if (r.error != RowError::None || (nfields != ncols_ && !(r.empty && !multi_column))) {
         out.issues.push_back(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r,
                                             nfields, ncols_));
@@ -278,6 +290,25 @@ class CpuScan {
     if (table) finish_pending(*table, pending[parity ^ 1]);
     out.rows = row_in_partition;
     out.lines = local_line;
+  }
+
+  // The NUL / UTF-8 check of a row of partition j, when a partition it lies in
+  // has a byte 0 or >= 0x80 (as check_row_bytes, core/tokenize.hpp). Out of
+  // line, so the row loop is compiled as it would be without it; the result
+  // comes back in registers.
+  struct ByteError {
+    RowError error;
+    uint64_t pos;
+  };
+  __attribute__((noinline)) static ByteError check_bytes(const PartitionedWindow& pw, size_t j, const char* data,
+                                                         uint64_t row_begin, uint64_t row_end) {
+    bool odd = pw.nul_or_high[j] != 0;
+    for (size_t k = j + 1; !odd && k < pw.nul_or_high.size() && pw.begin[k] < row_end; ++k)
+      odd = pw.nul_or_high[k] != 0;
+    uint64_t at = 0;
+    const ByteIssue b = odd ? find_byte_issue_sse2(data + row_begin, row_end - row_begin, &at) : ByteIssue::None;
+    if (b == ByteIssue::None) return {RowError::None, 0};
+    return {b == ByteIssue::Nul ? RowError::NulByte : RowError::InvalidUtf8, row_begin + at};
   }
 
   static Value arg_value(int direct, const ProgramView& prog, const std::vector<Value>& slots, EvalContext& ctx,

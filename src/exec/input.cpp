@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -82,6 +83,21 @@ bool InputSource::fill_stream(uint64_t upto) {
   return buf_offset_ + buf_.size() >= upto;
 }
 
+uint64_t InputSource::pread(char* dst, uint64_t n, uint64_t from) const {
+  WCSV_EXPECTS(fd_ >= 0, "pread on a stream");
+  uint64_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd_, dst + got, n - got, static_cast<off_t>(data_start_ + from + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw InputError("cannot read " + name_ + ": " + std::strerror(errno));
+    }
+    if (r == 0) break;
+    got += static_cast<uint64_t>(r);
+  }
+  return got;
+}
+
 Window InputSource::window(uint64_t from, uint64_t want) {
   const uint64_t raw = data_start_ + from;
   Window w;
@@ -117,6 +133,10 @@ Window InputSource::window(uint64_t from, uint64_t want) {
     buf_offset_ += drop;
   }
   fill_stream(raw + want);
+  if (raw >= buf_offset_ + buf_.size()) {  // at or past the end of the stream
+    w.at_eof = stream_eof_;
+    return w;
+  }
   w.data = buf_.data() + (raw - buf_offset_);
   w.size = buf_offset_ + buf_.size() - raw;
   w.at_eof = stream_eof_;
@@ -165,9 +185,14 @@ void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect
         continue;
       }
       found = true;
+      if (opts.header) check_row_bytes(p, pos, r.next, r);  // NUL or invalid UTF-8 in a column name
       if (opts.header && r.error != RowError::None) {  // a malformed header is a bad row, never a name
         RowIssue issue = make_row_issue(dialect, name_, p, pos, r.next, lines + 1, r,
                                         static_cast<uint32_t>(spans.size()), spans.size());
+        const std::string skip_hint = ", or use --bad-rows skip";  // it cannot skip the header
+        if (issue.message.size() >= skip_hint.size() &&
+            issue.message.compare(issue.message.size() - skip_hint.size(), skip_hint.size(), skip_hint) == 0)
+          issue.message.resize(issue.message.size() - skip_hint.size());
         throw InputError(describe_issue(issue) + "\n  (this is the header row)");
       }
       if (opts.header) {
@@ -275,7 +300,6 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
-  std::string not_utf8;  // where the sample first has bytes that are not UTF-8
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
     Window w = src.sample(1 << 20);
@@ -283,7 +307,6 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
     uint64_t pos = 0;
     std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
     std::vector<uint8_t> flags(ncols);
-    uint64_t line = src.header_lines() + 1;
     while (pos < w.size) {
       uint32_t nf = 0;
       RowResult r = parse_row(in.dialect, w.data, pos, w.size, w.at_eof,
@@ -295,10 +318,11 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
                                 nf = i + 1;
                               });
       if (r.incomplete) break;
+      const uint64_t row_begin = pos;
       pos = r.next;
-      const uint64_t row_line = line;
-      line += r.lines;
-      if (r.comment || (r.empty && ncols > 1) || nf != ncols || r.error != RowError::None) continue;
+      if (r.comment || (r.empty && ncols > 1)) continue;
+      // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
+      if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
       for (size_t c = 0; c < ncols; ++c) {
         const char* fp = w.data + spans[c].first;
         uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
@@ -312,17 +336,9 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
         for (const auto& t : opts.dialect.null_tokens)
           if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
         if (!is_null) guesses[c].observe(fp, len);
-        if (not_utf8.empty() && utf8_invalid_at(fp, len) != len)
-          not_utf8 = src.name() + ":" + std::to_string(row_line) + ", column '" + in.column_names[c] + "'";
       }
     }
   }
-  if (!not_utf8.empty() && !opts.quiet)  // say what was detected; the bytes pass through unchanged
-    std::fprintf(stderr,
-                 "warpcsv: note: the input is not valid UTF-8 (first at %s): Latin-1 or another 8-bit "
-                 "encoding? Its bytes are kept as they are (JSON output replaces them with U+FFFD); to "
-                 "convert: iconv -f latin1 -t utf-8\n",
-                 not_utf8.c_str());
   if (unobserved) unobserved->assign(ncols, false);
   for (size_t c = 0; c < ncols; ++c) {
     schema[c].name = in.column_names[c];

@@ -46,6 +46,12 @@ class InputSource {
   // --delimiter auto: what the sniffer chose from this source's first bytes (else empty).
   const std::optional<SniffResult>& sniffed() const { return sniffed_; }
 
+  // Regular files: data bytes can be read at any offset, from several threads.
+  bool can_pread() const { return fd_ >= 0; }
+  // Reads data bytes [from, from + n) into dst (fewer only at the end of the
+  // file); only when can_pread(). Thread-safe; a read error throws InputError.
+  uint64_t pread(char* dst, uint64_t n, uint64_t from) const;
+
   // Makes bytes [from, from + want) of the data available (fewer at EOF;
   // more may be returned). `from` must not go backwards.
   Window window(uint64_t from, uint64_t want);

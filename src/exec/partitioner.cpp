@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "cpu/fast_row.hpp"
 #include "exec/parallel.hpp"
 
 namespace warpcsv {
@@ -13,9 +14,18 @@ bool contains_byte(const char* p, uint64_t n, int c) {
 }  // namespace
 
 TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n) {
+  bool nul_or_high = false;
+  return transition_vector(d, p, n, &nul_or_high);
+}
+
+TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* nul_or_high) {
+  *nul_or_high = false;
   if (n == 0) return tv_identity();
-  if (!contains_byte(p, n, d.quote) && !contains_byte(p, n, d.escape) &&
-      !contains_byte(p, n, d.comment)) {
+  // One pass looks for the quote and for bytes that need the NUL / UTF-8
+  // check (the rows of a partition without any skip it).
+  const ByteScan scan = scan_bytes(p, n, d.quote);
+  if (!scan.has_byte && !contains_byte(p, n, d.escape) && !contains_byte(p, n, d.comment)) {
+    *nul_or_high = scan.nul_or_high;
     // Without those bytes, quoted tracks stay quoted and every unquoted track
     // ends where the last byte leads; a comment track ends once a newline passes.
     const uint8_t last = d.char_class[static_cast<uint8_t>(p[n - 1])];
@@ -30,7 +40,16 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n) 
     for (uint32_t s = 0; s < kNumStates; ++s) tv |= static_cast<uint32_t>(end[s]) << (3 * s);
     return tv;
   }
-  return tv_of_bytes(d, p, n);
+  // Every byte is read here: block by block, each tested while in cache.
+  TransitionVector tv = tv_identity();
+  bool odd = false;
+  for (uint64_t b = 0; b < n; b += kScanBlock) {
+    const uint64_t m = n - b < kScanBlock ? n - b : kScanBlock;
+    tv = tv_compose(tv, tv_of_bytes(d, p + b, m));
+    odd = odd || has_nul_or_high_byte(p + b, m);
+  }
+  *nul_or_high = odd;
+  return tv;
 }
 
 PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads) {
@@ -39,8 +58,11 @@ PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t c
   const size_t n = w.size ? static_cast<size_t>((w.size + chunk - 1) / chunk) : 0;
   for (size_t j = 0; j < n; ++j) pw.begin.push_back(j * chunk);
   std::vector<TransitionVector> tv(n);
+  pw.nul_or_high.assign(n, 0);
   parallel_for(n, threads, [&](size_t j, int) {
-    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j]);
+    bool odd = false;
+    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j], &odd);
+    pw.nul_or_high[j] = odd;
   });
   // Partition j starts in the state reached after partitions 0..j-1; the
   // window itself starts at a row start.

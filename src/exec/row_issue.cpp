@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/io.hpp"
 
 namespace warpcsv {
@@ -20,21 +21,39 @@ void locate(const char* data, uint64_t begin, uint64_t pos, uint64_t* lines, uin
   *column = pos - line_start + 1;
 }
 
-// The row as printable text, shortened.
+// The row as printable text, shortened: control bytes, NUL and bytes that are
+// not valid UTF-8 as \xNN (so messages and --rejects are valid UTF-8 text);
+// valid multibyte characters as they are.
 std::string shorten(const char* p, uint64_t n) {
   std::string out;
   const uint64_t limit = 120;
-  for (uint64_t i = 0; i < n && i < limit; ++i) {
-    const unsigned char c = static_cast<unsigned char>(p[i]);
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  for (uint64_t i = 0; i < n && i < limit;) {
+    const unsigned char c = u[i];
+    if (c >= 0x80) {
+      const size_t len = utf8_sequence(u + i, static_cast<size_t>(n - i));
+      if (len == 0) {
+        out += fmt::format("\\x{:02x}", c);
+        ++i;
+      } else {
+        out.append(p + i, len);
+        i += len;
+      }
+      continue;
+    }
     if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
     else out += static_cast<char>(c);
+    ++i;
   }
   if (n > limit) out += fmt::format("... ({} bytes)", n);
   return out;
 }
+
+// The file argument of a suggested command: standard input has no name to give.
+std::string command_input(const std::string& source) { return source == "<stdin>" ? "FILE" : source; }
 
 uint64_t trim_terminator(const char* data, uint64_t b, uint64_t e) {
   while (e > b && (data[e - 1] == '\n' || data[e - 1] == '\r')) --e;
@@ -67,6 +86,18 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
       case RowError::UnterminatedQuote:
         issue.message = "expected a closing quote, found the end of the input (unterminated quoted field); "
                         "close the quote, or check --quote and --escape";
+        break;
+      case RowError::NulByte:
+        issue.message = fmt::format("expected text, found a NUL byte (a binary file? UTF-16 text, which has a NUL "
+                                    "in every other byte of ASCII?); check the input (for UTF-16: iconv -f "
+                                    "UTF-16 -t UTF-8 {} > fixed.csv), or use --bad-rows skip",
+                                    command_input(source));
+        break;
+      case RowError::InvalidUtf8:
+        issue.message = fmt::format("expected UTF-8 text, found the byte 0x{:02x}, which is not valid UTF-8 (the "
+                                    "input looks like Latin-1 or another 8-bit encoding); convert it: iconv -f "
+                                    "latin1 -t utf-8 {} > fixed.csv, or use --bad-rows skip",
+                                    static_cast<unsigned char>(data[r.error_pos]), command_input(source));
         break;
       case RowError::None: break;
     }

@@ -1,7 +1,9 @@
 // Test helpers for the differential tests: a seeded random table generator that
 // remembers the logical value of every cell, its CSV text (quotes with embedded
-// delimiters, newlines and doubled quotes, CRLF, nulls, ragged and malformed rows),
-// and a deliberately naive RFC 4180 splitter, written independently of the core.
+// delimiters, newlines and doubled quotes, CRLF, nulls, ragged and malformed rows, NUL
+// bytes and invalid UTF-8), and a deliberately naive RFC 4180 splitter, written
+// independently of the core. Options off by default draw no random numbers, so a seed
+// gives the same file as before they existed.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +24,11 @@ struct Record {
   std::optional<std::string> s;   // free text
   std::optional<double> f;        // float (exponent notation)
   bool bad = false;               // ragged or malformed: rejected by the tool
+  // With DatasetOptions::byte_issues: a NUL (1) or invalid UTF-8 (2) put into the row (then
+  // `bad` too), and where its first byte is: offset in Dataset::text, physical line (the
+  // header is line 1; LF, CRLF and CR each end a line) and 1-based byte column.
+  int bad_bytes = 0;
+  uint64_t bad_offset = 0, bad_line = 0, bad_column = 0;
 };
 
 struct DatasetOptions {
@@ -33,6 +40,9 @@ struct DatasetOptions {
   bool final_newline = true;
   bool bad_rows = false;  // sprinkle ragged and malformed rows
   bool empty_lines = false;
+  // Sprinkle NUL bytes and invalid UTF-8 sequences (bad rows), and valid 2-, 3- and 4-byte
+  // UTF-8 characters in the free text of good rows.
+  bool byte_issues = false;
 };
 
 struct Dataset {
@@ -119,6 +129,11 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
       const size_t len = 1 + rng() % 6;
       for (size_t i = 0; i < len; ++i) {
         const int c = static_cast<int>(rng() % 30);
+        if (o.byte_issues && c == 3 && rng() % 2 == 0) {
+          static const char* const kChars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xe6\x9d\xb1", "\xf0\x9f\x98\x80"};
+          t += kChars[rng() % 4];
+          continue;
+        }
         t += c == 0 ? ',' : c == 1 ? '"' : c == 2 ? '\n' : static_cast<char>('a' + c % 26);
       }
       rec.s = t;
@@ -152,12 +167,44 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
           fields[4] = "\"q\"tail";
           break;  // text after a closing quote
       }
+    } else if (o.byte_issues && r > 20 && rng() % 15 == 0) {
+      // A NUL or an invalid sequence at the start of a field's content (after an opening
+      // quote): never inside a multibyte character or a doubled quote, so it is the row's
+      // first problem. Each sequence is invalid at its first byte whatever follows it.
+      static const char* const kBad[] = {"\xe9",         "\x80",         "\xff",     "\xc3",
+                                         "\xe2\x82",     "\xc0\xaf",     "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                         "\xf0\x9f\x98"};
+      const size_t kind = rng() % 13;  // 0-3: NUL
+      const std::string bytes = kind < 4 ? std::string(1, '\0') : std::string(kBad[kind - 4]);
+      const size_t f = rng() % fields.size();
+      const size_t at = !fields[f].empty() && fields[f][0] == '"' ? 1 : 0;
+      fields[f].insert(at, bytes);
+      if (rng() % 4 == 0) fields.push_back("extra");  // ragged too: the byte comes first
+      rec.bad = true;
+      rec.bad_bytes = kind < 4 ? 1 : 2;
+      rec.bad_offset = ds.text.size() + at;
+      for (size_t i = 0; i < f; ++i) rec.bad_offset += fields[i].size() + 1;
     }
     std::string line;
     for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + fields[i];
     ds.text += line;
     if (r + 1 < o.rows || o.final_newline) ds.text += eol();
     ds.records.push_back(rec);
+  }
+  if (o.byte_issues) {  // lines and columns of the injected bytes, counted like the tool does
+    uint64_t line = 1, line_start = 0, at = 0;
+    for (Record& rec : ds.records) {
+      if (!rec.bad_bytes) continue;
+      for (; at < rec.bad_offset; ++at) {
+        const char c = ds.text[at];
+        if (c == '\n' || (c == '\r' && ds.text[at + 1] != '\n')) {
+          ++line;
+          line_start = at + 1;
+        }
+      }
+      rec.bad_line = line;
+      rec.bad_column = rec.bad_offset - line_start + 1;
+    }
   }
   return ds;
 }

@@ -562,6 +562,91 @@ TEST_CASE("diff: --bad-rows fail names the same first bad row at every setting")
   }
 }
 
+// The rejects file's rows (source,line,column,error,row) in order.
+std::vector<std::vector<std::optional<std::string>>> reject_rows(const std::string& rejects) {
+  auto rows = naive_split(rejects);
+  REQUIRE(!rows.empty());
+  REQUIRE(rows[0].size() == 5);
+  CHECK(*rows[0][1] == "line");
+  rows.erase(rows.begin());
+  return rows;
+}
+
+TEST_CASE("diff: NUL bytes and invalid UTF-8 are bad rows at every setting; valid UTF-8 is data") {
+  DatasetOptions o;
+  o.rows = 300;
+  o.key_cardinality = 10;  // includes a key with 2-byte characters
+  o.mixed_eol = true;
+  o.bad_rows = true;
+  o.byte_issues = true;
+  const Dataset ds = make_dataset(7, o);
+  size_t bad = 0, nul = 0, invalid = 0, multibyte = 0;
+  for (const Record& r : ds.records) {
+    bad += r.bad;
+    nul += r.bad_bytes == 1;
+    invalid += r.bad_bytes == 2;
+    if (!r.bad && r.s && std::any_of(r.s->begin(), r.s->end(), [](char c) { return (c & 0x80) != 0; }))
+      ++multibyte;
+  }
+  REQUIRE(nul >= 2);
+  REQUIRE(invalid >= 4);
+  REQUIRE(bad > nul + invalid);  // ragged and malformed rows too
+  REQUIRE(multibyte >= 10);
+  // Every question, every chunk size (1, 2, 3, 7, ...) and thread count: the same bytes,
+  // rejects and counts, and the reference's values over the good rows (multibyte text kept).
+  check_dataset(ds, true);
+
+  // The --rejects file lists each bad row once, in order; the NUL / UTF-8 rows where the
+  // generator put the byte.
+  TempDir dir;
+  write_file(dir.file("input.csv"), ds.text);
+  const RunResult r = run_everywhere(dir, "groupby k1 | agg count() as n", {dir.file("input.csv")}, true);
+  CHECK(r.diagnostics.find("skipped " + std::to_string(bad) + " bad rows") != std::string::npos);
+  const auto rejects = reject_rows(r.rejects);
+  REQUIRE(rejects.size() == bad);
+  size_t k = 0;
+  for (const Record& rec : ds.records) {
+    if (!rec.bad) continue;
+    const auto& row = rejects[k++];
+    REQUIRE(row.size() == 5);
+    if (!rec.bad_bytes) {
+      CHECK(row[3]->find("UTF-8") == std::string::npos);
+      CHECK(row[3]->find("NUL") == std::string::npos);
+      continue;
+    }
+    INFO("reject " << k << ": " << *row[1] << ":" << *row[2] << " " << *row[3] << " row " << *row[4]);
+    CHECK(*row[1] == std::to_string(rec.bad_line));
+    CHECK(*row[2] == std::to_string(rec.bad_column));
+    CHECK(row[3]->find(rec.bad_bytes == 1 ? "found a NUL byte" : "which is not valid UTF-8") != std::string::npos);
+    // The row is shown as text: its bad bytes escaped, no raw NUL or invalid UTF-8.
+    CHECK(row[4]->find(rec.bad_bytes == 1 ? "\\x00" : "\\x") != std::string::npos);
+    CHECK(row[4]->find('\0') == std::string::npos);
+  }
+  CHECK(r.rejects.find('\0') == std::string::npos);
+}
+
+TEST_CASE("diff: --bad-rows fail names the first NUL / invalid UTF-8 row at every setting") {
+  DatasetOptions o;
+  o.rows = 250;
+  o.crlf = true;
+  o.byte_issues = true;
+  const Dataset ds = make_dataset(9, o);
+  const auto first = std::find_if(ds.records.begin(), ds.records.end(), [](const Record& r) { return r.bad; });
+  REQUIRE(first != ds.records.end());
+  REQUIRE(first->bad_bytes != 0);
+  TempDir dir;
+  write_file(dir.file("input.csv"), ds.text);
+  for (const char* p : {"groupby k1 | agg sum(v1) as s", "select k1, v2", "agg count() as n"}) {
+    const RunResult r = run_everywhere(dir, p, {dir.file("input.csv")}, false);
+    INFO(p << "\n" << r.error);
+    CHECK(r.code == kExitInput);
+    const std::string where =
+        dir.file("input.csv") + ":" + std::to_string(first->bad_line) + ":" + std::to_string(first->bad_column) + ": ";
+    CHECK(r.error.rfind(where, 0) == 0);
+    CHECK(r.error.find(first->bad_bytes == 1 ? "NUL byte" : "iconv -f latin1 -t utf-8") != std::string::npos);
+  }
+}
+
 TEST_CASE("diff: two files read as one table give the one file's output") {
   DatasetOptions o;
   o.rows = 200;

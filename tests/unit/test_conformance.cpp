@@ -17,6 +17,9 @@
 #include <vector>
 
 #include "catch.hpp"
+#ifdef WARPCSV_HAVE_CUDA
+#include "cuda/cuda_executor.hpp"
+#endif
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
@@ -40,13 +43,13 @@ using Tweak = std::function<void(Options&)>;
 
 // One run over `input` (written to DIR/in.csv) at one chunk size and thread count.
 Result run_once(const TempDir& dir, const std::string& input, const std::string& pipeline,
-                const Tweak& tweak, uint64_t chunk, int threads) {
+                const Tweak& tweak, uint64_t chunk, int threads, const std::string& device = "cpu") {
   const std::string in = dir.file("in.csv");
   spit(in, input);
   Options o;
   o.pipeline = pipeline;
   o.files = {in};
-  o.device = "cpu";
+  o.device = device;
   o.chunk_size = chunk;
   o.threads = threads;
   o.quiet = false;
@@ -73,19 +76,31 @@ Result run_once(const TempDir& dir, const std::string& input, const std::string&
 const uint64_t kChunks[] = {1, 3, 64, 0};  // 0: the tool's default
 const int kThreads[] = {1, 2};
 
+// The executors to run every case on: the CPU, and the GPUs when there are any
+// (a GPU test machine runs the whole conformance suite through the CUDA executor too).
+std::vector<std::string> devices() {
+  std::vector<std::string> d = {"cpu"};
+#ifdef WARPCSV_HAVE_CUDA
+  if (cuda_device_count() > 0) d.push_back("gpu");
+#endif
+  return d;
+}
+
 // Runs everywhere; every setting must agree with the first one byte for byte.
 Result run_all(const TempDir& dir, const std::string& input, const std::string& pipeline,
                const Tweak& tweak = nullptr) {
   const Result base = run_once(dir, input, pipeline, tweak, 0, 1);
-  for (uint64_t chunk : kChunks) {
-    for (int threads : kThreads) {
-      const Result r = run_once(dir, input, pipeline, tweak, chunk, threads);
-      INFO("pipeline: " << pipeline << "  chunk " << chunk << " threads " << threads);
-      CHECK(r.code == base.code);
-      CHECK(r.error == base.error);
-      CHECK(r.diagnostics == base.diagnostics);
-      CHECK(r.rejects == base.rejects);
-      CHECK(r.out == base.out);
+  for (const std::string& device : devices()) {
+    for (uint64_t chunk : kChunks) {
+      for (int threads : kThreads) {
+        const Result r = run_once(dir, input, pipeline, tweak, chunk, threads, device);
+        INFO("pipeline: " << pipeline << "  device " << device << " chunk " << chunk << " threads " << threads);
+        CHECK(r.code == base.code);
+        CHECK(r.error == base.error);
+        CHECK(r.diagnostics == base.diagnostics);
+        CHECK(r.rejects == base.rejects);
+        CHECK(r.out == base.out);
+      }
     }
   }
   return base;
@@ -392,17 +407,85 @@ TEST_CASE("ragged rows: file:line:column and skip counts", "[conformance]") {
   CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"3,4", "4,8"});
 }
 
-TEST_CASE("NUL bytes in a field are data", "[conformance]") {
-  const std::string in = std::string("a,b\n1,x\0y\n2,\"p\0q\"\n", 17);
-  expect_output(in, "select *", std::string("a,b\n1,x\0y\n2,p\0q\n", 16));
-  expect_output(in, "select len(b) as n", "n\n3\n3\n");
+TEST_CASE("NUL bytes are bad rows: file:line:column, skipped and listed under skip", "[conformance]") {
+  const std::string in = std::string("a,b\n1,x\0y\n2,\"p\0q\"\n3,z\n", 22);
+  expect_failure(in, "select *", "2:4", "found a NUL byte");
+  TempDir dir;
+  const Result r = run_all(dir, in, "select *", skip_to(dir));
+  CHECK(r.code == 0);
+  CHECK(r.out == "a,b\n3,z\n");
+  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
+  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"2,4", "3,5"});
+  // The rejects file shows the NUL as \x00, not as a raw byte.
+  CHECK(r.rejects.find("\"1,x\\x00y\"") != std::string::npos);
+  CHECK(r.rejects.find('\0') == std::string::npos);
+  // A NUL written as an escape sequence is data, not a NUL byte in the input.
+  expect_output("a,b\n1,\"x\\0y\"\n", "select len(b) as n", "n\n3\n", [](Options& o) { o.dialect.escape = '\\'; });
 }
 
-TEST_CASE("invalid UTF-8 bytes pass through unchanged in CSV output", "[conformance]") {
+TEST_CASE("invalid UTF-8 makes bad rows (Latin-1?) with the iconv fix", "[conformance]") {
   // Latin-1 "café" and a lone continuation byte: warpcsv does not transcode.
-  const std::string in = "a,b\n1,caf\xe9\n2,\x80\xff\n";
+  const std::string in = "a,b\n1,caf\xe9\n2,\x80\xff\n3,\xc3\xa9t\xc3\xa9\n";
+  expect_failure(in, "select *", "2:6", "found the byte 0xe9, which is not valid UTF-8");
+  expect_failure(in, "select *", "2:6", "iconv -f latin1 -t utf-8 ");
+  TempDir dir;
+  const Result r = run_all(dir, in, "groupby b | agg count() as n, sum(a) as s", skip_to(dir));
+  CHECK(r.code == 0);
+  CHECK(r.out == "b,n,s\n\xc3\xa9t\xc3\xa9,1,3\n");
+  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
+  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"2,6", "3,3"});
+  CHECK(r.rejects.find("\"1,caf\\xe9\"") != std::string::npos);
+  CHECK(r.rejects.find("\"2,\\x80\\xff\"") != std::string::npos);
+  // Where it is: after a line break inside quotes, at the end of the input, before a NUL.
+  expect_failure("a,b\n1,\"x\ny\xe9\"\n", "select *", "3:2", "not valid UTF-8");
+  expect_failure("a,b\n1,\xe2\x82", "select *", "2:3", "not valid UTF-8");
+  expect_failure(std::string("a,b\n1,\xc3\0\n", 9), "select *", "2:3", "not valid UTF-8");
+  expect_failure("a,b\r1,2\r3,\xed\xa0\x80\r", "select *", "3:3", "not valid UTF-8");
+}
+
+TEST_CASE("a row with several problems reports the first by position", "[conformance]") {
+  expect_failure("a,b\nab\"cdefg\xe9,1\n", "select *", "2:3", "inside an unquoted field");
+  expect_failure("a,b\nabcdefg\xe9\"x,1\n", "select *", "2:8", "not valid UTF-8");
+  expect_failure(std::string("a,b\n\"x\"y\0,1\n", 12), "select *", "2:4", "after a closing quote");
+  // A ragged row's problem is at its end: the bad byte before it comes first.
+  expect_failure("a,b,c\n1,caf\xe9\n", "select *", "2:6", "not valid UTF-8");
+  expect_failure("a,b\n1,caf\xc3\xa9,3\n", "select *", "2:10", "expected 2 fields, found 3");
+}
+
+TEST_CASE("NUL or invalid UTF-8 in the header is an input error, even under skip", "[conformance]") {
+  expect_failure("a\xe9,b\n1,2\n", "select *", "1:2", "not valid UTF-8");
+  expect_failure(std::string("a,b\0\n1,2\n", 9), "select *", "1:4", "NUL byte");
+  TempDir dir;
+  const Result r = run_all(dir, "x,\xff\n1,2\n", "select *", skip_to(dir));
+  CHECK(r.code == kExitInput);
+  CHECK(r.error.find("this is the header row") != std::string::npos);
+  CHECK(r.error.find("--bad-rows skip") == std::string::npos);  // it cannot skip a header
+  // With --no-header the first line is data, and a bad row like any other.
+  const Result nh = run_all(dir, "x,\xff\n1,2\n", "select *", skip_to(dir, [](Options& o) { o.dialect.header = false; }));
+  CHECK(nh.code == 0);
+  CHECK(nh.out == "c1,c2\n1,2\n");
+  CHECK(rejected_lines(nh.rejects) == std::vector<std::string>{"1,3"});
+}
+
+TEST_CASE("comment lines and --skip lines are not checked for UTF-8", "[conformance]") {
+  expect_output("#caf\xe9\na,b\n#\xff\x80\n1,2\n", "select *", "a,b\n1,2\n", [](Options& o) { o.dialect.comment = '#'; });
+  expect_output("Export \xe9t\xe9\na,b\n1,2\n", "select *", "a,b\n1,2\n", [](Options& o) { o.dialect.skip_lines = 1; });
+}
+
+TEST_CASE("type inference skips rows with NUL or invalid UTF-8", "[conformance]") {
+  // Were the 0xE9 row sampled, v would be a string column and sum(v) a type error.
+  TempDir dir;
+  const Result r = run_all(dir, "k,v\na,1\nb,\xe9\nc,2\n", "agg sum(v) as s, count() as n", skip_to(dir));
+  CHECK(r.code == 0);
+  CHECK(r.out == "s,n\n3,2\n");
+  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"3,3"});
+}
+
+TEST_CASE("valid UTF-8 (accents, CJK, emoji) is kept byte for byte", "[conformance]") {
+  const std::string in = "name,v\nJos\xc3\xa9,1\n\xe6\x9d\xb1\xe4\xba\xac,2\n\xf0\x9f\x98\x80,3\nJos\xc3\xa9,4\n";
   expect_output(in, "select *", in);
-  expect_output(in, "groupby b | agg count() as n", "b,n\ncaf\xe9,1\n\x80\xff,1\n");
+  expect_output(in, "groupby name | agg sum(v) as s",
+                "name,s\nJos\xc3\xa9,5\n\xe6\x9d\xb1\xe4\xba\xac,2\n\xf0\x9f\x98\x80,3\n");
 }
 
 TEST_CASE("empty and duplicate header names get distinct names", "[conformance]") {

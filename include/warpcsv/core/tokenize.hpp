@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "warpcsv/core/dialect.hpp"
+#include "warpcsv/core/utf8.hpp"
 
 namespace warpcsv {
 
@@ -18,6 +19,10 @@ enum class RowError : uint8_t {
   StrayQuote,         // a quote inside an unquoted field
   TextAfterQuote,     // bytes between a closing quote and the delimiter
   UnterminatedQuote,  // input ended inside quotes
+  // Not found by parse_row: the executors check a row's bytes with
+  // find_byte_issue (core/utf8.hpp) and report whichever problem comes first.
+  NulByte,            // a NUL byte (binary data or UTF-16?)
+  InvalidUtf8,        // bytes that are not UTF-8 (Latin-1 or another 8-bit encoding?)
 };
 
 struct RowResult {
@@ -158,6 +163,20 @@ WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, ui
     r.next = i;
     return r;
   }
+}
+
+// Checks the bytes of the row p[row_begin, row_end) for a NUL or invalid
+// UTF-8 and records it in `r` unless `r` already has an error at an earlier
+// position: a row with several problems reports the first one. Returns
+// whether `r` now holds a byte error.
+WCSV_HD inline bool check_row_bytes(const char* p, uint64_t row_begin, uint64_t row_end, RowResult& r) {
+  uint64_t at = 0;
+  const ByteIssue b = find_byte_issue(p + row_begin, row_end - row_begin, &at);
+  if (b == ByteIssue::None) return false;
+  if (r.error != RowError::None && r.error_pos <= row_begin + at) return false;
+  r.error = b == ByteIssue::Nul ? RowError::NulByte : RowError::InvalidUtf8;
+  r.error_pos = row_begin + at;
+  return true;
 }
 
 // Copies a field's bytes to `out`, resolving doubled quotes and escapes.

@@ -1,4 +1,5 @@
-// UTF-8 validation, shared by the JSON writer and the input checks.
+// UTF-8 validation, shared by the JSON writer and the input checks (the CPU
+// executor's bad-row check and the CUDA kernels call find_byte_issue).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,61 @@ WCSV_HD inline size_t utf8_invalid_at(const char* p, size_t n) {
     i += len;
   }
   return n;
+}
+
+// What makes a data row unusable as text.
+enum class ByteIssue : uint8_t { None, Nul, InvalidUtf8 };
+
+// The first NUL byte or invalid UTF-8 sequence in p[0..n): its kind, and its
+// offset in *at (set only when there is one). A NUL is reported where it is;
+// an invalid sequence at the offset of its first byte (a sequence cut short by
+// a NUL is invalid at its lead byte, which comes first). ASCII text goes 8
+// bytes at a time.
+WCSV_HD inline ByteIssue find_byte_issue(const char* p, uint64_t n, uint64_t* at) {
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  uint64_t i = 0;
+  while (i < n) {
+    if (n - i >= 8) {
+      uint64_t w;
+#if defined(__CUDA_ARCH__)
+      memcpy(&w, u + i, 8);  // no alignment assumed
+#else
+      __builtin_memcpy(&w, u + i, 8);
+#endif
+      // A byte's high bit is set in (w - kOnes) | w iff it is >= 0x80, or it
+      // is the lowest zero byte (nothing below it borrows when no byte below
+      // is zero or >= 0x80): zero for a word of bytes 0x01..0x7F only, and
+      // its lowest set bit marks the first byte that is 0 or >= 0x80.
+      const uint64_t flagged = ((w - kOnes) | w) & kHigh;
+      if (flagged == 0) {
+        i += 8;
+        continue;
+      }
+#if defined(__CUDA_ARCH__)
+      i += static_cast<uint64_t>(__ffsll(static_cast<long long>(flagged)) - 1) >> 3;
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      i += static_cast<uint64_t>(__builtin_ctzll(flagged)) >> 3;  // the bytes before it are plain ASCII
+#endif
+    }
+    const unsigned char c = u[i];
+    if (c == 0) {
+      *at = i;
+      return ByteIssue::Nul;
+    }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t len = utf8_sequence(u + i, static_cast<size_t>(n - i));
+    if (len == 0) {
+      *at = i;
+      return ByteIssue::InvalidUtf8;
+    }
+    i += len;
+  }
+  return ByteIssue::None;
 }
 
 }  // namespace warpcsv

@@ -1,0 +1,386 @@
+// find_byte_issue (core/utf8.hpp): the first NUL byte or invalid UTF-8 sequence of a row, its
+// per-row use (check_row_bytes), the CPU's per-partition pre-test (has_nul_or_high_byte) and
+// how a bad row's bytes are shown (make_row_issue).
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "cpu/fast_row.hpp"
+#include "exec/partitioner.hpp"
+#include "exec/row_issue.hpp"
+#include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/core/utf8.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+struct Found {
+  ByteIssue kind;
+  uint64_t at;
+};
+
+Found find(const std::string& s) {
+  uint64_t at = 12345;
+  const ByteIssue k = find_byte_issue(s.data(), s.size(), &at);
+  return {k, k == ByteIssue::None ? UINT64_MAX : at};
+}
+
+// The reference: the first NUL, or the first invalid sequence by the existing validator,
+// whichever comes first.
+Found reference(const std::string& s) {
+  const size_t nul = s.find('\0');
+  const size_t bad = utf8_invalid_at(s.data(), s.size());
+  if (nul == std::string::npos && bad == s.size()) return {ByteIssue::None, UINT64_MAX};
+  if (nul != std::string::npos && nul < bad) return {ByteIssue::Nul, nul};
+  return {ByteIssue::InvalidUtf8, bad};
+}
+
+bool naive_odd(const std::string& s) {
+  for (unsigned char c : s)
+    if (c == 0 || c >= 0x80) return true;
+  return false;
+}
+
+const char* name(ByteIssue k) {
+  return k == ByteIssue::None ? "none" : k == ByteIssue::Nul ? "nul" : "invalid";
+}
+
+}  // namespace
+
+TEST_CASE("find_byte_issue: ASCII text of every length has no issue") {
+  std::string s;
+  for (int n = 0; n < 100; ++n) {
+    INFO("length " << n);
+    CHECK(find(s).kind == ByteIssue::None);
+    s += static_cast<char>(1 + n % 127);  // every byte 0x01..0x7F
+  }
+  const std::string csv = "id1,id2,v1\nid001,id045,12\r\n\"quoted, field\",\t,\x7f\n";
+  CHECK(find(csv).kind == ByteIssue::None);
+}
+
+TEST_CASE("find_byte_issue: a NUL at every position of a 40-byte buffer") {
+  for (size_t i = 0; i < 40; ++i) {
+    std::string s(40, 'a');
+    s[i] = '\0';
+    const Found f = find(s);
+    INFO("NUL at " << i);
+    CHECK(f.kind == ByteIssue::Nul);
+    CHECK(f.at == i);
+    // Several NULs: the first one is reported.
+    s[39] = '\0';
+    CHECK(find(s).at == i);
+  }
+  // Also right after valid multibyte text, and inside what would be a sequence.
+  CHECK(find(std::string("\xc3\xa9\0x", 4)).at == 2);
+  const Found cut = find(std::string("ab\xc3\0", 4));  // the cut sequence comes first
+  CHECK(cut.kind == ByteIssue::InvalidUtf8);
+  CHECK(cut.at == 2);
+}
+
+TEST_CASE("find_byte_issue: every class of invalid UTF-8, at several offsets") {
+  struct Case {
+    const char* what;
+    std::string bytes;
+  };
+  const std::vector<Case> cases = {
+      {"Latin-1 e acute", "\xe9"},
+      {"lone continuation", "\x80"},
+      {"lone last continuation", "\xbf"},
+      {"0xFE", "\xfe"},
+      {"0xFF", "\xff"},
+      {"5-byte lead", "\xf8\x88\x80\x80\x80"},
+      {"2-byte lead then ASCII", "\xc3(x"},
+      {"3-byte lead then ASCII", "\xe2(\xa1"},
+      {"3-byte, second continuation missing", "\xe2\x82(x"},
+      {"4-byte, third continuation missing", "\xf0\x9f\x98(x"},
+      {"overlong 2-byte /", "\xc0\xaf"},
+      {"overlong 2-byte NUL", "\xc0\x80"},
+      {"overlong 2-byte 0x7F", "\xc1\xbf"},
+      {"overlong 3-byte", "\xe0\x80\xaf"},
+      {"overlong 3-byte 0x7FF", "\xe0\x9f\xbf"},
+      {"overlong 4-byte", "\xf0\x80\x80\xaf"},
+      {"overlong 4-byte 0xFFFF", "\xf0\x8f\xbf\xbf"},
+      {"surrogate D800", "\xed\xa0\x80"},
+      {"surrogate DFFF", "\xed\xbf\xbf"},
+      {"above U+10FFFF", "\xf4\x90\x80\x80"},
+      {"lead F5", "\xf5\x80\x80\x80"},
+  };
+  for (const Case& c : cases) {
+    for (size_t offset : {0, 1, 7, 8, 9, 15, 16, 23}) {
+      const std::string s = std::string(offset, 'x') + c.bytes + "tail,text\n";
+      const Found f = find(s);
+      INFO(c.what << " at offset " << offset);
+      CHECK(f.kind == ByteIssue::InvalidUtf8);
+      CHECK(f.at == offset);
+    }
+  }
+  // Sequences cut short by the end of the buffer.
+  const std::vector<std::string> truncated = {"\xc3", "\xe2", "\xe2\x82", "\xf0", "\xf0\x9f", "\xf0\x9f\x98"};
+  for (const std::string& t : truncated) {
+    for (size_t offset : {0, 5, 8, 13}) {
+      const std::string s = std::string(offset, 'y') + "\xc3\xa9" + t;  // after a valid e acute
+      const Found f = find(s);
+      INFO("truncated sequence of " << t.size() << " bytes at offset " << offset + 2);
+      CHECK(f.kind == ByteIssue::InvalidUtf8);
+      CHECK(f.at == offset + 2);
+    }
+  }
+}
+
+TEST_CASE("find_byte_issue: valid multibyte text has no issue") {
+  const std::vector<std::string> texts = {
+      "caf\xc3\xa9",                          // e acute (2 bytes)
+      "\xc2\x80\xdf\xbf",                     // U+0080, U+07FF
+      "\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf",  // U+0800, U+D7FF, U+E000, U+FFFF
+      "\xe2\x82\xac 12",                      // euro sign
+      "\xe5\xb1\xb1\xe7\x94\xb0,\xe6\x9d\xb1\xe4\xba\xac",  // CJK
+      "\xf0\x9f\x98\x80 smile \xf0\x9f\x8e\x89",  // emoji (4 bytes)
+      "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf",     // U+10000, U+10FFFF
+      "\xef\xbb\xbf" "a,b",                   // a BOM is valid UTF-8
+  };
+  for (const std::string& t : texts) {
+    for (size_t offset = 0; offset < 17; ++offset) {
+      const std::string s = std::string(offset, 'z') + t + std::string(offset % 9, 'w');
+      INFO("text " << t << " at offset " << offset);
+      CHECK(find(s).kind == ByteIssue::None);
+      // An invalid byte after the valid text is found where it is.
+      const Found f = find(s + "\xff");
+      CHECK(f.kind == ByteIssue::InvalidUtf8);
+      CHECK(f.at == s.size());
+    }
+  }
+}
+
+TEST_CASE("find_byte_issue_sse2 equals find_byte_issue: one issue at every position of rows up to 100 bytes") {
+  const std::vector<std::string> issues = {std::string(1, '\0'), "\xe9", "\x80", "\xc3", "\xe2\x82", "\xed\xa0\x80",
+                                           "\xf4\x90\x80\x80", "\xc0\xaf"};
+  const std::string valid = "\xc3\xa9";
+  for (size_t n = 0; n <= 100; ++n) {
+    for (size_t i = 0; i <= n; ++i) {
+      for (size_t k = 0; k <= issues.size(); ++k) {
+        // Text of n ASCII bytes with a valid 2-byte character, then maybe an issue, at i.
+        std::string s(n, 'r');
+        s.insert(n / 3, valid);
+        if (k < issues.size()) s.insert(i + (i > n / 3 ? valid.size() : 0), issues[k]);
+        uint64_t a1 = 1, a2 = 2;
+        const ByteIssue k1 = find_byte_issue(s.data(), s.size(), &a1);
+        const ByteIssue k2 = find_byte_issue_sse2(s.data(), s.size(), &a2);
+        INFO("length " << s.size() << ", issue " << k << " at " << i);
+        REQUIRE(k1 == k2);
+        if (k1 != ByteIssue::None) REQUIRE(a1 == a2);
+        CHECK((k1 == ByteIssue::None) == (k == issues.size()));
+      }
+    }
+  }
+}
+
+TEST_CASE("find_byte_issue agrees with utf8_invalid_at and a NUL search on 100k random strings") {
+  std::mt19937_64 rng(20261130);
+  // Byte sources: ASCII-heavy text with some multibyte characters, and raw random bytes.
+  const std::vector<std::string> pieces = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
+                                           "\xf4\x8f\xbf\xbf"};
+  size_t counts[3] = {0, 0, 0};
+  for (int iter = 0; iter < 100000; ++iter) {
+    const size_t len = rng() % 70;
+    const int style = static_cast<int>(rng() % 4);
+    std::string s;
+    while (s.size() < len) {
+      const uint64_t r = rng();
+      if (style == 0) {
+        s += static_cast<char>(r & 0xff);  // anything
+      } else if (r % 64 == 0 && style != 3) {
+        s += static_cast<char>(style == 1 ? 0 : 0x80 + (r >> 8) % 128);  // a NUL or a stray byte
+      } else if (r % 16 == 1) {
+        const std::string& p = pieces[(r >> 8) % pieces.size()];
+        s += (r >> 16) % 8 == 0 ? p.substr(0, p.size() - 1) : p;  // sometimes cut short
+      } else {
+        s += static_cast<char>(0x20 + (r >> 8) % 95);
+      }
+    }
+    const Found want = reference(s);
+    const Found got = find(s);
+    ++counts[static_cast<int>(want.kind)];
+    if (got.kind != want.kind || got.at != want.at) {
+      std::string hex;
+      for (unsigned char c : s) hex += "0123456789abcdef"[c >> 4], hex += "0123456789abcdef"[c & 15], hex += ' ';
+      INFO("bytes: " << hex);
+      CHECK(name(got.kind) == std::string(name(want.kind)));
+      REQUIRE(got.at == want.at);
+    }
+    // The CPU's SSE2 version gives the same answer, and its pre-test never misses a string with an issue.
+    uint64_t at2 = 12345;
+    const ByteIssue k2 = find_byte_issue_sse2(s.data(), s.size(), &at2);
+    REQUIRE(name(k2) == std::string(name(want.kind)));
+    if (k2 != ByteIssue::None) REQUIRE(at2 == want.at);
+    REQUIRE(has_nul_or_high_byte(s.data(), s.size()) == naive_odd(s));
+  }
+  // Each outcome was exercised many times.
+  INFO("none " << counts[0] << ", NUL " << counts[1] << ", invalid " << counts[2]);
+  CHECK(counts[0] > 5000);
+  CHECK(counts[1] > 5000);
+  CHECK(counts[2] > 5000);
+}
+
+TEST_CASE("has_nul_or_high_byte: one odd byte at every position of buffers up to 300 bytes") {
+  // Every variant: the dispatcher, SSE2 and, where the CPU has it, AVX2.
+  std::vector<std::pair<const char*, bool (*)(const char*, uint64_t)>> variants = {
+      {"dispatch", has_nul_or_high_byte}, {"sse2", has_nul_or_high_byte_sse2}};
+#if defined(WARPCSV_HAVE_AVX2_SCAN)
+  if (cpu_has_avx2()) variants.push_back({"avx2", has_nul_or_high_byte_avx2});
+#endif
+  for (const auto& [name, test] : variants) {
+    for (size_t n = 0; n <= 300; n += (n < 140 ? 1 : 13)) {
+      const std::string ascii(n, 'q');
+      INFO(name << ", length " << n);
+      CHECK_FALSE(test(ascii.data(), n));
+      for (size_t i = 0; i < n; ++i) {
+        for (char odd : {'\0', '\x80', '\xff', '\xe9', '\x01'}) {
+          std::string s = ascii;
+          s[i] = odd;
+          INFO("byte " << static_cast<int>(static_cast<unsigned char>(odd)) << " at " << i);
+          REQUIRE(test(s.data(), n) == (odd != '\x01'));
+          // Bytes outside the range do not count.
+          CHECK_FALSE(test(s.data(), i));
+          if (i + 1 <= n) CHECK_FALSE(test(s.data() + i + 1, n - i - 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("scan_bytes: the quote and a byte 0 or >= 0x80 anywhere in buffers crossing its 16 KiB blocks") {
+  std::mt19937_64 rng(77);
+  for (int iter = 0; iter < 3000; ++iter) {
+    const size_t n = iter < 200 ? static_cast<size_t>(iter) : rng() % 50000;
+    std::string s(n, 'a');
+    for (auto& c : s) {
+      c = static_cast<char>(0x20 + rng() % 95);
+      if (c == '"') c = 'y';
+    }
+    const bool want_quote = n && rng() % 2;
+    const bool want_odd = n && rng() % 2;
+    if (want_quote) s[rng() % n] = '"';
+    if (want_odd) s[rng() % n] = "\0\x80\xe9\xff"[rng() % 4];
+    const ByteScan got = scan_bytes(s.data(), n, '"');
+    INFO("length " << n << " quote " << want_quote << " odd " << want_odd);
+    const size_t quote = s.find('"');
+    REQUIRE(got.has_byte == (quote != std::string::npos));
+    // It stops at the block with the quote: the flag covers the bytes up to that block's end.
+    const size_t covered = quote == std::string::npos ? n : std::min<size_t>(n, (quote / kScanBlock + 1) * kScanBlock);
+    REQUIRE(got.nul_or_high == naive_odd(s.substr(0, covered)));
+    REQUIRE(scan_bytes(s.data(), n, -1).has_byte == false);
+    REQUIRE(scan_bytes(s.data(), n, -1).nul_or_high == naive_odd(s));
+  }
+}
+
+TEST_CASE("transition_vector: large partitions with quotes give the byte-by-byte vector and the flag") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  std::mt19937_64 rng(78);
+  const char alphabet[] = "ab,\"\n\r\"\"x\xc3\xa9";
+  for (int iter = 0; iter < 40; ++iter) {
+    const size_t n = 1 + rng() % 70000;
+    std::string s(n, 'z');
+    const bool ascii = iter % 2 == 0;
+    for (auto& c : s) c = alphabet[rng() % (ascii ? 9 : 11)];
+    if (iter % 4 == 1) s[rng() % n] = '\0';
+    bool odd = true;
+    INFO("length " << n << " iteration " << iter);
+    REQUIRE(transition_vector(d, s.data(), n, &odd) == tv_of_bytes(d, s.data(), n));
+    REQUIRE(odd == naive_odd(s));
+  }
+}
+
+TEST_CASE("partition_window: per-partition flags for bytes 0 or >= 0x80, at every chunk size") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  const std::string text = std::string("a,b\n1,\"x\xc3\xa9\"\n2,y\n3,z\0\n4,w\n", 25) + std::string(100, 'q') + "\n";
+  Window w;
+  w.data = text.data();
+  w.size = text.size();
+  w.at_eof = true;
+  for (uint64_t chunk : {1, 2, 3, 7, 16, 64, 1000}) {
+    const PartitionedWindow pw = partition_window(d, w, chunk, 2);
+    REQUIRE(pw.nul_or_high.size() == pw.begin.size());
+    for (size_t j = 0; j < pw.begin.size(); ++j) {
+      const std::string part = text.substr(pw.begin[j], pw.end(j) - pw.begin[j]);
+      INFO("chunk " << chunk << " partition " << j);
+      CHECK((pw.nul_or_high[j] != 0) == naive_odd(part));
+    }
+    // The transition vectors are those of the plain function.
+    for (size_t j = 0; j < pw.begin.size(); ++j) {
+      bool odd = false;
+      CHECK(transition_vector(d, text.data() + pw.begin[j], pw.end(j) - pw.begin[j], &odd) ==
+            tv_of_bytes(d, text.data() + pw.begin[j], pw.end(j) - pw.begin[j]));
+    }
+  }
+}
+
+TEST_CASE("check_row_bytes: the first problem of a row by position wins") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  auto parse = [&](const std::string& s) {
+    return parse_row(d, s.data(), 0, s.size(), true, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+  };
+  {
+    // A stray quote at column 3 beats invalid UTF-8 at column 9.
+    const std::string s = "ab\"cdefg\xe9,1\n";
+    RowResult r = parse(s);
+    REQUIRE(r.error == RowError::StrayQuote);
+    CHECK_FALSE(check_row_bytes(s.data(), 0, r.next, r));
+    CHECK(r.error == RowError::StrayQuote);
+    CHECK(r.error_pos == 2);
+  }
+  {
+    // Invalid UTF-8 at column 3 beats a stray quote at column 9.
+    const std::string s = "ab\xe9" "cdefg\"h,1\n";
+    RowResult r = parse(s);
+    REQUIRE(r.error == RowError::StrayQuote);
+    CHECK(check_row_bytes(s.data(), 0, r.next, r));
+    CHECK(r.error == RowError::InvalidUtf8);
+    CHECK(r.error_pos == 2);
+  }
+  {
+    // A NUL in a well-formed row, counted from the row's start in the buffer.
+    const std::string s = std::string("x,y\n1,a\0b\n", 10);
+    RowResult r = parse_row(d, s.data(), 4, s.size(), true, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+    REQUIRE(r.error == RowError::None);
+    CHECK(check_row_bytes(s.data(), 4, r.next, r));
+    CHECK(r.error == RowError::NulByte);
+    CHECK(r.error_pos == 7);
+  }
+  {
+    const std::string s = "1,\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80\n";
+    RowResult r = parse(s);
+    CHECK_FALSE(check_row_bytes(s.data(), 0, r.next, r));
+    CHECK(r.error == RowError::None);
+  }
+}
+
+TEST_CASE("make_row_issue: invalid bytes show as \\xNN, valid UTF-8 as it is, with the column") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  const std::string s = "\xc3\xa9t\xc3\xa9,caf\xe9,\xf0\x9f\x98\x80\x01\n";
+  RowResult r = parse_row(d, s.data(), 0, s.size(), true, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+  REQUIRE(check_row_bytes(s.data(), 0, r.next, r));
+  const RowIssue issue = make_row_issue(d, "in.csv", s.data(), 0, r.next, 7, r, 3, 3);
+  CHECK(issue.kind == RowIssue::Malformed);
+  CHECK(issue.line == 7);
+  CHECK(issue.column == 10);  // byte column of 0xE9
+  CHECK(issue.text == "\xc3\xa9t\xc3\xa9,caf\\xe9,\xf0\x9f\x98\x80\\x01");
+  CHECK(issue.message.find("found the byte 0xe9") != std::string::npos);
+  CHECK(issue.message.find("Latin-1") != std::string::npos);
+  CHECK(issue.message.find("iconv -f latin1 -t utf-8 in.csv > fixed.csv") != std::string::npos);
+  CHECK(describe_issue(issue).rfind("in.csv:7:10: expected UTF-8 text", 0) == 0);
+
+  const std::string n = std::string("a,\"x\ny\0\"\n", 9);
+  RowResult rn = parse_row(d, n.data(), 0, n.size(), true, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+  REQUIRE(check_row_bytes(n.data(), 0, rn.next, rn));
+  const RowIssue nul = make_row_issue(d, "<stdin>", n.data(), 0, rn.next, 3, rn, 2, 2);
+  CHECK(nul.line == 4);  // the NUL is on the row's second line
+  CHECK(nul.column == 2);
+  CHECK(nul.text == "a,\"x\\ny\\x00\"");
+  CHECK(nul.message.find("NUL byte") != std::string::npos);
+  CHECK(nul.message.find("UTF-16") != std::string::npos);
+  CHECK(nul.message.find("iconv -f UTF-16 -t UTF-8 FILE") != std::string::npos);
+}
