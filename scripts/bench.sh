@@ -71,7 +71,7 @@ if [ ! -s "$FILE" ]; then
   "$GEN" "$ROWS" "$K" "$SEED" "$FILE.tmp" "$(nproc)"
   mv "$FILE.tmp" "$FILE"
 fi
-BYTES=$(stat -c %s "$FILE")
+BYTES=$(stat -L -c %s "$FILE")
 cat "$FILE" >/dev/null  # into the page cache
 
 pipeline_of() {

@@ -36,6 +36,13 @@ if [ -x .peers/duckq ]; then
       timeout 150 scripts/bench.sh >"$OUT/bench-$dev.txt" 2>&1
   done
 fi
+# The DuckDB oracle with the GPUs (db-benchmark questions and the sales table);
+# needs the generators of ../shared/datagen, carried as .peers/datagen.
+if [ -x .peers/duckq ] && [ -d .peers/datagen ]; then
+  SHARED=$PWD/.peers DEVICE=gpu WARPCSV=$W DUCKQ=.peers/duckq timeout 200 scripts/check-duckdb.sh 12345 1e6 \
+    >"$OUT/check-duckdb-gpu.txt" 2>&1
+  echo "check-duckdb (device gpu) rc=$?" >>"$OUT/check-duckdb-gpu.txt"
+fi
 # Bounded memory with standard input (a stream: the CPU executor) and with a file.
 {
   echo "== stdin, --device auto (CPU for streams)"
@@ -47,6 +54,7 @@ fi
 tail -3 "$OUT/ctest.txt"
 cat "$OUT/gpu-check.txt" | sed -n '/---- warpcsv gpu-check summary/,$p'
 cat "$OUT"/bench-*.txt | grep -E '^\|' || true
+tail -25 "$OUT/check-duckdb-gpu.txt" 2>/dev/null
 cat "$OUT/memory.txt" "$OUT/profiles.txt"
 # The device returns at most 8 files: fold the small ones into one.
 cat "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt" >"$OUT/run-notes.txt" 2>/dev/null &&

@@ -23,6 +23,12 @@ class RowWriter {
   virtual void begin(const std::vector<OutputColumn>& columns) = 0;
   virtual void row(const Value* values) = 0;
   virtual void end() = 0;
+  // Formats n rows of `width` values (row-major) into `out`, exactly the bytes
+  // row() would write, without writing them, so several threads can format
+  // parts of a large result; false for formats that cannot (the default).
+  virtual bool format_rows(std::string& out, const Value* cells, size_t n, size_t width) const { return false; }
+  // Writes bytes that format_rows made, after everything written before.
+  virtual void write_formatted(const std::string& bytes) {}
 };
 
 std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out);

@@ -30,6 +30,10 @@ class StringArena {
     return StrRef{dst, static_cast<uint32_t>(n)};
   }
   StrRef add(StrRef s) { return add(s.ptr, s.len); }
+  // Takes over a buffer that StrRefs already point into.
+  void adopt(std::unique_ptr<char[]> bytes) {
+    if (bytes) big_.push_back(std::move(bytes));
+  }
   // Takes over another arena's storage (its StrRefs stay valid).
   void absorb(StringArena&& other) {
     for (auto& b : other.blocks_) retired_.push_back(std::move(b));

@@ -1,12 +1,15 @@
-// The CUDA executor's host side: one thread per GPU pulls batches of whole
-// partitions from a shared counter; a pool of host threads copies each batch
-// from the mapped window into pinned memory; the copy stream moves it to the
-// GPU while the compute stream runs the previous batch. Each GPU keeps its
-// group table resident; at the end the tables come back, are converted into
-// the core's state structs and merged with GroupTable::merge_from in GPU
-// order. A batch that meets anything the GPU does not report itself (a bad
-// row or value, an expression error, a limit) makes the whole scan run again
-// on the CPU executor, so messages and --rejects are exactly the CPU's.
+// The CUDA executor's host side: one thread per GPU claims fixed-size batches
+// of the input in order (BatchFeed) and reads each straight into a pinned
+// buffer with several threads; the copy stream moves it to the GPU, which
+// computes the batch's transition vector; a host callback publishes it to the
+// StateChain, which composes the vectors in file order, and once a batch's
+// start state is known its rows are found, parsed and aggregated. The host
+// never reads the bytes itself. Each GPU keeps its group table resident; at
+// the end the tables come back, are converted into the core's state structs
+// and merged with GroupTable::merge_from in GPU order. A batch that meets
+// anything the GPU does not report itself (a bad row or value, an expression
+// error, a limit, a row longer than the batch tail) makes the whole scan run
+// again on the CPU executor, so messages and --rejects are exactly the CPU's.
 #include "cuda/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
@@ -24,7 +27,8 @@
 
 #include "cuda/gpu_plan.hpp"
 #include "exec/device.hpp"
-#include "exec/partitioner.hpp"
+#include "exec/parallel.hpp"
+#include "exec/batch_feed.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
 
@@ -57,97 +61,11 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-constexpr uint64_t kBatchTarget = 16ull << 20;  // bytes per GPU batch (whole partitions)
-constexpr uint64_t kSlack = 1ull << 20;         // room for the row that ends a batch
-constexpr int kRing = 3;                        // pinned/device buffer pairs per GPU
-constexpr uint64_t kCopyPiece = 1ull << 20;     // host memcpy work unit
+constexpr uint64_t kBatchTarget = 32ull << 20;  // bytes per GPU batch (unless --chunk-size)
+constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
+constexpr int kRing = 4;                        // pinned/device buffer pairs per GPU
 constexpr uint64_t kTableBatches = 4;           // batches of new groups a table grows for
 constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on the group table per GPU
-constexpr uint64_t kWindowChunks = 32;          // partitions per host window (measured best of 8-64)
-
-// ---- host threads that copy mapped bytes into pinned buffers ---------------
-
-// A persistent pool: copy() splits a memcpy into pieces that the pool's
-// threads and the caller share; several callers (one per GPU) may copy at once.
-class CopyPool {
- public:
-  explicit CopyPool(int helpers) {
-    for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { loop(); });
-  }
-  ~CopyPool() {
-    {
-      std::lock_guard<std::mutex> l(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  // Copies n bytes from src to dst; returns when every piece is done.
-  void copy(char* dst, const char* src, uint64_t n) {
-    Job j{dst, src, n, (n + kCopyPiece - 1) / kCopyPiece};
-    if (j.pieces <= 1 || threads_.empty()) {
-      std::memcpy(dst, src, n);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> l(m_);
-      jobs_.push_back(&j);
-    }
-    cv_.notify_all();
-    for (;;) {
-      uint64_t i;
-      {
-        std::lock_guard<std::mutex> l(m_);
-        i = j.next < j.pieces ? j.next++ : j.pieces;
-      }
-      if (i >= j.pieces) break;
-      run(j, i);
-    }
-    std::unique_lock<std::mutex> l(m_);
-    done_cv_.wait(l, [&] { return j.done == j.pieces; });
-    auto it = std::find(jobs_.begin(), jobs_.end(), &j);
-    if (it != jobs_.end()) jobs_.erase(it);
-  }
-
- private:
-  struct Job {
-    char* dst;
-    const char* src;
-    uint64_t n;
-    uint64_t pieces;
-    uint64_t next = 0;
-    uint64_t done = 0;
-  };
-  void run(Job& j, uint64_t i) {
-    const uint64_t b = i * kCopyPiece, len = std::min(kCopyPiece, j.n - b);
-    std::memcpy(j.dst + b, j.src + b, len);
-    std::lock_guard<std::mutex> l(m_);
-    if (++j.done == j.pieces) done_cv_.notify_all();
-  }
-  void loop() {
-    for (;;) {
-      Job* j = nullptr;
-      uint64_t i = 0;
-      {
-        std::unique_lock<std::mutex> l(m_);
-        cv_.wait(l, [&] { return stop_ || !jobs_.empty(); });
-        if (stop_) return;
-        j = jobs_.front();
-        if (j->next >= j->pieces) {
-          jobs_.pop_front();
-          continue;
-        }
-        i = j->next++;
-      }
-      run(*j, i);
-    }
-  }
-  std::mutex m_;
-  std::condition_variable cv_, done_cv_;
-  std::deque<Job*> jobs_;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
 
 // ---- which plans run on the GPU ---------------------------------------------
 
@@ -166,12 +84,17 @@ int words_of(AggOp op) {
     case AggOp::CorrExact: return 17;
     case AggOp::Min:
     case AggOp::Max: return 2;
-    default: return 0;
+    case AggOp::SumFloat:
+    case AggOp::MeanFloat: return kAccWords + 2;
+    case AggOp::VarFloat:
+    case AggOp::StdFloat: return 2 * kAccWords + 2;
+    case AggOp::CorrFloat: return 5 * kAccWords + 2;
+    default: return 0;  // first, last: not on the GPU
   }
 }
 
 bool gpu_aggregate(const AggDesc& a) {
-  if (a.op == AggOp::Min || a.op == AggOp::Max) return is_integral_repr(a.in_type);
+  if (a.op == AggOp::Min || a.op == AggOp::Max) return is_integral_repr(a.in_type) || a.in_type == Type::Float;
   return words_of(a.op) > 0;
 }
 
@@ -179,7 +102,6 @@ bool gpu_aggregate(const AggDesc& a) {
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
-  if (layout.float_moments) return "float sums or moments (exact accumulators not on the GPU yet)";
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";
@@ -193,21 +115,17 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
 
 // ---- one GPU ----------------------------------------------------------------
 
-// A batch as the host cuts it from a window.
-struct HostBatch {
-  uint64_t begin, copy_end, row_end;  // window offsets
-  uint8_t state;
-  bool first_is_row;
-  bool at_eof;
-};
-
 struct Buffer {
-  char* pinned = nullptr;
+  char* pinned = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills it
   char* dev = nullptr;
-  uint64_t cap = 0;
-  cudaEvent_t copied = nullptr;   // the H2D copy finished: pinned is free
-  cudaEvent_t computed = nullptr; // the kernels finished: dev is free
+  BatchVectors v{};
+  cudaEvent_t computed = nullptr;  // the batch's kernels finished: both copies are free
+  cudaEvent_t copied = nullptr;
   bool used = false;
+  BatchSpan span;
+  // Read by the host callback that publishes the batch's vector.
+  uint32_t* tv_host = nullptr;  // pinned
+  StateChain* chain = nullptr;
 };
 
 // Device copies of the plan's programs, laid out in one allocation.
@@ -223,8 +141,9 @@ struct ProgramBlob {
 
 class Gpu {
  public:
+  // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own bytes.
   Gpu(int id, const GpuPlan& host_plan, const Plan& plan, int nstring_keys, size_t ncols,
-      const std::vector<std::string>& null_tokens)
+      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes)
       : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, id_));
@@ -233,12 +152,27 @@ class Gpu {
     upload_plan(host_plan, plan);
     WCSV_CUDA_TRY(cudaMalloc(&counters_, sizeof(GpuCounters)));
     WCSV_CUDA_TRY(cudaMemset(counters_, 0, sizeof(GpuCounters)));
-    for (auto& b : ring_) {
+    const uint64_t nseg = (batch + kSegBytes - 1) / kSegBytes + 1;
+    WCSV_CUDA_TRY(cudaMallocHost(&tv_host_, sizeof(uint32_t) * kRing));
+    for (int i = 0; i < kRing; ++i) {
+      Buffer& b = ring_[i];
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
-      reserve(b, kBatchTarget + kSlack);
+      WCSV_CUDA_TRY(cudaMallocHost(&b.pinned, buffer_bytes));
+      WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.odd_bytes, 4));
+      b.tv_host = tv_host_ + i;
     }
-    reserve_scratch(kBatchTarget + kSlack);
+    buffer_bytes_ = buffer_bytes;
+    WCSV_CUDA_TRY(cudaMalloc(&scratch_.counts, nseg * 4));
+    WCSV_CUDA_TRY(cudaMalloc(&scratch_.offsets, (nseg + 1) * 4));
+    WCSV_CUDA_TRY(cudaMalloc(&scratch_.rows, (batch + 1) * 4));
+    scratch_.cub_bytes = scan_temp_bytes(nseg);
+    WCSV_CUDA_TRY(cudaMalloc(&scratch_.cub_temp, scratch_.cub_bytes));
+    scratch_.seg_cap = nseg;
+    scratch_.row_cap = batch;
     WCSV_CUDA_TRY(cudaMallocHost(&snap_host_, sizeof(GpuCounters) * kRing));
     for (auto& sn : snaps_) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&sn.done, cudaEventDisableTiming));
   }
@@ -249,10 +183,17 @@ class Gpu {
     for (auto& b : ring_) {
       cudaFreeHost(b.pinned);
       cudaFree(b.dev);
+      cudaFree(b.v.tv);
+      cudaFree(b.v.prefix);
+      cudaFree(b.v.odd_bytes);
       if (b.copied) cudaEventDestroy(b.copied);
       if (b.computed) cudaEventDestroy(b.computed);
     }
-    free_scratch();
+    cudaFreeHost(tv_host_);
+    cudaFree(scratch_.counts);
+    cudaFree(scratch_.offsets);
+    cudaFree(scratch_.rows);
+    cudaFree(scratch_.cub_temp);
     cudaFree(table_.slots);
     cudaFree(table_.hashes);
     cudaFree(table_.keys);
@@ -268,35 +209,53 @@ class Gpu {
     if (compute_) cudaStreamDestroy(compute_);
   }
 
-  // Copies one batch in and queues its kernels. Returns false when the GPU has
-  // already flagged something that needs the host path.
-  bool run(const Window& w, const HostBatch& hb, CopyPool& pool) {
+  enum class Step { Submitted, Exhausted, Flagged };
+
+  // Reads the next batch of `feed` into a free buffer, copies it in and
+  // queues its vector phase; then queues the row phase of the batch before
+  // it, whose start state is known by then (or soon: the wait is for other
+  // GPUs' vectors). Throws StateChain::Aborted when another GPU gave up.
+  Step submit(BatchFeed& feed, StateChain& chain) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
-    const uint64_t n = hb.copy_end - hb.begin;
-    Buffer& buf = ring_[next_++ % kRing];
-    if (buf.used) WCSV_CUDA_TRY(cudaEventSynchronize(buf.copied));
-    if (n > buf.cap) {
-      if (buf.used) WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
-      reserve(buf, n + kSlack);
-    }
-    if (n > scratch_bytes_) {
-      WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
-      reserve_scratch(n + kSlack);
-    }
-    const auto t_copy = std::chrono::steady_clock::now();
-    pool.copy(buf.pinned, w.data + hb.begin, n);
-    copy_s += seconds_since(t_copy);
-    bytes += n;
+    Buffer& buf = ring_[next_ % kRing];
+    if (buf.used) WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
+    buf.used = false;
+    const auto t_read = std::chrono::steady_clock::now();
+    if (!feed.next(buf.pinned, buf.span)) return Step::Exhausted;
+    read_s += seconds_since(t_read);
+    ++next_;
+    ++batches;
+    bytes += buf.span.own;
+    last_own = buf.span.own;
     const auto t_table = std::chrono::steady_clock::now();
-    const bool ok = ensure_table(n);
+    const bool ok = ensure_table(buf.span.own);
     wait_s += seconds_since(t_table);
-    if (!ok) return false;
-    if (buf.used) WCSV_CUDA_TRY(cudaStreamWaitEvent(copy_, buf.computed, 0));
-    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.dev, buf.pinned, n, cudaMemcpyHostToDevice, copy_));
+    if (!ok) return Step::Flagged;
+    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.dev, buf.pinned, kBatchLead + buf.span.n, cudaMemcpyHostToDevice, copy_));
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, copy_));
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
-    GpuBatch b{buf.dev, n, hb.row_end - hb.begin, hb.state, hb.first_is_row, hb.at_eof};
-    launch_batch(b, dplan_, hplan_, table(), scratch_, sms_, compute_);
+    const GpuBatch b = batch_of(buf, kRowStart);
+    launch_batch_vector(b, dplan_, buf.v, scratch_, sms_, compute_);
+    const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
+    buf.chain = &chain;
+    WCSV_CUDA_TRY(cudaLaunchHostFunc(compute_, &Gpu::publish, &buf));
+    buf.used = true;
+    finish_pending();
+    pending_ = &buf;
+    return Step::Submitted;
+  }
+
+  // Queues the row phase of the batch still waiting for its start state.
+  void finish_pending() {
+    if (!pending_) return;
+    Buffer& buf = *pending_;
+    pending_ = nullptr;
+    const auto t = std::chrono::steady_clock::now();
+    const uint8_t state = buf.chain->wait_state(buf.span.index);
+    wait_s += seconds_since(t);
+    const GpuBatch b = batch_of(buf, state);
+    launch_batch_rows(b, dplan_, hplan_, buf.v, table(), scratch_, sms_, compute_);
     WCSV_CUDA_TRY(cudaEventRecord(buf.computed, compute_));
     Snapshot& sn = snaps_[seq_ % kRing];
     WCSV_CUDA_TRY(cudaMemcpyAsync(snap_host_ + seq_ % kRing, counters_, sizeof(GpuCounters),
@@ -305,8 +264,17 @@ class Gpu {
     sn.seq = seq_++;
     sn.groups_bound_total = groups_bound_total_;
     sn.arena_bound_total = arena_bound_total_;
-    buf.used = true;
-    return true;
+  }
+
+  // Forgets a batch left waiting when the scan stopped early.
+  void drop_pending() { pending_ = nullptr; }
+
+  // Waits until the queued work is done, so no host callback still refers to
+  // this source's StateChain (the last batch's vector is published after the
+  // loop has stopped waiting for it). Errors are left for finish().
+  void quiesce() noexcept {
+    if (cudaSetDevice(id_) == cudaSuccess) (void)cudaStreamSynchronize(compute_);
+    (void)cudaGetLastError();
   }
 
   // Waits for the GPU; its counters (flags, groups, rows).
@@ -324,47 +292,104 @@ class Gpu {
   }
 
   int id() const { return id_; }
-  double copy_s = 0, wait_s = 0;  // host time copying to pinned memory; waiting for the GPU
-  uint64_t bytes = 0;             // bytes sent to this GPU
+  double read_s = 0, wait_s = 0;  // host time reading into pinned memory; waiting for the GPU
+  uint64_t bytes = 0;             // own bytes of the batches sent to this GPU
+  uint64_t batches = 0;
+  uint64_t last_own = 0;          // own bytes of the batch submitted last
   uint64_t used_bytes = 0;        // device memory in use at the end
 
-  // Copies the table back as a host GroupTable of the core's state structs.
-  void copy_back(GroupTable& out, const GpuCounters& c) {
+  // Merges `other`'s table into this GPU's (peer copies, then a merge kernel
+  // here), so only one table comes back. `mine`, `theirs`: the counters
+  // finish() returned; `mine` is updated. False when a limit was hit (the
+  // caller falls back to merging on the host).
+  bool absorb(Gpu& other, GpuCounters& mine, const GpuCounters& theirs) {
+    const uint64_t count = std::min<uint64_t>(theirs.groups, other.table_.gcap);
+    if (count == 0) return true;
+    WCSV_CUDA_TRY(cudaSetDevice(id_));
+    const uint64_t have = std::min<uint64_t>(mine.groups, table_.gcap);
+    groups_upper_ = have;
+    arena_upper_ = mine.arena_used;
+    if (have + count > table_.gcap) grow_groups(have + count);
+    if (mine.arena_used + theirs.arena_used > table_.arena_cap)
+      grow_arena(mine.arena_used + theirs.arena_used + 4096);
+    int can = 0;  // NVLink / PCIe peer access makes the copies direct
+    if (cudaDeviceCanAccessPeer(&can, id_, other.id_) == cudaSuccess && can) {
+      const cudaError_t e = cudaDeviceEnablePeerAccess(other.id_, 0);
+      if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) WCSV_CUDA_TRY(e);
+      (void)cudaGetLastError();
+    }
+    const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
+    GpuTable src{};
+    WCSV_CUDA_TRY(cudaMalloc(&src.hashes, count * 8));
+    WCSV_CUDA_TRY(cudaMalloc(&src.keys, std::max<uint64_t>(1, count * nkeys) * sizeof(Value)));
+    WCSV_CUDA_TRY(cudaMalloc(&src.words, count * nwords * 8));
+    WCSV_CUDA_TRY(cudaMalloc(&src.arena, std::max<uint64_t>(1, theirs.arena_used)));
+    auto peer = [&](void* dst, const void* from, uint64_t n) {
+      if (n) WCSV_CUDA_TRY(cudaMemcpyPeerAsync(dst, id_, from, other.id_, n, compute_));
+    };
+    peer(src.hashes, other.table_.hashes, count * 8);
+    peer(src.keys, other.table_.keys, count * nkeys * sizeof(Value));
+    peer(src.words, other.table_.words, count * nwords * 8);
+    peer(src.arena, other.table_.arena, theirs.arena_used);
+    launch_merge_table(table(), dplan_, src, count, compute_);
+    WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    cudaFree(src.hashes);
+    cudaFree(src.keys);
+    cudaFree(src.words);
+    cudaFree(src.arena);
+    WCSV_CUDA_TRY(cudaMemcpy(&mine, counters_, sizeof mine, cudaMemcpyDeviceToHost));
+    mine.rows += theirs.rows;
+    return mine.flags == 0;
+  }
+
+  // Copies the table back into `out` (empty: the other GPUs' tables were
+  // merged here) as the core's state structs, converted on all threads.
+  void copy_back(GroupTable& out, const GpuCounters& c, int threads) {
+    WCSV_EXPECTS(out.size() == 0, "GPU table copied back into a table with groups");
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     const uint64_t groups = std::min<uint64_t>(c.groups, table_.gcap);
     if (groups == 0) return;
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
     std::vector<Value> keys(groups * static_cast<uint64_t>(nkeys));
-    std::vector<uint64_t> words(groups * static_cast<uint64_t>(nwords));
-    std::vector<char> arena(c.arena_used);
+    std::vector<uint64_t> words(groups * static_cast<uint64_t>(nwords)), hashes(groups);
+    std::unique_ptr<char[]> arena(new char[std::max<uint64_t>(1, c.arena_used)]);
     if (!keys.empty())
       WCSV_CUDA_TRY(cudaMemcpy(keys.data(), table_.keys, keys.size() * sizeof(Value), cudaMemcpyDeviceToHost));
     WCSV_CUDA_TRY(cudaMemcpy(words.data(), table_.words, words.size() * 8, cudaMemcpyDeviceToHost));
-    if (!arena.empty())
-      WCSV_CUDA_TRY(cudaMemcpy(arena.data(), table_.arena, arena.size(), cudaMemcpyDeviceToHost));
+    WCSV_CUDA_TRY(cudaMemcpy(hashes.data(), table_.hashes, groups * 8, cudaMemcpyDeviceToHost));
+    if (c.arena_used)
+      WCSV_CUDA_TRY(cudaMemcpy(arena.get(), table_.arena, c.arena_used, cudaMemcpyDeviceToHost));
     const GroupLayout& layout = out.layout();
-    out.reserve(out.size() + groups);
-    std::vector<char> state(layout.state_bytes + kAggStateAlign);
-    char* block = state.data();
-    for (uint64_t g = 0; g < groups; ++g) {
-      Value* k = keys.data() + g * nkeys;
-      for (int i = 0; i < nkeys; ++i)
+    const char* strings = arena.get();
+    out.append_distinct(groups, hashes.data(), std::move(arena), threads, [&](size_t g, Value* k, char* state) {
+      for (int i = 0; i < nkeys; ++i) {
+        k[i] = keys[g * nkeys + i];
         if (!k[i].null && layout.key_types[static_cast<size_t>(i)] == Type::String)
-          k[i].s.ptr = arena.data() + reinterpret_cast<uintptr_t>(k[i].s.ptr);
-      std::memset(block, 0, layout.state_bytes);
+          k[i].s.ptr = strings + reinterpret_cast<uintptr_t>(k[i].s.ptr);
+      }
       const uint64_t* w = words.data() + g * nwords;
-      for (size_t a = 0; a < layout.aggs.size(); ++a)
-        to_state(layout.aggs[a], w + hplan_.aggs[a].word, block);
-      char* dst = out.find_or_insert(k, out.hash_keys(k));
-      for (const auto& a : layout.aggs) agg_merge(a, dst, block);
-    }
+      for (size_t a = 0; a < layout.aggs.size(); ++a) to_state(layout.aggs[a], w + hplan_.aggs[a].word, state);
+    });
+    // The GPU hashed the keys with GroupTable's function; the index uses them.
+    WCSV_EXPECTS(hashes[0] == out.hash_keys(out.keys(0)), "GPU and host group hashes differ");
   }
+
+
 
  private:
   static int128 to_int128(const uint64_t* w) {
     return static_cast<int128>((static_cast<uint128>(w[1]) << 64) | w[0]);
   }
   static Wide256 to_wide(const uint64_t* w) { return Wide256{{w[0], w[1], w[2], w[3]}}; }
+  // An exact float sum from its positive and negative magnitudes.
+  static FloatAcc to_acc(const uint64_t* w) {
+    FloatAcc pos, neg;
+    for (int i = 0; i < kFloatAccLimbs; ++i) {
+      pos.w[i] = w[i];
+      neg.w[i] = w[kFloatAccLimbs + i];
+    }
+    return big_sub(pos, neg);
+  }
 
   // The core's state struct for an aggregate's GPU words.
   static void to_state(const AggDesc& a, const uint64_t* w, char* block) {
@@ -401,8 +426,37 @@ class Gpu {
       case AggOp::Max: {
         auto* st = reinterpret_cast<ExtremeState*>(s);
         if (!w[1]) return;
-        st->v = Value::of_int(static_cast<int64_t>(w[0]));
+        const int64_t k = static_cast<int64_t>(w[0]);
+        st->v = a.in_type == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
         st->has = 1;
+        return;
+      }
+      case AggOp::SumFloat:
+      case AggOp::MeanFloat: {
+        auto* st = reinterpret_cast<SumFloatState*>(s);
+        st->sum = to_acc(w);
+        st->flags = static_cast<uint32_t>(w[kAccWords]);
+        st->n = static_cast<int64_t>(w[kAccWords + 1]);
+        return;
+      }
+      case AggOp::VarFloat:
+      case AggOp::StdFloat: {
+        auto* st = reinterpret_cast<MomentsFloatState*>(s);
+        st->sum = to_acc(w);
+        st->sum_sq = to_acc(w + kAccWords);
+        st->flags = static_cast<uint32_t>(w[2 * kAccWords]);
+        st->n = static_cast<int64_t>(w[2 * kAccWords + 1]);
+        return;
+      }
+      case AggOp::CorrFloat: {
+        auto* st = reinterpret_cast<CorrFloatState*>(s);
+        st->sx = to_acc(w);
+        st->sy = to_acc(w + kAccWords);
+        st->sxx = to_acc(w + 2 * kAccWords);
+        st->syy = to_acc(w + 3 * kAccWords);
+        st->sxy = to_acc(w + 4 * kAccWords);
+        st->flags = static_cast<uint32_t>(w[5 * kAccWords]);
+        st->n = static_cast<int64_t>(w[5 * kAccWords + 1]);
         return;
       }
       default: throw InternalError("aggregate without a GPU form reached the GPU");
@@ -461,39 +515,17 @@ class Gpu {
     WCSV_CUDA_TRY(cudaMemcpy(dplan_, &hplan_, sizeof(GpuPlan), cudaMemcpyHostToDevice));
   }
 
-  void reserve(Buffer& b, uint64_t cap) {
-    cudaFreeHost(b.pinned);
-    cudaFree(b.dev);
-    b.pinned = nullptr;
-    b.dev = nullptr;
-    WCSV_CUDA_TRY(cudaMallocHost(&b.pinned, cap));
-    WCSV_CUDA_TRY(cudaMalloc(&b.dev, cap + kSegBytes));  // whole-segment loads past the end
-    b.cap = cap;
+  // The batch in `buf` as the kernels see it.
+  static GpuBatch batch_of(const Buffer& buf, uint8_t state) {
+    const BatchSpan& sp = buf.span;
+    return GpuBatch{buf.dev + kBatchLead, sp.n, sp.own, state,
+                    batch_starts_row(buf.pinned, sp, state), sp.at_eof};
   }
 
-  void free_scratch() {
-    cudaFree(scratch_.tv);
-    cudaFree(scratch_.prefix);
-    cudaFree(scratch_.counts);
-    cudaFree(scratch_.offsets);
-    cudaFree(scratch_.rows);
-    cudaFree(scratch_.cub_temp);
-    scratch_ = GpuScratch{};
-  }
-
-  void reserve_scratch(uint64_t bytes) {
-    free_scratch();
-    const uint64_t nseg = (bytes + kSegBytes - 1) / kSegBytes + 1;
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.tv, nseg * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.prefix, nseg * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.counts, nseg * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.offsets, (nseg + 1) * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.rows, (bytes + 1) * 4));
-    scratch_.cub_bytes = scan_temp_bytes(nseg);
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.cub_temp, scratch_.cub_bytes));
-    scratch_.seg_cap = nseg;
-    scratch_.row_cap = bytes;
-    scratch_bytes_ = bytes;
+  // Host callback after a batch's vector reached pinned memory (no CUDA calls here).
+  static void CUDART_CB publish(void* p) {
+    const Buffer& buf = *static_cast<const Buffer*>(p);
+    buf.chain->publish(buf.span.index, *buf.tv_host);
   }
 
   // Makes sure the table cannot fill during a batch of n bytes: a row that
@@ -601,8 +633,10 @@ class Gpu {
   cudaStream_t copy_ = nullptr, compute_ = nullptr;
   Buffer ring_[kRing];
   uint64_t next_ = 0;
+  Buffer* pending_ = nullptr;  // vector phase queued, row phase not yet
+  uint32_t* tv_host_ = nullptr;
+  uint64_t buffer_bytes_ = 0;
   GpuScratch scratch_{};
-  uint64_t scratch_bytes_ = 0;
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
   char* dblob_ = nullptr;
@@ -649,6 +683,10 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   for (size_t a = 0; a < s.aggs.size(); ++a) {
     GpuAgg& g = p.aggs[a];
     g.op = layout.aggs[a].op;
+    g.in_type = layout.aggs[a].in_type;
+    g.in_scale = layout.aggs[a].in_scale;
+    g.in_type2 = layout.aggs[a].in_type2;
+    g.in_scale2 = layout.aggs[a].in_scale2;
     g.arg0_direct = static_cast<int8_t>(s.aggs[a].arg0.empty() ? -2 : direct_slot(s.aggs[a].arg0));
     g.arg1_direct = static_cast<int8_t>(s.aggs[a].arg1.empty() ? -2 : direct_slot(s.aggs[a].arg1));
     g.word = static_cast<uint16_t>(word);
@@ -659,34 +697,6 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   }
   p.nwords = std::max(1, word);
   return p;
-}
-
-// Cuts a window's ready partitions into batches of about kBatchTarget bytes.
-std::vector<HostBatch> make_batches(const PartitionedWindow& pw, const Window& w) {
-  std::vector<HostBatch> out;
-  const size_t n = pw.begin.size();
-  for (size_t j = 0; j < pw.ready;) {
-    const size_t j0 = j;
-    const uint64_t b = pw.begin[j0];
-    size_t j1 = j0 + 1;
-    while (j1 < pw.ready && pw.end(j1) - b <= kBatchTarget) ++j1;
-    j = j1;
-    bool rows = false;
-    for (size_t k = j0; k < j1 && !rows; ++k) rows = pw.first_row[k] != kNoRow;
-    if (!rows) continue;
-    size_t k = j1;
-    while (k < n && pw.first_row[k] == kNoRow) ++k;
-    const uint64_t next_row = k < n ? pw.first_row[k] : w.size;
-    HostBatch hb;
-    hb.begin = b;
-    hb.row_end = pw.end(j1 - 1);
-    hb.copy_end = std::min<uint64_t>(next_row + 1, w.size);
-    hb.state = pw.state[j0];
-    hb.first_is_row = pw.first_row[j0] == b;
-    hb.at_eof = w.at_eof && hb.copy_end == w.size;
-    out.push_back(hb);
-  }
-  return out;
 }
 
 // Runs fn(i) on one thread per i and rethrows the first exception.
@@ -722,9 +732,9 @@ class CudaExecutor : public ScanExecutor {
       return;
     }
     // CUDA start-up (driver and contexts when not yet up, streams, pinned
-    // buffers) runs on its own thread while scan_gpu maps and cuts the first
-    // window. (Scanning the first windows on the CPU meanwhile was measured on
-    // 2 x H200 and did not pay: see the notes of issue 4.)
+    // buffers) runs on its own thread while the read pool starts. (Scanning
+    // the first windows on the CPU meanwhile was measured on 2 x H200 and did
+    // not pay: see the notes of issue 4.)
     Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
     if (scan_gpu(in, settings, *groups, stats, startup)) {
       ++g_gpu_scans;
@@ -735,7 +745,9 @@ class CudaExecutor : public ScanExecutor {
     // exactly what the user must see.
     ++(startup.no_gpu ? g_cpu_plans : g_cpu_reruns);
     *groups = GroupTable(&groups->layout());
+    const uint64_t chunk = stats.chunk_size;
     stats = ScanStats{};
+    stats.chunk_size = chunk;
     in = InputSet::open(*settings.opts);
     make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
   }
@@ -751,15 +763,23 @@ class CudaExecutor : public ScanExecutor {
     bool no_gpu = false;
     std::thread thread;
 
+    uint64_t batch = 0, buffer_bytes = 0;  // per GPU batch: own bytes; buffer bytes
+    double driver_s = 0, gpus_s = 0;       // CUDA driver; contexts, streams, buffers
+
     Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
             const Dialect& dialect, size_t ncols) {
+      // --chunk-size sets the batch size (tiny ones test every boundary).
+      batch = settings.opts->chunk_size ? settings.chunk_size : kBatchTarget;
+      buffer_bytes = kBatchLead + batch + kTail;
       const auto& nulls = settings.opts->dialect.null_tokens;
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
       thread = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
         try {
+          const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
+          driver_s = seconds_since(t0);
           if (count == 0) {
             if (!x.required_) throw NoGpu{};
             throw no_gpu_error(settings.opts->device, "no CUDA device was found");
@@ -773,10 +793,13 @@ class CudaExecutor : public ScanExecutor {
                                   " does not exist; this machine has " + std::to_string(count) +
                                   " GPU(s), numbered from 0");
           gpus.resize(ids.size());
+          const auto t1 = std::chrono::steady_clock::now();
           on_threads(ids.size(), [&](size_t i) {
             WCSV_CUDA_TRY(cudaSetDevice(ids[i]));
-            gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls);
+            gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
+                                            buffer_bytes);
           });
+          gpus_s = seconds_since(t1);
         } catch (const NoGpu&) {
           no_gpu = true;
         } catch (...) {
@@ -794,117 +817,83 @@ class CudaExecutor : public ScanExecutor {
   // none (startup.no_gpu) under --device auto.
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
                 Startup& startup) {
-    std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
-    bool started = false;
-    auto wait_startup = [&] {
-      if (started) return;
-      startup.join();
-      started = true;
-      if (startup.error) std::rethrow_exception(startup.error);
-    };
-    const int helpers = std::max(0, std::min(settings.threads, 32) - 1);
-    CopyPool pool(helpers);
-    std::atomic<bool> abort{false};
-    const uint64_t chunk = settings.chunk_size;
-    double host_s = 0;  // mapping windows and cutting partitions
-    // Windows of kWindowChunks partitions: mapping and cutting the next one
-    // overlaps copying this one (WARPCSV_GPU_WINDOW_CHUNKS overrides, for tuning).
-    uint64_t window_chunks = kWindowChunks;
-    if (const char* e = std::getenv("WARPCSV_GPU_WINDOW_CHUNKS")) window_chunks = std::max(4ull, std::strtoull(e, nullptr, 10));
-    const uint64_t window0 = std::max<uint64_t>(
-        4 * chunk, std::min<uint64_t>(std::max<uint64_t>(window_chunks * chunk, 1ull << 20), 1ull << 30));
-    // Two openings of the input, used for alternate windows: while the GPU
-    // threads copy window k out of one mapping, this thread maps and cuts
-    // window k+1 in the other (a source keeps one mapping at a time).
-    InputSet second = InputSet::open(*settings.opts);
-    InputSet* sets[2] = {&in, &second};
-    // The window whose batches the GPU threads are working on.
-    struct InFlight {
-      Window w;
-      std::vector<HostBatch> batches;
-      std::atomic<size_t> next{0};
-      std::exception_ptr error;
-      std::thread thread;
-    };
-    std::unique_ptr<InFlight> flight;
-    auto join_flight = [&] {
-      if (!flight) return;
-      flight->thread.join();
-      std::exception_ptr e = flight->error;
-      flight.reset();
-      if (e) std::rethrow_exception(e);
-    };
-    struct FlightGuard {
-      std::unique_ptr<InFlight>& f;
-      ~FlightGuard() {
-        if (f && f->thread.joinable()) f->thread.join();
-      }
-    } flight_guard{flight};
-    for (size_t si = 0; si < in.sources.size(); ++si) {
-      if (in.sources[si]->header().empty() && in.column_names.empty()) continue;
-      uint64_t from = 0, window = window0;
-      int parity = 0;
-      for (;;) {
-        if (interrupted()) {
-          join_flight();
-          throw Interrupted();
-        }
-        const auto t_window = std::chrono::steady_clock::now();
-        Window w = sets[parity]->sources[si]->window(from, window);
-        if (w.size == 0) break;
-        PartitionedWindow pw = partition_window(in.dialect, w, chunk, settings.threads);
-        if (pw.ready == 0) {
-          window *= 2;
-          continue;
-        }
-        std::vector<HostBatch> batches = make_batches(pw, w);
-        host_s += seconds_since(t_window);
-        wait_startup();
-        if (startup.no_gpu) return false;
-        join_flight();
-        if (abort) return false;
-        flight = std::make_unique<InFlight>();
-        flight->w = w;
-        flight->batches = std::move(batches);
-        InFlight* f = flight.get();
-        f->thread = std::thread([&, f] {
-          try {
-            on_threads(gpus.size(), [&](size_t g) {
-              for (size_t i; !abort && (i = f->next.fetch_add(1)) < f->batches.size();)
-                if (!gpus[g]->run(f->w, f->batches[i], pool)) abort = true;
-            });
-          } catch (...) {
-            f->error = std::current_exception();
-          }
-        });
-        stats.partitions += pw.ready;
-        stats.bytes += pw.consumed;
-        if (w.at_eof && pw.consumed == w.size) break;
-        from = w.offset + pw.consumed;
-        parity ^= 1;
-      }
-      join_flight();  // the next source's windows must not unmap this one's early
-      if (abort) return false;
-    }
-    wait_startup();
+    // Readers: every host thread but the GPU threads' own, which read too.
+    PiecePool pool(std::max(0, std::min(settings.threads, 64) - 1));
+    const auto t_wait = std::chrono::steady_clock::now();
+    startup.join();
+    const double startup_wait_s = seconds_since(t_wait);
+    if (startup.error) std::rethrow_exception(startup.error);
     if (startup.no_gpu) return false;
+    std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
+    const auto t_scan = std::chrono::steady_clock::now();
+    for (auto& src : in.sources) {
+      if (src->header().empty() && in.column_names.empty()) continue;
+      BatchFeed feed(*src, startup.batch, kTail, pool);
+      StateChain chain(kRowStart);
+      std::atomic<bool> flagged{false};
+      on_threads(gpus.size(), [&](size_t g) {
+        Gpu& gpu = *gpus[g];
+        try {
+          for (;;) {
+            if (interrupted()) throw Interrupted();
+            const Gpu::Step step = gpu.submit(feed, chain);
+            if (step == Gpu::Step::Exhausted) break;
+            settings.progress->add(gpu.last_own);
+            if (step == Gpu::Step::Flagged) {
+              flagged = true;
+              throw StateChain::Aborted{};
+            }
+          }
+          gpu.finish_pending();
+          gpu.quiesce();
+        } catch (const StateChain::Aborted&) {
+          gpu.drop_pending();
+          feed.stop();
+          chain.abort();
+          gpu.quiesce();
+        } catch (...) {
+          gpu.drop_pending();
+          feed.stop();
+          chain.abort();
+          gpu.quiesce();
+          throw;
+        }
+      });
+      if (flagged) return false;
+    }
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
     for (const auto& c : counters)
       if (c.flags) return false;
-    // Per-GPU tables merge in GPU order (exact aggregates: any order gives the same bits).
-    const auto t_merge = std::chrono::steady_clock::now();
-    for (size_t g = 0; g < gpus.size(); ++g) {
-      gpus[g]->copy_back(groups, counters[g]);  // merges into what earlier GPUs gave
-      stats.rows += counters[g].rows;
+    const double scan_s = seconds_since(t_scan);
+    for (const auto& g : gpus) {
+      stats.bytes += g->bytes;
+      stats.partitions += g->batches;
     }
-    const double merge_s = seconds_since(t_merge);
-    stats.stages.push_back(StageTiming{"gpu: map+partition", "cpu", host_s, stats.bytes, 0});
-    stats.stages.push_back(StageTiming{"gpu: copy back+merge", "cpu", merge_s, 0, 0});
+    // The other GPUs' tables merge into GPU 0's on GPU 0 (exact aggregates:
+    // any order gives the same bits); then one table comes back.
+    const auto t_merge = std::chrono::steady_clock::now();
+    size_t merged = 1;
+    while (merged < gpus.size() && gpus[0]->absorb(*gpus[merged], counters[0], counters[merged])) ++merged;
+    const double device_merge_s = seconds_since(t_merge);
+    // GPU 0's table was grown to fit first, so this is not expected; if a
+    // limit was hit anyway, the CPU executor runs the scan.
+    if (merged < gpus.size()) return false;
+    const auto t_back = std::chrono::steady_clock::now();
+    gpus[0]->copy_back(groups, counters[0], settings.threads);
+    stats.rows += counters[0].rows;
+    const double back_s = seconds_since(t_back);
+    stats.chunk_size = startup.batch;
+    stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: start gpus+buffers", "all", startup.gpus_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: scan waited for start", "cpu", startup_wait_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", scan_s, stats.bytes, 0});
+    if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: merge on gpu0", "gpu0", device_merge_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
-      stats.stages.push_back(StageTiming{"gpu: copy to pinned", dev, g->copy_s, g->bytes, 0});
-      stats.stages.push_back(StageTiming{"gpu: wait for kernels", dev, g->wait_s, g->bytes, g->used_bytes});
+      stats.stages.push_back(StageTiming{"gpu: read into pinned", dev, g->read_s, g->bytes, 0});
+      stats.stages.push_back(StageTiming{"gpu: wait (state, table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
     }
     return true;
   }

@@ -34,6 +34,7 @@ constexpr int kMaxSlots = 32;          // input columns a plan may read on the G
 constexpr int kMaxKeys = 8;            // group keys
 constexpr int kMaxAggs = 16;           // aggregates
 constexpr int kMaxWords = 128;         // 64-bit state words per group
+constexpr int kAccWords = 2 * kFloatAccLimbs;  // an exact float sum: positive and negative magnitudes
 constexpr int kMaxColumns = 4096;      // input columns (column -> slot map in shared memory)
 constexpr int kSegBytes = 64;          // bytes per thread in the row-boundary scan
 constexpr int kScanBlock = 256;        // threads per block of the segment kernels
@@ -54,6 +55,8 @@ enum GpuFlag : uint32_t {
 // of the word matrix, updated with atomics (see kernels.cu for the layouts).
 struct GpuAgg {
   AggOp op;
+  Type in_type, in_type2;  // argument types (float aggregates convert to double)
+  uint8_t in_scale, in_scale2;
   int8_t arg0_direct;  // slot read directly, -1: evaluate arg0, -2: no argument
   int8_t arg1_direct;
   uint16_t word;
@@ -108,42 +111,59 @@ struct GpuTable {
   GpuCounters* counters;
 };
 
-// One batch: a contiguous run of input bytes whose state at byte 0 is known.
-// Rows starting in [0, row_end) are processed; bytes past row_end only finish
-// the last row.
+// One batch: a contiguous run of input bytes. Its own bytes are [0, row_end):
+// rows starting there are processed; bytes [row_end, n) only finish the last
+// row. data[-1] is readable (the byte before the batch, or padding).
 struct GpuBatch {
   const char* data;
   uint64_t n;
   uint64_t row_end;
-  uint8_t start_state;
-  bool first_is_row;  // byte 0 starts a row
-  bool at_eof;        // input ends at data[n]
+  uint8_t start_state;  // known only after earlier batches' vectors are composed
+  bool first_is_row;    // byte 0 starts a row
+  bool at_eof;          // input ends at data[n]
 };
 
-// Work arrays of one GPU, sized for the largest batch.
+// Per batch: each 64-byte segment's transition vector and the exclusive scan
+// of them; prefix[nseg] is the vector of the batch's own bytes.
+struct BatchVectors {
+  uint32_t* tv;      // nseg + 1
+  uint32_t* prefix;  // nseg + 1
+  uint32_t* odd_bytes;  // set when the buffer holds a NUL or a byte >= 0x80
+};
+
+// Work arrays of one GPU for the row phase, sized for the largest batch.
 struct GpuScratch {
-  uint32_t* tv;        // per segment: transition vector
-  uint32_t* prefix;    // per segment: vector of all bytes before it
   uint32_t* counts;    // per segment: row starts
   uint32_t* offsets;   // nseg + 1: exclusive prefix of counts
   uint32_t* rows;      // row start positions
   void* cub_temp;
   size_t cub_bytes;
-  uint64_t seg_cap;
-  uint64_t row_cap;
+  uint64_t seg_cap;    // segments + 1 the arrays hold
+  uint64_t row_cap;    // own bytes of a batch
 };
 
 // Bytes of CUB temporary storage the scans need for `nseg` segments.
 size_t scan_temp_bytes(uint64_t nseg);
 
-// Finds the row starts of a batch and aggregates its rows into the table, all
-// on `stream`. `plan` is device memory; `sms` sizes the grid.
-void launch_batch(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
-                  const GpuTable& t, GpuScratch& s, int sms, cudaStream_t stream);
+// Phase 1 of a batch, on `stream`: the segment vectors and their scan (the
+// batch's start state is not needed). `plan` is device memory.
+void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
+                         int sms, cudaStream_t stream);
+
+// Phase 2, once b.start_state and b.first_is_row are known: row starts, then
+// parse, filter and aggregate every row into the table.
+void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
+                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, int sms,
+                       cudaStream_t stream);
 
 // Sets words [from, to) groups of state to the plan's initial values.
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,
                        uint64_t to, cudaStream_t stream);
+
+// Merges groups [0, count) of `src` (arrays in this GPU's memory; string keys
+// as offsets into src.arena) into t. Sets kFlagCapacity when t is too small.
+void launch_merge_table(const GpuTable& t, const GpuPlan* plan, const GpuTable& src, uint64_t count,
+                        cudaStream_t stream);
 
 // Re-inserts groups [0, count) into a cleared slot array (after growth).
 void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream);

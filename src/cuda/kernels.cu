@@ -1,9 +1,11 @@
 // Kernels of the CUDA executor and their launchers.
 //
 // Per batch: (1) every thread computes the transition vector of a 64-byte
-// segment (all start states at once); (2) a CUB scan composes them, giving each
-// segment its true start state (ParPaRaw, VLDB 2020); (3) each thread walks its
-// segment again from that state and counts row starts, (4) a CUB sum gives
+// segment (all start states at once); (2) a CUB scan composes them; its last
+// element, the batch's own vector, goes to the host, which composes batches
+// in file order and so learns each batch's true start state (ParPaRaw, VLDB
+// 2020, with the host as the top level of the scan); (3) each thread walks
+// its segment again from its state and counts row starts, (4) a CUB sum gives
 // offsets, (5) a third walk writes the row starts; (6) one thread per row runs
 // the shared core (parse_row, field_to_value, eval_program) and aggregates
 // into the resident table with integer atomics, through a per-block
@@ -15,6 +17,7 @@
 #include "warpcsv/core/field.hpp"
 #include "warpcsv/core/hash.hpp"
 #include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/core/wide.hpp"
 
 namespace warpcsv {
@@ -67,11 +70,14 @@ __device__ __forceinline__ void for_segment_bytes(const char* data, uint64_t n, 
   }
 }
 
+// tv[nseg] gets the identity, so an exclusive scan over nseg + 1 elements
+// leaves the whole batch's vector in its last element.
 template <int Block>
 __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t n, uint64_t nseg,
                                                       const Dialect* d, uint32_t* tv) {
   __shared__ SharedMachine m;
   load_machine(m, d);
+  if (blockIdx.x == 0 && threadIdx.x == 0) tv[nseg] = tv_identity();
   for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
        seg += static_cast<uint64_t>(gridDim.x) * Block) {
     uint8_t st[kNumStates];
@@ -87,6 +93,22 @@ __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t
     for (int s = 0; s < kNumStates; ++s) v |= static_cast<uint32_t>(st[s]) << (3 * s);
     tv[seg] = v;
   }
+}
+
+// Sets *odd when bytes [0, n) hold a NUL or a byte >= 0x80: only then do the
+// rows need the exact UTF-8 check (most files are ASCII).
+__global__ void k_odd_bytes(const char* data, uint64_t n, uint32_t* odd) {
+  bool found = false;
+  const uint64_t words = n / 8;
+  const unsigned long long* w = reinterpret_cast<const unsigned long long*>(data);  // 16-byte aligned
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const u64 v = w[i];
+    found |= (((v - 0x0101010101010101ull) | v) & 0x8080808080808080ull) != 0;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (uint64_t i = words * 8; i < n; ++i) found |= data[i] == 0 || (data[i] & 0x80);
+  if (found) *odd = 1;
 }
 
 // Walks each segment from its true start state; counts (Write = false) or
@@ -107,7 +129,7 @@ __global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nse
       if (Write) out[count] = 0;
       ++count;
     }
-    for_segment_bytes(b.data, b.n, seg, [&](uint64_t i, uint8_t c) {
+    for_segment_bytes(b.data, b.row_end, seg, [&](uint64_t i, uint8_t c) {
       s = m.next[s * kNumClasses + m.cls[c]];
       const uint64_t at = i + 1;
       if (s == kRowStart && at < b.row_end && !(c == '\r' && b.data[at] == '\n')) {
@@ -150,6 +172,45 @@ __device__ __forceinline__ void add_wide(u64* w, const Wide256& x) {
   add_limbs(w, l, 4);
 }
 
+// Adds lo * 2^(64*limb) + hi * 2^(64*(limb+1)) to the n-limb number at w,
+// carrying as far up as needed (modulo 2^(64n), as the host's BigInt adds).
+__device__ __forceinline__ void add_at(u64* w, int n, int limb, u64 lo, u64 hi) {
+  uint32_t carry = add_word(w + limb, lo);
+  for (int i = limb + 1; i < n; ++i) {
+    const u64 v = i == limb + 1 ? hi : 0;
+    if (!carry && !v) {
+      if (i > limb + 1) break;
+      continue;
+    }
+    uint32_t c = add_word(w + i, v);
+    if (carry) c += add_word(w + i, carry);
+    carry = c;
+  }
+}
+
+// An exact float sum as two unsigned magnitudes, positive and negative parts
+// (kAccWords words; the host takes their difference): an addend touches two
+// limbs and rare carries, never the sign extension of all ten.
+__device__ __forceinline__ void acc_add(u64* acc, u64* flags_word, double x) {
+  uint32_t flags = 0;
+  FloatAddend a;
+  if (float_acc_addend(x, flags, a)) add_at(acc + (a.neg ? kFloatAccLimbs : 0), kFloatAccLimbs, a.limb, a.lo, a.hi);
+  if (flags) atomicOr(flags_word, static_cast<u64>(flags));
+}
+
+__device__ __forceinline__ void acc_add_product_words(u64* acc, u64* flags_word, double a, double b) {
+  double p, err;
+  detail::two_product(a, b, p, err);
+  acc_add(acc, flags_word, p);
+  if (err == err) acc_add(acc, flags_word, err);
+}
+
+__device__ __forceinline__ void extreme_update(AggOp op, u64* w, long long v) {
+  if (op == AggOp::Min) atomicMin(reinterpret_cast<long long*>(w), v);
+  else atomicMax(reinterpret_cast<long long*>(w), v);
+  atomicOr(w + 1, 1ull);
+}
+
 // One row's update of an aggregate's words (shared or global memory).
 // Returns false when the value cannot be held (min/max beyond 64 bits).
 __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const Value& x,
@@ -184,11 +245,39 @@ __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const 
     case AggOp::Min:
     case AggOp::Max: {
       if (x.null) return true;
+      if (a.in_type == Type::Float) {
+        extreme_update(a.op, w, agg_float_key(x.f));
+        return true;
+      }
       if (x.i < INT64_MIN || x.i > INT64_MAX) return false;
-      const long long v = static_cast<long long>(x.i);
-      if (a.op == AggOp::Min) atomicMin(reinterpret_cast<long long*>(w), v);
-      else atomicMax(reinterpret_cast<long long*>(w), v);
-      atomicOr(w + 1, 1ull);
+      extreme_update(a.op, w, static_cast<long long>(x.i));
+      return true;
+    }
+    // Float sums and moments: kAccWords per sum, then flags, then the count.
+    case AggOp::SumFloat:
+    case AggOp::MeanFloat:
+      if (x.null) return true;
+      acc_add(w, w + kAccWords, x.f);
+      atomicAdd(w + kAccWords + 1, 1ull);
+      return true;
+    case AggOp::VarFloat:
+    case AggOp::StdFloat:
+      if (x.null) return true;
+      acc_add(w, w + 2 * kAccWords, x.f);
+      acc_add_product_words(w + kAccWords, w + 2 * kAccWords, x.f, x.f);
+      atomicAdd(w + 2 * kAccWords + 1, 1ull);
+      return true;
+    case AggOp::CorrFloat: {
+      if (x.null || y.null) return true;
+      const double xv = detail::as_double(x, a.in_type, a.in_scale);
+      const double yv = detail::as_double(y, a.in_type2, a.in_scale2);
+      u64* flags = w + 5 * kAccWords;
+      acc_add(w, flags, xv);
+      acc_add(w + kAccWords, flags, yv);
+      acc_add_product_words(w + 2 * kAccWords, flags, xv, xv);
+      acc_add_product_words(w + 3 * kAccWords, flags, yv, yv);
+      acc_add_product_words(w + 4 * kAccWords, flags, xv, yv);
+      atomicAdd(w + 5 * kAccWords + 1, 1ull);
       return true;
     }
     default: return false;  // not a GPU aggregate (the host never sends one)
@@ -197,13 +286,17 @@ __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const 
 
 // Folds cached words `s` into the group's global words `w`.
 __device__ __forceinline__ void agg_merge_words(const GpuAgg& a, u64* w, const u64* s) {
+  // Float sums: each magnitude of each sum, then flags, then the count.
+  auto merge_float = [&](int sums) {
+    for (int k = 0; k < 2 * sums; ++k) add_limbs(w + k * kFloatAccLimbs, s + k * kFloatAccLimbs, kFloatAccLimbs);
+    const int at = sums * kAccWords;
+    if (s[at]) atomicOr(w + at, s[at]);
+    add_word(w + at + 1, s[at + 1]);
+  };
   switch (a.op) {
     case AggOp::Min:
     case AggOp::Max:
-      if (!s[1]) return;
-      if (a.op == AggOp::Min) atomicMin(reinterpret_cast<long long*>(w), static_cast<long long>(s[0]));
-      else atomicMax(reinterpret_cast<long long*>(w), static_cast<long long>(s[0]));
-      atomicOr(w + 1, 1ull);
+      if (s[1]) extreme_update(a.op, w, static_cast<long long>(s[0]));
       return;
     case AggOp::CountStar:
     case AggOp::Count: add_word(w, s[0]); return;
@@ -226,6 +319,11 @@ __device__ __forceinline__ void agg_merge_words(const GpuAgg& a, u64* w, const u
       add_limbs(w + 12, s + 12, 4);
       add_word(w + 16, s[16]);
       return;
+    case AggOp::SumFloat:
+    case AggOp::MeanFloat: merge_float(1); return;
+    case AggOp::VarFloat:
+    case AggOp::StdFloat: merge_float(2); return;
+    case AggOp::CorrFloat: merge_float(5); return;
     default: return;
   }
 }
@@ -330,7 +428,7 @@ struct Span {
 // Parses, filters and aggregates the row starting at `pos`. Returns the flags
 // it raised; counts the row in `rows` as the CPU executor does.
 __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
-                                const int8_t* col_to_slot, const GpuTable& t, uint64_t pos,
+                                const int8_t* col_to_slot, const GpuTable& t, uint64_t pos, bool odd_bytes,
                                 uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words,
                                 uint32_t& rows) {
   Span spans[kMaxSlots];
@@ -350,6 +448,8 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
   const bool multi_column = ncols > 1;
   if (r.comment || (r.empty && multi_column)) return 0;
   ++rows;
+  uint64_t odd_at;
+  if (odd_bytes && find_byte_issue(b.data + pos, r.next - pos, &odd_at) != ByteIssue::None) return kFlagIssue;
   if (r.error != RowError::None || (nfields != static_cast<uint32_t>(ncols) && !(r.empty && !multi_column)))
     return kFlagIssue;
 
@@ -423,7 +523,8 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
 template <int Block>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
-                                                const uint32_t* total_rows, uint32_t cache_cap) {
+                                                const uint32_t* total_rows, const uint32_t* odd,
+                                                uint32_t cache_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
   __shared__ unsigned long long block_rows;
@@ -447,10 +548,11 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   __syncthreads();
 
   const uint64_t total = *total_rows;
+  const bool odd_bytes = *odd != 0;
   uint32_t flags = 0, nrows = 0;
   for (uint64_t r = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; r < total;
        r += static_cast<uint64_t>(gridDim.x) * Block)
-    flags |= process_row(b, p, d, col_to_slot, t, rows[r], cache_cap, cache_keys, cache_words, nrows);
+    flags |= process_row(b, p, d, col_to_slot, t, rows[r], odd_bytes, cache_cap, cache_keys, cache_words, nrows);
   if (nrows) atomicAdd(&block_rows, static_cast<u64>(nrows));
   if (flags) atomicOr(&block_flags, flags);
   __syncthreads();
@@ -466,6 +568,29 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     if (block_rows) atomicAdd(&t.counters->rows, block_rows);
     if (block_flags) atomicOr(&t.counters->flags, block_flags);
   }
+}
+
+// Merges another GPU's table (its arrays copied here) into t: each source
+// group is found or inserted by its keys, then its words are folded in with
+// the same merge the block caches use.
+__global__ void k_merge_table(GpuTable t, const GpuPlan* __restrict__ plan, GpuTable src, uint64_t count) {
+  const GpuPlan& p = *plan;
+  uint32_t flags = 0;
+  for (uint64_t j = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; j < count;
+       j += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    Value keys[kMaxKeys];
+    for (int k = 0; k < p.nkeys; ++k) {
+      keys[k] = src.keys[j * p.nkeys + k];
+      if (!keys[k].null && p.key_types[k] == Type::String)
+        keys[k].s.ptr = src.arena + reinterpret_cast<uintptr_t>(keys[k].s.ptr);
+    }
+    const int64_t g = find_or_insert(t, p, keys, src.hashes[j], flags);
+    if (g < 0) continue;
+    u64* dst = t.words + static_cast<uint64_t>(g) * p.nwords;
+    const u64* from = src.words + j * p.nwords;
+    for (int a = 0; a < p.naggs; ++a) agg_merge_words(p.aggs[a], dst + p.aggs[a].word, from + p.aggs[a].word);
+  }
+  if (flags) atomicOr(&t.counters->flags, flags);
 }
 
 __global__ void k_init_words(u64* words, const GpuPlan* plan, int nwords, uint64_t from, uint64_t to) {
@@ -496,33 +621,44 @@ size_t scan_temp_bytes(uint64_t nseg) {
   const int n = static_cast<int>(nseg);
   WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(nullptr, a, static_cast<const uint32_t*>(nullptr),
                                                static_cast<uint32_t*>(nullptr), TvCompose(),
-                                               tv_identity(), n));
+                                               tv_identity(), n + 1));
   WCSV_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, b, static_cast<const uint32_t*>(nullptr),
                                               static_cast<uint32_t*>(nullptr), n));
   return a > b ? a : b;
 }
 
-void launch_batch(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan, const GpuTable& t,
-                  GpuScratch& s, int sms, cudaStream_t stream) {
-  const uint64_t nseg = (b.n + kSegBytes - 1) / kSegBytes;
-  if (nseg == 0 || b.row_end == 0) return;
-  WCSV_EXPECTS(nseg <= s.seg_cap && b.n <= s.row_cap, "GPU batch larger than its work arrays");
-  const Dialect* d = &plan->dialect;
-  const unsigned grid = grid_for(nseg, kScanBlock, sms);
-  k_segment_tv<kScanBlock><<<grid, kScanBlock, 0, stream>>>(b.data, b.n, nseg, d, s.tv);
+void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
+                         int sms, cudaStream_t stream) {
+  const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+  WCSV_EXPECTS(nseg + 1 <= s.seg_cap && nseg > 0, "GPU batch larger than its work arrays");
+  k_segment_tv<kScanBlock><<<grid_for(nseg, kScanBlock, sms), kScanBlock, 0, stream>>>(
+      b.data, b.row_end, nseg, &plan->dialect, v.tv);
   WCSV_CUDA_TRY(cudaGetLastError());
   size_t bytes = s.cub_bytes;
-  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, s.tv, s.prefix, TvCompose(),
-                                               tv_identity(), static_cast<int>(nseg), stream));
+  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, v.tv, v.prefix, TvCompose(),
+                                               tv_identity(), static_cast<int>(nseg + 1), stream));
+  WCSV_CUDA_TRY(cudaMemsetAsync(v.odd_bytes, 0, sizeof(uint32_t), stream));
+  k_odd_bytes<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, v.odd_bytes);
+  WCSV_CUDA_TRY(cudaGetLastError());
+}
+
+void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
+                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, int sms,
+                       cudaStream_t stream) {
+  const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+  if (nseg == 0) return;
+  WCSV_EXPECTS(nseg + 1 <= s.seg_cap && b.row_end <= s.row_cap, "GPU batch larger than its work arrays");
+  const Dialect* d = &plan->dialect;
+  const unsigned grid = grid_for(nseg, kScanBlock, sms);
   k_segment_rows<kScanBlock, false>
-      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, s.prefix, s.counts, nullptr, nullptr);
+      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, v.prefix, s.counts, nullptr, nullptr);
   WCSV_CUDA_TRY(cudaGetLastError());
   WCSV_CUDA_TRY(cudaMemsetAsync(s.offsets, 0, sizeof(uint32_t), stream));
-  bytes = s.cub_bytes;
+  size_t bytes = s.cub_bytes;
   WCSV_CUDA_TRY(cub::DeviceScan::InclusiveSum(s.cub_temp, bytes, s.counts, s.offsets + 1,
                                               static_cast<int>(nseg), stream));
   k_segment_rows<kScanBlock, true>
-      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, s.prefix, nullptr, s.offsets, s.rows);
+      <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, v.prefix, nullptr, s.offsets, s.rows);
   WCSV_CUDA_TRY(cudaGetLastError());
 
   // The shared-memory group cache: as many groups as fit, a power of two.
@@ -533,7 +669,7 @@ void launch_batch(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_pl
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
   const unsigned row_grid = static_cast<unsigned>(sms) * 2;
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            cache_cap);
+                                                            v.odd_bytes, cache_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
@@ -541,6 +677,13 @@ void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint6
                        cudaStream_t stream) {
   if (to <= from) return;
   k_init_words<<<grid_for((to - from) * nwords, 256, 132), 256, 0, stream>>>(t.words, plan, nwords, from, to);
+  WCSV_CUDA_TRY(cudaGetLastError());
+}
+
+void launch_merge_table(const GpuTable& t, const GpuPlan* plan, const GpuTable& src, uint64_t count,
+                        cudaStream_t stream) {
+  if (count == 0) return;
+  k_merge_table<<<grid_for(count, 256, 132), 256, 0, stream>>>(t, plan, src, count);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

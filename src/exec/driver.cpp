@@ -241,8 +241,7 @@ int run_pipeline(const Options& opts) {
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();
       post = std::make_unique<PostPipeline>(plan, *writer, threads);
-      for (size_t r = 0; r < result.rows(); ++r)
-        if (!post->push(result.row(r))) break;
+      post->push_all(result);
     }
     post->finish();
     out.close();

@@ -43,9 +43,6 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
     d.in_scale2 = s.arg1.empty() ? 0 : s.arg1.result.scale;
     d.offset = off;
     off += (agg_state_size(d.op) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign;
-    l.float_moments = l.float_moments || d.op == AggOp::SumFloat ||
-                        d.op == AggOp::MeanFloat || d.op == AggOp::VarFloat ||
-                        d.op == AggOp::StdFloat || d.op == AggOp::CorrFloat;
     l.aggs.push_back(d);
   }
   l.state_bytes = off ? off : kAggStateAlign;
@@ -62,6 +59,7 @@ GroupTable::GroupTable(const GroupLayout* layout)
 }
 
 char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
+  if (!indexed_) rebuild_index();
   const uint64_t tag = hash & 0xffffffff00000000ull;
   size_t slot = hash & mask_;
   for (;;) {
@@ -98,7 +96,16 @@ char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
 void GroupTable::reserve(size_t groups) {
   hashes_.reserve(groups);
   blocks_.reserve(groups * block_bytes_);
+  if (!indexed_) rebuild_index();
   while (groups * 2 > slots_.size()) grow();
+}
+
+void GroupTable::rebuild_index() {
+  size_t n = 64;
+  while (hashes_.size() * 2 > n) n *= 2;
+  slots_.assign(n / 2, 0);  // grow() doubles it and inserts every group
+  indexed_ = true;
+  grow();
 }
 
 void GroupTable::grow() {

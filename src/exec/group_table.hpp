@@ -3,9 +3,12 @@
 // resident across the partitions a thread processes; tables merge with the
 // core's agg_merge.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "exec/parallel.hpp"
 
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/hash.hpp"
@@ -18,9 +21,6 @@ struct GroupLayout {
   std::vector<Type> key_types;
   std::vector<AggDesc> aggs;
   uint32_t state_bytes = 0;  // one group's block, a multiple of kAggStateAlign
-  // Sums or moments over floats (640-bit fixed-point accumulators): not done
-  // with GPU atomics yet, so such plans scan on the CPU.
-  bool float_moments = false;
 
   static GroupLayout from_plan(const Plan& plan);
 };
@@ -36,7 +36,29 @@ class GroupTable {
   // Makes room for `groups` groups in all without growing on the way.
   void reserve(size_t groups);
   // Hints that the slot for `hash` will be looked up soon.
-  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  void prefetch(uint64_t hash) const {
+    if (indexed_) __builtin_prefetch(&slots_[hash & mask_]);
+  }
+  // Appends n groups that differ from each other and from every group here
+  // (one GPU's finished table), looking none up: fill(g, keys, state) writes
+  // group g's keys and its state (already agg_init'ed) and runs on up to
+  // `threads` threads. Key strings must point into `strings`, which the table
+  // takes over. The lookup index is rebuilt when next needed.
+  template <class Fill>
+  void append_distinct(size_t n, const uint64_t* hashes, std::unique_ptr<char[]> strings, int threads, Fill&& fill) {
+    const size_t first = size();
+    hashes_.insert(hashes_.end(), hashes, hashes + n);
+    blocks_.resize(blocks_.size() + n * block_bytes_);
+    strings_.adopt(std::move(strings));
+    parallel_ranges(n, threads, [&](size_t b, size_t e) {
+      for (size_t g = first + b; g < first + e; ++g) {
+        char* b = block(g);
+        for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
+        fill(g - first, reinterpret_cast<Value*>(b), b + key_bytes_);
+      }
+    });
+    indexed_ = false;
+  }
   // Folds every group of `other` into this table, in other's group order.
   void merge_from(const GroupTable& other);
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
@@ -54,6 +76,7 @@ class GroupTable {
 
  private:
   void grow();
+  void rebuild_index();
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);
 
   // A group's keys and its aggregate states share one block, so a lookup
@@ -67,6 +90,7 @@ class GroupTable {
   size_t block_bytes_;  // key_bytes_ + layout_->state_bytes
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
   uint64_t mask_ = 0;
+  bool indexed_ = true;  // slots_ holds every group (false after append_distinct)
   std::vector<uint64_t> hashes_;  // per group, for growing and merging
   std::vector<char> blocks_;
   StringArena strings_;

@@ -1,5 +1,6 @@
 // A minimal fork-join loop over host threads.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -35,6 +36,15 @@ void parallel_for(size_t n, int threads, Fn&& fn) {
   body(0);
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);
+}
+
+// Calls fn(begin, end) on contiguous ranges covering [0, n), one range per
+// thread (or one range when n is small, where threads would not pay).
+template <class Fn>
+void parallel_ranges(size_t n, int threads, Fn&& fn) {
+  constexpr size_t kMinPerRange = 1 << 14;
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads < 1 ? 1 : threads), n / kMinPerRange));
+  parallel_for(parts, threads, [&](size_t p, int) { fn(n * p / parts, n * (p + 1) / parts); });
 }
 
 }  // namespace warpcsv

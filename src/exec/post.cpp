@@ -116,7 +116,9 @@ void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type
   std::iota(order.begin(), order.end(), 0u);
   std::vector<SortItem> items(n);
   for (size_t k = nkeys; k-- > 0;) {
-    for (size_t i = 0; i < n; ++i) items[i] = sort_item(keys[order[i] * nkeys + k], types[k], desc[k], order[i]);
+    parallel_ranges(n, threads, [&](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) items[i] = sort_item(keys[order[i] * nkeys + k], types[k], desc[k], order[i]);
+    });
     const Type type = types[k];
     const bool down = desc[k];
     auto less = [&](const SortItem& a, const SortItem& b) {
@@ -133,9 +135,11 @@ void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type
     parallel_stable_sort(items.begin(), items.end(), less, threads);
     for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
   }
-  std::vector<Value> cells;
-  cells.reserve(t.cells.size());
-  for (uint32_t r : order) cells.insert(cells.end(), t.row(r), t.row(r) + t.width());
+  std::vector<Value> cells(t.cells.size());
+  const size_t w = t.width();
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) std::copy(t.row(order[i]), t.row(order[i]) + w, cells.begin() + i * w);
+  });
   t.cells.swap(cells);
 }
 }  // namespace
@@ -156,6 +160,29 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads)
 bool PostPipeline::push(const Value* row) {
   if (done_) return false;
   return push_from(0, row);
+}
+
+void PostPipeline::push_all(const Table& t) {
+  constexpr size_t kRowsPerPart = 1 << 15;
+  const size_t n = t.rows(), w = t.width();
+  std::string probe;
+  if (!plan_.post.empty() || threads_ <= 1 || n < 4 * kRowsPerPart || !writer_.format_rows(probe, nullptr, 0, w)) {
+    for (size_t r = 0; r < n; ++r)
+      if (!push(t.row(r))) return;
+    return;
+  }
+  // Waves of `threads_` parts keep memory at a few parts' text.
+  const size_t parts = (n + kRowsPerPart - 1) / kRowsPerPart, wave = static_cast<size_t>(threads_);
+  std::vector<std::string> text(wave);
+  for (size_t p0 = 0; p0 < parts; p0 += wave) {
+    const size_t m = std::min(wave, parts - p0);
+    parallel_for(m, threads_, [&](size_t i, int) {
+      const size_t b = (p0 + i) * kRowsPerPart, e = std::min(n, b + kRowsPerPart);
+      text[i].clear();
+      writer_.format_rows(text[i], t.row(b), e - b, w);
+    });
+    for (size_t i = 0; i < m; ++i) writer_.write_formatted(text[i]);
+  }
 }
 
 bool PostPipeline::push_from(size_t i, const Value* row) {
@@ -270,15 +297,15 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
       throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");
   Table t;
   t.columns = plan.finalized_output;
-  t.cells.reserve(n * t.width());
-  for (Table& part : tables) {
-    t.cells.insert(t.cells.end(), part.cells.begin(), part.cells.end());
-    t.strings.absorb(std::move(part.strings));
-  }
-  std::vector<Value> keyvals;
-  keyvals.reserve(n * nkeys);
-  for (size_t g = 0; g < n; ++g)
-    for (size_t k = 0; k < nkeys; ++k) keyvals.push_back(groups.keys(g)[k]);
+  t.cells.resize(n * t.width());
+  parallel_for(parts, threads, [&](size_t p, int) {
+    std::copy(tables[p].cells.begin(), tables[p].cells.end(), t.cells.begin() + (n * p / parts) * t.width());
+  });
+  for (Table& part : tables) t.strings.absorb(std::move(part.strings));
+  std::vector<Value> keyvals(n * nkeys);
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    for (size_t g = b; g < e; ++g) std::copy(groups.keys(g), groups.keys(g) + nkeys, keyvals.begin() + g * nkeys);
+  });
   std::vector<Type> types;
   for (const auto& k : plan.scan.keys) types.push_back(k.result.type);
   sort_table(t, keyvals, types, std::vector<bool>(nkeys, false), threads);

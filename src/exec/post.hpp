@@ -18,6 +18,9 @@ class PostPipeline {
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
+  // Every row of `t`, as push() would take them; with no post stages the
+  // writer's formatting of a large table is spread over the threads.
+  void push_all(const Table& t);
   // Flushes buffered stages (sort) and ends the writer.
   void finish();
   bool assert_failed() const { return assert_failures_ > 0; }

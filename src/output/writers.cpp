@@ -30,13 +30,14 @@ class BufferedWriter : public RowWriter {
     if (buf_.size() >= kFlushBytes) flush();
   }
   void flush() {
-    if (!buf_.empty()) {
-      errno = 0;
-      size_t n = std::fwrite(buf_.data(), 1, buf_.size(), out_);
-      bool ok = n == buf_.size() && !std::ferror(out_);
-      buf_.clear();
-      if (!ok) fail();
-    }
+    write_bytes(buf_);
+    buf_.clear();
+  }
+  void write_bytes(const std::string& bytes) {
+    if (bytes.empty()) return;
+    errno = 0;
+    const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), out_);
+    if (n != bytes.size() || std::ferror(out_)) fail();
   }
   // Writes everything out, including the FILE's own buffer.
   void finish() {
@@ -107,20 +108,33 @@ class DelimitedWriter : public BufferedWriter {
   }
   void row(const Value* v) override {
     if (cols_.empty()) return;
-    for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back(sep_);
-      if (v[c].null) continue;
-      if (cols_[c].type.type == Type::String)
-        field_(buf_, v[c].s.ptr, v[c].s.len);
-      else
-        detail::append_value(buf_, v[c], cols_[c].type);
-    }
-    buf_.push_back('\n');
+    append_row(buf_, v);
     maybe_flush();
   }
   void end() override { finish(); }
+  bool format_rows(std::string& out, const Value* cells, size_t n, size_t width) const override {
+    if (!cols_.empty())
+      for (size_t r = 0; r < n; ++r) append_row(out, cells + r * width);
+    return true;
+  }
+  void write_formatted(const std::string& bytes) override {
+    flush();
+    write_bytes(bytes);
+  }
 
  private:
+  void append_row(std::string& out, const Value* v) const {
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      if (c) out.push_back(sep_);
+      if (v[c].null) continue;
+      if (cols_[c].type.type == Type::String)
+        field_(out, v[c].s.ptr, v[c].s.len);
+      else
+        detail::append_value(out, v[c], cols_[c].type);
+    }
+    out.push_back('\n');
+  }
+
   char sep_;
   FieldFn field_;
   std::vector<OutputColumn> cols_;

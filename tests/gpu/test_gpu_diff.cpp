@@ -130,11 +130,13 @@ const std::vector<std::string> kGpuPipelines = {
     "filter s is not null | groupby k2 % 3 | agg mean(v2), count(s)",
     "groupby k1, s | agg count() as n | sort n desc, k1, s | limit 7",
     "filter contains(s, \"a\") or v2 < 0 | groupby k1 | agg var(v2), corr(k2, v1)",
+    "groupby k1 | agg sum(f), mean(f), var(f), std(f), min(f), max(f), count(f)",
+    "groupby k2 % 5 | agg corr(f, v1), corr(v2, f), sum(f * 0.5), min(-f), max(f + v1)",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
 const std::vector<std::string> kCpuPipelines = {
-    "groupby k1 | agg sum(f), mean(f), first(v1), last(s)",
+    "groupby k1 | agg sum(f), first(v1), last(s)",
     "groupby k2 | agg min(s), max(f)",
     "filter v1 > 1000 | select k1, v1, v2",
 };
@@ -179,6 +181,17 @@ TEST_CASE("gpu: inline edge cases give the CPU's bytes", "[gpu]") {
       text += (i % 2 ? "a," : "b,") + std::string(i % 3 ? "9000000000000000000" : "-8999999999999999999") + "\n";
     write_file(f, text);
     check_same(dir, "groupby k | agg sum(v), mean(v), var(v), min(v), max(v)", f);
+  }
+  SECTION("valid multibyte UTF-8 runs on the GPU, with no CPU rerun") {
+    std::string text = "k,v\n";
+    const char* keys[] = {"caf\xc3\xa9", "na\xc3\xafve", "\xe6\x9d\xb1\xe4\xba\xac", "\xf0\x9f\x98\x80", "plain"};
+    for (int i = 0; i < 2000; ++i) text += std::string(keys[i % 5]) + "," + std::to_string(i % 13 - 6) + "\n";
+    write_file(f, text);
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult r = check_same(dir, "groupby k | agg count(), sum(v), min(v)", f);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("caf\xc3\xa9,400,") != std::string::npos);
+    CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
   }
   SECTION("dates and timestamps under min/max") {
     write_file(f, "k,d,t\na,2024-01-02,2024-01-02T03:04:05\na,1999-12-31,2030-01-01T00:00:00\nb,,\n");
@@ -253,6 +266,18 @@ TEST_CASE("gpu: bad rows are reported exactly as the CPU executor reports them",
     const RunResult r = check_same(dir, kGpuPipelines[1], f, RunConfig{}, {100, 0});
     CHECK(r.code == kExitInput);
     CHECK(r.error.find("bad.csv:") != std::string::npos);
+  }
+  SECTION("NUL bytes and invalid UTF-8 (and valid multibyte text in good rows)") {
+    testing::DatasetOptions b;
+    b.rows = 600;
+    b.byte_issues = true;
+    write_file(f, testing::make_dataset(32, b).text);
+    RunConfig c;
+    c.skip = true;
+    const RunResult r = check_same(dir, kGpuPipelines[0], f, c, {7, 4096, 0});
+    CHECK(r.code == 0);
+    CHECK(!r.rejects.empty());
+    check_same(dir, kGpuPipelines[1], f, RunConfig{}, {100, 0});
   }
   SECTION("a value that does not fit --schema") {
     write_file(f, "k,v\na,1\nb,x2\n");

@@ -7,11 +7,14 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/group_table.hpp"
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/wide.hpp"
@@ -562,4 +565,102 @@ TEST_CASE("agg: float var/std/corr with a large offset give the same bits in any
     INFO("iter " << iter);
     check_float_merge_bits(rng, rows);
   }
+}
+
+// ---- the forms the CUDA executor keeps states in ---------------------------------------------
+
+TEST_CASE("agg: float min/max keys order doubles as agg_compare does and come back exactly") {
+  std::mt19937_64 rng(99);
+  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1.7976931348623157e308, -1.7976931348623157e308,
+                           std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()};
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, 8);
+    v.push_back(d);
+    v.push_back(static_cast<double>(static_cast<int64_t>(rng() % 2001) - 1000) / 8);
+  }
+  for (double a : v) {
+    const double back = agg_float_of_key(agg_float_key(a));
+    if (a == a) CHECK(std::memcmp(&back, &a, 8) == 0);
+    else CHECK(back != back);
+    for (int j = 0; j < 20; ++j) {
+      const double b = v[rng() % v.size()];
+      const int c = agg_compare(Value::of_float(a), Value::of_float(b), Type::Float);
+      const int64_t ka = agg_float_key(a), kb = agg_float_key(b);
+      CHECK((ka < kb ? -1 : ka > kb ? 1 : 0) == c);
+    }
+  }
+}
+
+TEST_CASE("agg: an exact float sum kept as positive and negative magnitudes equals FloatAcc") {
+  // The CUDA kernels add each double's two limbs to one of two unsigned
+  // magnitudes with carries (atomics); the host takes their difference.
+  std::mt19937_64 rng(7);
+  for (int iter = 0; iter < 200; ++iter) {
+    FloatAcc acc = FloatAcc::zero(), pos = FloatAcc::zero(), neg = FloatAcc::zero();
+    uint32_t flags = 0, flags2 = 0;
+    const int n = 1 + static_cast<int>(rng() % 300);
+    for (int i = 0; i < n; ++i) {
+      const int e = static_cast<int>(rng() % 1200) - 700;
+      double x = std::ldexp(static_cast<double>(rng() >> 11), e - 53);
+      if (rng() % 2) x = -x;
+      if (rng() % 50 == 0) x = 0.0;
+      float_acc_add(acc, flags, x);
+      FloatAddend a;
+      if (!float_acc_addend(x, flags2, a)) continue;
+      FloatAcc& m = a.neg ? neg : pos;
+      FloatAcc add = FloatAcc::zero();
+      add.w[a.limb] = a.lo;
+      if (a.limb + 1 < kFloatAccLimbs) add.w[a.limb + 1] = a.hi;
+      m = big_add(m, add);
+    }
+    CHECK(flags == flags2);
+    const FloatAcc diff = big_sub(pos, neg);
+    CHECK(std::memcmp(diff.w, acc.w, sizeof acc.w) == 0);
+  }
+}
+
+TEST_CASE("group table: groups appended as distinct are found again, and new ones still inserted") {
+  GroupLayout layout;
+  layout.key_types = {Type::String, Type::Int};
+  AggDesc d{};
+  d.op = AggOp::SumExact;
+  d.in_type = Type::Int;
+  layout.aggs.push_back(d);
+  layout.state_bytes = 48;
+  GroupTable t(&layout);
+  const size_t n = 20000;
+  std::string text;
+  for (size_t g = 0; g < n; ++g) text += "key" + std::to_string(g);
+  std::unique_ptr<char[]> strings(new char[text.size()]);
+  std::memcpy(strings.get(), text.data(), text.size());
+  std::vector<Value> keys(2 * n);
+  std::vector<uint64_t> hashes(n);
+  size_t at = 0;
+  for (size_t g = 0; g < n; ++g) {
+    const size_t len = 3 + std::to_string(g).size();
+    keys[2 * g] = Value::of_str(strings.get() + at, static_cast<uint32_t>(len));
+    keys[2 * g + 1] = Value::of_int(static_cast<int64_t>(g % 7));
+    at += len;
+    hashes[g] = t.hash_keys(&keys[2 * g]);
+  }
+  t.append_distinct(n, hashes.data(), std::move(strings), 3, [&](size_t g, Value* k, char* state) {
+    k[0] = keys[2 * g];
+    k[1] = keys[2 * g + 1];
+    reinterpret_cast<SumExactState*>(state)->sum = static_cast<int128>(g);
+    reinterpret_cast<SumExactState*>(state)->n = 1;
+  });
+  REQUIRE(t.size() == n);
+  for (size_t g = 0; g < n; g += 97) {
+    const std::string s = "key" + std::to_string(g);
+    const Value k[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())), Value::of_int(static_cast<int64_t>(g % 7))};
+    const char* state = t.find_or_insert(k, t.hash_keys(k));
+    CHECK(reinterpret_cast<const SumExactState*>(state)->sum == static_cast<int128>(g));
+  }
+  const std::string s = "new";
+  const Value k[2] = {Value::of_str(s.data(), 3), Value::of_int(1)};
+  t.find_or_insert(k, t.hash_keys(k));
+  CHECK(t.size() == n + 1);
 }

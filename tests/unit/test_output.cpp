@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/post.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/output.hpp"
 
@@ -251,4 +253,48 @@ TEST_CASE("writers: a full disk is an input error (exit 3) naming the cause") {
     CHECK(e.exit_code() == 3);
   }
   std::fclose(full);
+}
+
+TEST_CASE("post pipeline: a large result formatted on several threads is the same bytes as row by row") {
+  std::vector<OutputColumn> cols = {{"k", ColumnType{Type::String, 0}}, {"n", ColumnType{Type::Int, 0}},
+                                    {"d", ColumnType{Type::Decimal, 3}}, {"x", ColumnType{Type::Float, 0}}};
+  Plan plan;
+  plan.finalized_output = cols;
+  plan.output = cols;
+  plan.scan.aggregate = true;
+  Table t;
+  t.columns = cols;
+  std::mt19937_64 rng(5);
+  std::vector<std::vector<Value>> rows;
+  std::vector<std::string> texts;
+  const size_t n = 300000;  // several parts of 32768 rows, in more than one wave
+  texts.reserve(n);
+  for (size_t r = 0; r < n; ++r) {
+    const int kind = static_cast<int>(rng() % 5);
+    texts.push_back(kind == 0 ? "a,b" : kind == 1 ? "say \"hi\"" : kind == 2 ? "" : "k" + std::to_string(rng() % 1000));
+    std::vector<Value> row = {rng() % 17 ? str(texts.back()) : null(), i(static_cast<int64_t>(rng()) >> 3),
+                              rng() % 11 ? i(static_cast<int64_t>(rng() % 2000001) - 1000000) : null(),
+                              f(static_cast<double>(static_cast<int64_t>(rng() % 100000)) / 7.0)};
+    t.append_owned(row.data());
+    rows.push_back(row);
+  }
+  for (OutputFormat fmt : {OutputFormat::Csv, OutputFormat::Tsv, OutputFormat::Json}) {
+    const std::string serial = write_all(fmt, cols, rows);
+    std::FILE* tmp = std::tmpfile();
+    REQUIRE(tmp != nullptr);
+    auto w = make_writer(fmt, tmp);
+    {
+      PostPipeline post(plan, *w, 4);
+      post.push_all(t);
+      post.finish();
+    }
+    std::rewind(tmp);
+    std::string out;
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, tmp)) > 0) out.append(buf, got);
+    std::fclose(tmp);
+    CHECK(out.size() == serial.size());
+    CHECK(out == serial);
+  }
 }

@@ -1,14 +1,20 @@
 // partition_window (exec/partitioner.hpp) on seeded random CSV text at many chunk sizes: the
 // row starts found by walking the partitions equal a sequential scan's, and `ready` /
-// `consumed` are right when the window does not reach the end of input.
+// `consumed` are right when the window does not reach the end of input. The same for the
+// fixed-offset batches of exec/batch_feed.hpp (the CUDA executor's input), from files and
+// from streams.
+#include <algorithm>
 #include <cstdint>
+#include <thread>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/batch_feed.hpp"
 #include "exec/partitioner.hpp"
+#include "test_files.hpp"
 #include "warpcsv/core/tokenize.hpp"
 
 using namespace warpcsv;
@@ -206,4 +212,114 @@ TEST_CASE("partition_window: inline boundary cases") {
     CHECK(pw.begin.empty());
     CHECK(pw.ready == 0);
   }
+}
+
+// ---- fixed-offset batches (exec/batch_feed.hpp), as the CUDA executor reads them ----------
+
+namespace {
+
+// One batch as BatchFeed filled it.
+struct FedBatch {
+  BatchSpan span;
+  std::string buf;
+};
+
+// Every batch of `src`, read one after another into buffers of the feed's size.
+std::vector<FedBatch> feed_all(InputSource& src, uint64_t batch, uint64_t tail, PiecePool& pool) {
+  BatchFeed feed(src, batch, tail, pool);
+  std::vector<FedBatch> out;
+  for (;;) {
+    FedBatch b;
+    b.buf.assign(feed.buffer_bytes(), '\0');
+    if (!feed.next(&b.buf[0], b.span)) break;
+    REQUIRE(b.span.own > 0);
+    REQUIRE(out.size() <= src.size_bytes() + (1 << 16));  // no endless feed
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Row starts of every batch, found the way the kernels find them: each batch
+// walks only its own bytes from the start state the chain gives it.
+std::vector<uint64_t> batch_row_starts(const Dialect& d, const std::vector<FedBatch>& batches,
+                                       std::mt19937_64& rng) {
+  StateChain chain(kRowStart);
+  std::vector<size_t> order(batches.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);  // vectors arrive in any order
+  for (size_t i : order) {
+    const FedBatch& b = batches[i];
+    chain.publish(b.span.index, tv_of_bytes(d, b.buf.data() + kBatchLead, b.span.own));
+  }
+  std::vector<uint64_t> starts;
+  for (const FedBatch& b : batches) {
+    const uint8_t state = chain.wait_state(b.span.index);
+    const char* own = b.buf.data() + kBatchLead;
+    if (batch_starts_row(b.buf.data(), b.span, state)) starts.push_back(b.span.from);
+    uint8_t s = state;
+    for (uint64_t i = 0; i < b.span.own; ++i) {
+      s = csv_step(d, s, static_cast<uint8_t>(own[i]));
+      const uint64_t at = i + 1;
+      if (s == kRowStart && at < b.span.own && !(own[i] == '\r' && own[at] == '\n')) starts.push_back(b.span.from + at);
+    }
+  }
+  return starts;
+}
+
+}  // namespace
+
+TEST_CASE("fixed-offset batches: composed vectors give every row start, from files and streams") {
+  const Dialect d = make_dialect(',', '"', '\\', '#');
+  DialectOptions opts;
+  opts.escape = '\\';
+  opts.comment = '#';
+  testing::TempDir dir;
+  PiecePool pool(2);
+  std::mt19937_64 rng(77);
+  for (int iter = 0; iter < 60; ++iter) {
+    const std::string data = random_text(rng, d, 1 + rng() % 50);
+    const std::string path = dir.file("t" + std::to_string(iter) + ".csv");
+    testing::write_file(path, "h1,h2\n" + data);
+    const std::string gz = path + ".gz";
+    testing::write_file(gz, testing::gzip("h1,h2\n" + data));
+    const std::vector<uint64_t> expect = sequential_row_starts(d, data);
+    for (uint64_t batch : {1, 2, 3, 7, 16, 64, 1000}) {
+      for (const std::string& p : {path, gz}) {
+        INFO("iter " << iter << " batch " << batch << " " << p << " text: " << data);
+        InputSource src(p, opts, d);
+        REQUIRE(src.can_pread() == (p == path));
+        const uint64_t tail = 1 + rng() % 40;
+        const std::vector<FedBatch> batches = feed_all(src, batch, tail, pool);
+        // The batches tile the data; each buffer holds the byte before it and its tail.
+        uint64_t at = 0;
+        for (size_t i = 0; i < batches.size(); ++i) {
+          const BatchSpan& s = batches[i].span;
+          REQUIRE(s.index == i);
+          REQUIRE(s.from == at);
+          REQUIRE(s.own == std::min<uint64_t>(batch, data.size() - at));
+          REQUIRE(s.n == std::min<uint64_t>(s.own + tail, data.size() - at));
+          REQUIRE(s.at_eof == (at + s.n == data.size()));
+          REQUIRE(batches[i].buf.substr(kBatchLead, s.n) == data.substr(at, s.n));
+          REQUIRE(s.has_prev == (at > 0));
+          if (at > 0) REQUIRE(batches[i].buf[kBatchLead - 1] == data[at - 1]);
+          at += s.own;
+        }
+        REQUIRE(at == data.size());
+        REQUIRE(batch_row_starts(d, batches, rng) == expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("StateChain: a waiting batch wakes when the vectors before it arrive, or on abort") {
+  StateChain chain(kRowStart);
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  std::thread waiter([&] { CHECK(chain.wait_state(2) == kQuoted); });
+  chain.publish(1, tv_of_bytes(d, "\"x", 2));  // batch 1 opens a quote
+  chain.publish(0, tv_of_bytes(d, "a,b\n", 4));
+  waiter.join();
+  CHECK(chain.wait_state(1) == kRowStart);
+  std::thread stuck([&] { CHECK_THROWS_AS(chain.wait_state(5), StateChain::Aborted); });
+  chain.abort();
+  stuck.join();
 }

@@ -154,6 +154,23 @@ WCSV_HD inline int agg_compare(const Value& x, const Value& y, Type t) {
   return x.i < y.i ? -1 : (x.i > y.i ? 1 : 0);
 }
 
+// A double as a signed 64-bit key in agg_compare's order (-0 < +0, every
+// NaN equal and above +inf), so min/max can use integer atomics; and back
+// (a NaN comes back as the quiet NaN).
+WCSV_HD inline int64_t agg_float_key(double x) {
+  if (x != x) return INT64_MAX;
+  int64_t k;
+  memcpy(&k, &x, 8);
+  return k < 0 ? k ^ INT64_MAX : k;
+}
+WCSV_HD inline double agg_float_of_key(int64_t k) {
+  if (k == INT64_MAX) return double_of_bits(0x7ff8000000000000ull);
+  if (k < 0) k ^= INT64_MAX;
+  double x;
+  memcpy(&x, &k, 8);
+  return x;
+}
+
 namespace detail {
 WCSV_HD inline double pow10_double(int e) {
   double p = 1.0;
@@ -170,14 +187,19 @@ WCSV_HD inline void dd_split(double a, double& hi, double& lo) {
   hi = c - (c - a);
   lo = a - hi;
 }
-// Adds the exact product a*b (Dekker's TwoProduct: p + err, both doubles;
-// builds use no fused multiply-add, so host and device agree).
-WCSV_HD inline void acc_add_product(FloatAcc& acc, uint32_t& flags, double a, double b) {
-  const double p = a * b;
+// The exact product a*b as p + err (Dekker's TwoProduct; builds use no fused
+// multiply-add, so host and device agree). err is NaN only when p is infinite.
+WCSV_HD inline void two_product(double a, double b, double& p, double& err) {
+  p = a * b;
   double ah, al, bh, bl;
   dd_split(a, ah, al);
   dd_split(b, bh, bl);
-  const double err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
+// Adds the exact product a*b.
+WCSV_HD inline void acc_add_product(FloatAcc& acc, uint32_t& flags, double a, double b) {
+  double p, err;
+  two_product(a, b, p, err);
   float_acc_add(acc, flags, p);
   if (err == err) float_acc_add(acc, flags, err);  // NaN only when p is infinite: recorded
 }

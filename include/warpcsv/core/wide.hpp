@@ -172,7 +172,15 @@ constexpr int kFloatAccFracBits = 256;
 using FloatAcc = BigInt<kFloatAccLimbs>;
 enum FloatAccFlags : uint32_t { kAccNaN = 1, kAccPosInf = 2, kAccNegInf = 4 };
 
-WCSV_HD inline void float_acc_add(FloatAcc& acc, uint32_t& flags, double x) {
+// x as an addend of the accumulator: |x| = lo * 2^(64*limb) + hi * 2^(64*(limb+1))
+// in units of 2^-256, and its sign. False when nothing is to be added (zero,
+// below the range, or an infinity/NaN, which goes into `flags`).
+struct FloatAddend {
+  int limb;
+  uint64_t lo, hi;
+  bool neg;
+};
+WCSV_HD inline bool float_acc_addend(double x, uint32_t& flags, FloatAddend& out) {
   uint64_t bits;
   memcpy(&bits, &x, 8);
   const bool neg = (bits >> 63) != 0;
@@ -180,26 +188,36 @@ WCSV_HD inline void float_acc_add(FloatAcc& acc, uint32_t& flags, double x) {
   uint64_t m = bits & ((1ull << 52) - 1);
   if (exp == 0x7ff) {
     flags |= m ? kAccNaN : (neg ? kAccNegInf : kAccPosInf);
-    return;
+    return false;
   }
   if (exp) m |= 1ull << 52;
-  if (m == 0) return;
+  if (m == 0) return false;
   int p = (exp ? exp : 1) - 1075 + kFloatAccFracBits;  // x = m * 2^(p - 256)
   if (p < 0) {
-    if (-p >= 64) return;
+    if (-p >= 64) return false;
     m >>= -p;
     p = 0;
-    if (m == 0) return;
+    if (m == 0) return false;
   }
   if (p + 53 > 64 * kFloatAccLimbs - 2) {  // beyond the accumulator: an infinity
     flags |= neg ? kAccNegInf : kAccPosInf;
-    return;
+    return false;
   }
+  const int s = p % 64;
+  out.limb = p / 64;
+  out.lo = m << s;
+  out.hi = s && out.limb + 1 < kFloatAccLimbs ? m >> (64 - s) : 0;
+  out.neg = neg;
+  return true;
+}
+
+WCSV_HD inline void float_acc_add(FloatAcc& acc, uint32_t& flags, double x) {
+  FloatAddend a;
+  if (!float_acc_addend(x, flags, a)) return;
   FloatAcc add = FloatAcc::zero();
-  const int limb = p / 64, s = p % 64;
-  add.w[limb] = m << s;
-  if (s && limb + 1 < kFloatAccLimbs) add.w[limb + 1] = m >> (64 - s);
-  acc = big_add(acc, neg ? big_neg(add) : add);
+  add.w[a.limb] = a.lo;
+  if (a.limb + 1 < kFloatAccLimbs) add.w[a.limb + 1] = a.hi;
+  acc = big_add(acc, a.neg ? big_neg(add) : add);
 }
 
 // The accumulated sum as a double (flags decide infinities and NaN).

@@ -1,0 +1,203 @@
+#include "exec/batch_feed.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+
+// ---- PiecePool --------------------------------------------------------------
+
+struct PiecePool::Job {
+  const std::function<void(uint64_t)>* fn;
+  uint64_t pieces;
+  uint64_t next = 0;
+  uint64_t done = 0;
+  std::exception_ptr error;
+};
+
+PiecePool::PiecePool(int helpers) {
+  for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { loop(); });
+}
+
+PiecePool::~PiecePool() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void PiecePool::run_piece(Job& j, uint64_t i) {
+  std::exception_ptr e;
+  try {
+    (*j.fn)(i);
+  } catch (...) {
+    e = std::current_exception();
+  }
+  std::lock_guard<std::mutex> l(m_);
+  if (e && !j.error) j.error = e;
+  if (++j.done == j.pieces) done_cv_.notify_all();
+}
+
+void PiecePool::run(uint64_t pieces, const std::function<void(uint64_t)>& fn) {
+  if (pieces == 0) return;
+  if (pieces == 1 || threads_.empty()) {
+    for (uint64_t i = 0; i < pieces; ++i) fn(i);
+    return;
+  }
+  Job j{&fn, pieces, 0, 0, nullptr};
+  {
+    std::lock_guard<std::mutex> l(m_);
+    jobs_.push_back(&j);
+  }
+  cv_.notify_all();
+  for (;;) {
+    uint64_t i;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      i = j.next < j.pieces ? j.next++ : j.pieces;
+    }
+    if (i >= j.pieces) break;
+    run_piece(j, i);
+  }
+  std::unique_lock<std::mutex> l(m_);
+  done_cv_.wait(l, [&] { return j.done == j.pieces; });
+  auto it = std::find(jobs_.begin(), jobs_.end(), &j);
+  if (it != jobs_.end()) jobs_.erase(it);
+  if (j.error) std::rethrow_exception(j.error);
+}
+
+void PiecePool::loop() {
+  for (;;) {
+    Job* j = nullptr;
+    uint64_t i = 0;
+    {
+      std::unique_lock<std::mutex> l(m_);
+      cv_.wait(l, [&] { return stop_ || !jobs_.empty(); });
+      if (stop_) return;
+      j = jobs_.front();
+      if (j->next >= j->pieces) {
+        jobs_.pop_front();  // all handed out; its caller removes nothing twice
+        continue;
+      }
+      i = j->next++;
+    }
+    run_piece(*j, i);
+  }
+}
+
+// ---- BatchFeed --------------------------------------------------------------
+
+namespace {
+// Bytes per pread / memcpy work unit: small enough that one batch keeps every
+// reader busy (2 MiB pieces left half of 32 threads idle on a 32 MiB batch).
+constexpr uint64_t kReadPiece = 512ull << 10;
+}
+
+BatchFeed::BatchFeed(InputSource& src, uint64_t batch, uint64_t tail, PiecePool& pool)
+    : src_(src), batch_(std::max<uint64_t>(1, batch)), tail_(tail), pool_(pool) {}
+
+void BatchFeed::stop() {
+  std::lock_guard<std::mutex> l(m_);
+  done_ = true;
+}
+
+void BatchFeed::read_file(char* dst, uint64_t n, uint64_t from) {
+  const uint64_t pieces = (n + kReadPiece - 1) / kReadPiece;
+  pool_.run(pieces, [&](uint64_t i) {
+    const uint64_t b = i * kReadPiece, len = std::min(kReadPiece, n - b);
+    const uint64_t got = src_.pread(dst + b, len, from + b);
+    if (got != len)
+      throw InputError(src_.name() + " became shorter while it was read; do not change input files during a run");
+  });
+}
+
+bool BatchFeed::next(char* buf, BatchSpan& out) {
+  if (src_.can_pread()) {
+    const uint64_t size = src_.size_bytes();
+    uint64_t index;
+    {
+      std::lock_guard<std::mutex> l(m_);
+      if (done_ || next_index_ * batch_ >= size) return false;
+      index = next_index_++;
+    }
+    out.index = index;
+    out.from = index * batch_;
+    out.own = std::min(batch_, size - out.from);
+    out.n = std::min(size - out.from, out.own + tail_);
+    out.at_eof = out.from + out.n == size;
+    const uint64_t lead = std::min(kBatchLead, out.from);
+    out.has_prev = lead > 0;
+    read_file(buf + kBatchLead - lead, lead + out.n, out.from - lead);
+    return true;
+  }
+  // A stream: windows only move forward, so batches are read in order.
+  std::lock_guard<std::mutex> l(m_);
+  if (done_) return false;
+  const uint64_t from = next_index_ * batch_;
+  const uint64_t lead = std::min(kBatchLead, from);
+  const Window w = src_.window(from - lead, lead + batch_ + tail_);
+  if (w.size <= lead) {
+    done_ = true;
+    return false;
+  }
+  out.index = next_index_++;
+  out.from = from;
+  const uint64_t avail = w.size - lead;
+  out.own = std::min(batch_, avail);
+  out.n = std::min(avail, out.own + tail_);
+  out.at_eof = w.at_eof && out.n == avail;
+  out.has_prev = lead > 0;
+  char* dst = buf + kBatchLead - lead;
+  const uint64_t total = lead + out.n;
+  pool_.run((total + kReadPiece - 1) / kReadPiece, [&](uint64_t i) {
+    const uint64_t b = i * kReadPiece;
+    std::memcpy(dst + b, w.data + b, std::min(kReadPiece, total - b));
+  });
+  return true;
+}
+
+// ---- StateChain -------------------------------------------------------------
+
+StateChain::StateChain(uint8_t first_state) : state_{first_state} {}
+
+void StateChain::publish(uint64_t i, TransitionVector tv) {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    if (tv_.size() <= i) {
+      tv_.resize(i + 1);
+      have_.resize(i + 1, 0);
+    }
+    tv_[i] = tv;
+    have_[i] = 1;
+    // state_[k + 1] follows from state_[k] once batch k's vector is in.
+    for (size_t k = state_.size() - 1; k < have_.size() && have_[k]; ++k) state_.push_back(tv_get(tv_[k], state_[k]));
+  }
+  cv_.notify_all();
+}
+
+uint8_t StateChain::wait_state(uint64_t i) {
+  std::unique_lock<std::mutex> l(m_);
+  cv_.wait(l, [&] { return aborted_ || i < state_.size(); });
+  if (i < state_.size()) return state_[i];
+  throw Aborted{};
+}
+
+void StateChain::abort() {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    aborted_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool batch_starts_row(const char* buf, const BatchSpan& b, uint8_t start_state) {
+  if (start_state != kRowStart) return false;
+  if (!b.has_prev) return true;
+  return !(buf[kBatchLead - 1] == '\r' && buf[kBatchLead] == '\n');
+}
+
+}  // namespace warpcsv
