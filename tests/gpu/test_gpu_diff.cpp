@@ -236,6 +236,24 @@ TEST_CASE("gpu: random files, every GPU aggregate and expression, every chunk si
   }
 }
 
+TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const char* root = std::getenv("WARPCSV_TEST_DATA");
+  REQUIRE(root != nullptr);
+  const std::string f = std::string(root) + "/../data/sales_sample.csv";  // quoted newlines, empty fields
+  const CudaRunInfo before = cuda_run_info();
+  for (const char* p : {"groupby region | agg count(), sum(amount), mean(unit_price), min(order_date), max(quantity)",
+                        "filter status != \"cancelled\" | groupby customer, product | agg sum(quantity * unit_price), "
+                        "var(discount), corr(quantity, amount)",
+                        "groupby status, region | agg count(discount), sum(discount), max(amount), min(unit_price)"}) {
+    const RunResult r = check_same(dir, p, f, RunConfig{}, {1, 7, 100, 4096, 0});
+    CHECK(r.code == 0);
+    CHECK(r.out.size() > 20);
+  }
+  CHECK(cuda_run_info().gpu_scans > before.gpu_scans);
+}
+
 TEST_CASE("gpu: plans without a GPU form run on the CPU with the same bytes", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
