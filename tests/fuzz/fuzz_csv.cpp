@@ -1,10 +1,13 @@
-// libFuzzer target: the partitioned CSV scan must find exactly the rows, fields
-// and errors of one sequential pass, for any bytes, dialect and chunk size.
+// libFuzzer target: the partitioned CSV scan, and the fixed-offset batches of
+// the CUDA executor, must find exactly the rows (fields and errors) of one
+// sequential pass, for any bytes, dialect and chunk size.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "exec/batch_feed.hpp"
 #include "exec/partitioner.hpp"
 #include "warpcsv/core/tokenize.hpp"
 
@@ -62,5 +65,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!(got == expected)) __builtin_trap();
   // The fast transition vector must equal the byte-by-byte one.
   if (transition_vector(d, p, n) != tv_of_bytes(d, p, n)) __builtin_trap();
+  // Each partition's NUL / high-byte flag is what its bytes say.
+  for (size_t j = 0; j < pw.nul_or_high.size(); ++j) {
+    bool odd = false;
+    for (uint64_t i = pw.begin[j]; i < pw.end(j); ++i) odd |= data[2 + i] == 0 || data[2 + i] >= 0x80;
+    if (odd != (pw.nul_or_high[j] != 0)) __builtin_trap();
+  }
+
+  // Fixed-offset batches, as the CUDA executor cuts them: each batch's own
+  // vector composed in order gives its start state, and walking only its own
+  // bytes from there (as the kernels do) finds exactly the sequential row starts.
+  StateChain chain(kRowStart);
+  const uint64_t batch = 1 + data[1] / 4 % 48;
+  for (uint64_t b = 0, i = 0; b < n; b += batch, ++i) chain.publish(i, tv_of_bytes(d, p + b, std::min(batch, n - b)));
+  std::vector<uint64_t> starts;
+  std::string buf;
+  for (uint64_t b = 0, i = 0; b < n; b += batch, ++i) {
+    BatchSpan span;
+    span.index = i;
+    span.from = b;
+    span.own = std::min(batch, n - b);
+    span.n = n - b;
+    span.at_eof = true;
+    span.has_prev = b > 0;
+    buf.assign(kBatchLead, '\0');
+    if (b > 0) buf[kBatchLead - 1] = p[b - 1];
+    buf.append(p + b, span.own);
+    const uint8_t state = chain.wait_state(i);
+    if (batch_starts_row(buf.data(), span, state)) starts.push_back(b);
+    uint8_t s = state;
+    for (uint64_t k = 0; k < span.own; ++k) {
+      s = csv_step(d, s, static_cast<uint8_t>(p[b + k]));
+      const uint64_t at = k + 1;
+      if (s == kRowStart && at < span.own && !(p[b + k] == '\r' && p[b + at] == '\n')) starts.push_back(b + at);
+    }
+  }
+  if (starts.size() != expected.size()) __builtin_trap();
+  for (size_t r = 0; r < starts.size(); ++r)
+    if (starts[r] != expected[r].begin) __builtin_trap();
   return 0;
 }
