@@ -61,7 +61,6 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-constexpr uint64_t kBatchTarget = 32ull << 20;  // bytes per GPU batch (unless --chunk-size)
 constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
 constexpr int kRing = 4;                        // pinned/device buffer pairs per GPU
 constexpr uint64_t kTableBatches = 4;           // batches of new groups a table grows for
@@ -769,7 +768,7 @@ class CudaExecutor : public ScanExecutor {
     Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
             const Dialect& dialect, size_t ncols) {
       // --chunk-size sets the batch size (tiny ones test every boundary).
-      batch = settings.opts->chunk_size ? settings.chunk_size : kBatchTarget;
+      batch = settings.opts->chunk_size ? settings.chunk_size : kGpuBatchBytes;
       buffer_bytes = kBatchLead + batch + kTail;
       const auto& nulls = settings.opts->dialect.null_tokens;
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);

@@ -1,5 +1,6 @@
 // Which executor runs a pipeline: the CPU threads or the GPUs.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,10 @@
 #include "warpcsv/options.hpp"
 
 namespace warpcsv {
+
+// Bytes per GPU batch unless --chunk-size is given: batches sit at fixed
+// offsets of the input (see exec/batch_feed.hpp).
+constexpr uint64_t kGpuBatchBytes = 32ull << 20;
 
 struct DeviceChoice {
   enum Kind { Cpu, Gpu, Auto } kind = Auto;

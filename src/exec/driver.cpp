@@ -100,8 +100,14 @@ void print_profile(const ScanStats& stats, const std::vector<StageTiming>& drive
   }
 }
 
-std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const std::string& executor) {
-  std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk, executor, threads);
+std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const DeviceChoice& device,
+                                  const Options& opts) {
+  std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk,
+                              device_name(device), threads);
+  if (device.kind == DeviceChoice::Gpu)
+    s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read into pinned memory; each "
+                     "batch's start state from the composed transition vectors of the batches before it\n",
+                     opts.chunk_size ? chunk : kGpuBatchBytes);
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
   return s;
 }
@@ -157,7 +163,7 @@ int run_pipeline(const Options& opts) {
     const Plan plan = bind_plan(opts.pipeline, schema, unobserved);
     std::unique_ptr<ScanExecutor> exec = make_executor(device, in, opts);
     if (opts.explain) {
-      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device_name(device));
+      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device, opts);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
