@@ -4,12 +4,37 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "warpcsv/core/types.hpp"
 #include "warpcsv/plan.hpp"
 
 namespace warpcsv {
+
+// An allocator whose resize() leaves trivial elements uninitialized (default-
+// initialized), so the threads that fill a large array are also the ones that
+// first touch (page-fault) its memory, instead of one thread zeroing it first.
+template <class T>
+struct UninitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitAllocator<U>;
+  };
+  UninitAllocator() = default;
+  template <class U>
+  UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using UninitVector = std::vector<T, UninitAllocator<T>>;
 
 // Append-only storage with stable addresses for the bytes of string values.
 class StringArena {
@@ -56,7 +81,7 @@ class StringArena {
 // arena that outlives the table).
 struct Table {
   std::vector<OutputColumn> columns;
-  std::vector<Value> cells;
+  UninitVector<Value> cells;
   StringArena strings;
 
   size_t width() const { return columns.size(); }

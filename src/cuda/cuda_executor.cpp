@@ -349,8 +349,8 @@ class Gpu {
     const uint64_t groups = std::min<uint64_t>(c.groups, table_.gcap);
     if (groups == 0) return;
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
-    std::vector<Value> keys(groups * static_cast<uint64_t>(nkeys));
-    std::vector<uint64_t> words(groups * static_cast<uint64_t>(nwords)), hashes(groups);
+    UninitVector<Value> keys(groups * static_cast<uint64_t>(nkeys));  // filled by the copies below
+    UninitVector<uint64_t> words(groups * static_cast<uint64_t>(nwords)), hashes(groups);
     std::unique_ptr<char[]> arena(new char[std::max<uint64_t>(1, c.arena_used)]);
     if (!keys.empty())
       WCSV_CUDA_TRY(cudaMemcpy(keys.data(), table_.keys, keys.size() * sizeof(Value), cudaMemcpyDeviceToHost));

@@ -92,7 +92,7 @@ class GroupTable {
   uint64_t mask_ = 0;
   bool indexed_ = true;  // slots_ holds every group (false after append_distinct)
   std::vector<uint64_t> hashes_;  // per group, for growing and merging
-  std::vector<char> blocks_;
+  UninitVector<char> blocks_;  // every byte a block's keys and states use is written
   StringArena strings_;
 };
 

@@ -19,28 +19,6 @@ constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
-// Orders rows by the given key columns; nulls last in either direction.
-struct RowOrder {
-  const std::vector<Value>* keys;  // nkeys per row
-  size_t nkeys;
-  const std::vector<Type>* types;
-  const std::vector<bool>* desc;
-  bool operator()(size_t a, size_t b) const {
-    for (size_t k = 0; k < nkeys; ++k) {
-      const Value& x = (*keys)[a * nkeys + k];
-      const Value& y = (*keys)[b * nkeys + k];
-      if (x.null || y.null) {
-        if (x.null == y.null) continue;
-        return y.null;
-      }
-      int c = compare_values(x, y, (*types)[k]);
-      if (c == 0) continue;
-      return (*desc)[k] ? c > 0 : c < 0;
-    }
-    return false;
-  }
-};
-
 // A stable sort on several threads: ranges sorted in parallel, then merged
 // pairwise (std::inplace_merge keeps the left range first on ties).
 template <class It, class Cmp>
@@ -109,12 +87,12 @@ SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
 // key first (least significant digit first, like a radix sort), so each
 // pass compares one key's prefix in sequential memory and looks at the rows
 // only when two prefixes tie.
-void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type>& types,
+void sort_table(Table& t, const Value* keys, const std::vector<Type>& types,
                 const std::vector<bool>& desc, int threads) {
   const size_t n = t.rows(), nkeys = types.size();
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  std::vector<SortItem> items(n);
+  UninitVector<SortItem> items(n);
   for (size_t k = nkeys; k-- > 0;) {
     parallel_ranges(n, threads, [&](size_t b, size_t e) {
       for (size_t i = b; i < e; ++i) items[i] = sort_item(keys[order[i] * nkeys + k], types[k], desc[k], order[i]);
@@ -135,7 +113,7 @@ void sort_table(Table& t, const std::vector<Value>& keys, const std::vector<Type
     parallel_stable_sort(items.begin(), items.end(), less, threads);
     for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
   }
-  std::vector<Value> cells(t.cells.size());
+  UninitVector<Value> cells(t.cells.size());
   const size_t w = t.width();
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) std::copy(t.row(order[i]), t.row(order[i]) + w, cells.begin() + i * w);
@@ -257,7 +235,7 @@ void PostPipeline::finish() {
         if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
         keys.push_back(v);
       }
-    sort_table(t, keys, types, st.descending, threads_);
+    sort_table(t, keys.data(), types, st.descending, threads_);
     done_ = false;
     for (size_t r = 0; r < t.rows(); ++r)
       if (!push_from(i + 1, t.row(r))) break;
@@ -278,6 +256,7 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
   parallel_for(parts, threads, [&](size_t p, int) {
     Table& t = tables[p];
     t.columns = plan.finalized_output;
+    t.cells.reserve((n * (p + 1) / parts - n * p / parts) * t.width());
     std::vector<Value> raw(nkeys + layout.aggs.size()), out(nkeys + plan.finalize.size());
     std::vector<char> scratch(kScratch);
     for (size_t g = n * p / parts, end = n * (p + 1) / parts; g < end; ++g) {
@@ -302,13 +281,13 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
     std::copy(tables[p].cells.begin(), tables[p].cells.end(), t.cells.begin() + (n * p / parts) * t.width());
   });
   for (Table& part : tables) t.strings.absorb(std::move(part.strings));
-  std::vector<Value> keyvals(n * nkeys);
+  UninitVector<Value> keyvals(n * nkeys);
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
     for (size_t g = b; g < e; ++g) std::copy(groups.keys(g), groups.keys(g) + nkeys, keyvals.begin() + g * nkeys);
   });
   std::vector<Type> types;
   for (const auto& k : plan.scan.keys) types.push_back(k.result.type);
-  sort_table(t, keyvals, types, std::vector<bool>(nkeys, false), threads);
+  sort_table(t, keyvals.data(), types, std::vector<bool>(nkeys, false), threads);
   return t;
 }
 
