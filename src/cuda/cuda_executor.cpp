@@ -164,7 +164,6 @@ class Gpu {
       WCSV_CUDA_TRY(cudaMalloc(&b.v.odd_bytes, 4));
       b.tv_host = tv_host_ + i;
     }
-    buffer_bytes_ = buffer_bytes;
     WCSV_CUDA_TRY(cudaMalloc(&scratch_.counts, nseg * 4));
     WCSV_CUDA_TRY(cudaMalloc(&scratch_.offsets, (nseg + 1) * 4));
     WCSV_CUDA_TRY(cudaMalloc(&scratch_.rows, (batch + 1) * 4));
@@ -299,8 +298,9 @@ class Gpu {
 
   // Merges `other`'s table into this GPU's (peer copies, then a merge kernel
   // here), so only one table comes back. `mine`, `theirs`: the counters
-  // finish() returned; `mine` is updated. False when a limit was hit (the
-  // caller falls back to merging on the host).
+  // finish() returned; `mine` is updated. False when a limit was hit anyway
+  // (the table is grown to fit first): the caller then has the CPU executor
+  // run the scan.
   bool absorb(Gpu& other, GpuCounters& mine, const GpuCounters& theirs) {
     const uint64_t count = std::min<uint64_t>(theirs.groups, other.table_.gcap);
     if (count == 0) return true;
@@ -372,8 +372,6 @@ class Gpu {
     // The GPU hashed the keys with GroupTable's function; the index uses them.
     WCSV_EXPECTS(hashes[0] == out.hash_keys(out.keys(0)), "GPU and host group hashes differ");
   }
-
-
 
  private:
   static int128 to_int128(const uint64_t* w) {
@@ -634,7 +632,6 @@ class Gpu {
   uint64_t next_ = 0;
   Buffer* pending_ = nullptr;  // vector phase queued, row phase not yet
   uint32_t* tv_host_ = nullptr;
-  uint64_t buffer_bytes_ = 0;
   GpuScratch scratch_{};
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
@@ -786,11 +783,7 @@ class CudaExecutor : public ScanExecutor {
           ids = x.gpus_;
           if (ids.empty())
             for (int i = 0; i < count; ++i) ids.push_back(i);
-          for (int g : ids)
-            if (g >= count)
-              throw ResourceError("--device " + settings.opts->device + ": GPU " + std::to_string(g) +
-                                  " does not exist; this machine has " + std::to_string(count) +
-                                  " GPU(s), numbered from 0");
+          check_gpu_numbers(settings.opts->device, ids, count);
           gpus.resize(ids.size());
           const auto t1 = std::chrono::steady_clock::now();
           on_threads(ids.size(), [&](size_t i) {

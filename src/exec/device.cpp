@@ -41,8 +41,7 @@ void check_gpus(const DeviceChoice& d, const std::string& s) {
                        "this warpcsv was built without CUDA"
 #endif
     );
-  for (int g : d.gpus)
-    if (g >= n) throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0", s, g, n));
+  check_gpu_numbers(s, d.gpus, n);
 }
 }  // namespace
 
@@ -123,6 +122,13 @@ std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSe
 
 ResourceError no_gpu_error(const std::string& option, const std::string& why) {
   return ResourceError(fmt::format("--device {}: no usable GPU here ({}); use --device cpu or auto", option, why));
+}
+
+void check_gpu_numbers(const std::string& option, const std::vector<int>& gpus, int count) {
+  for (int g : gpus)
+    if (g >= count)
+      throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0",
+                                      option, g, count));
 }
 
 std::string device_name(const DeviceChoice& d) {

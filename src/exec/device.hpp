@@ -39,4 +39,8 @@ std::string device_name(const DeviceChoice& d);
 // The error for a GPU asked for with --device `option` where none is usable.
 ResourceError no_gpu_error(const std::string& option, const std::string& why);
 
+// Throws a ResourceError (exit 4) naming the first of `gpus` that is not one
+// of the machine's `count` GPUs.
+void check_gpu_numbers(const std::string& option, const std::vector<int>& gpus, int count);
+
 }  // namespace warpcsv
