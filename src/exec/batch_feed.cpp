@@ -105,14 +105,20 @@ void BatchFeed::stop() {
   done_ = true;
 }
 
-void BatchFeed::read_file(char* dst, uint64_t n, uint64_t from) {
-  const uint64_t pieces = (n + kReadPiece - 1) / kReadPiece;
-  pool_.run(pieces, [&](uint64_t i) {
-    const uint64_t b = i * kReadPiece, len = std::min(kReadPiece, n - b);
-    const uint64_t got = src_.pread(dst + b, len, from + b);
-    if (got != len)
-      throw InputError(src_.name() + " became shorter while it was read; do not change input files during a run");
+void BatchFeed::in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn) {
+  pool_.run((n + kReadPiece - 1) / kReadPiece, [&](uint64_t i) {
+    const uint64_t at = i * kReadPiece;
+    fn(at, std::min(kReadPiece, n - at));
   });
+}
+
+void BatchFeed::set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool input_ends) const {
+  out.index = index;
+  out.from = index * batch_;
+  out.own = std::min(batch_, avail);
+  out.n = std::min(avail, out.own + tail_);
+  out.at_eof = input_ends && out.n == avail;
+  out.has_prev = out.from > 0;
 }
 
 bool BatchFeed::next(char* buf, BatchSpan& out) {
@@ -124,39 +130,28 @@ bool BatchFeed::next(char* buf, BatchSpan& out) {
       if (done_ || next_index_ * batch_ >= size) return false;
       index = next_index_++;
     }
-    out.index = index;
-    out.from = index * batch_;
-    out.own = std::min(batch_, size - out.from);
-    out.n = std::min(size - out.from, out.own + tail_);
-    out.at_eof = out.from + out.n == size;
+    set_span(out, index, size - index * batch_, true);
     const uint64_t lead = std::min(kBatchLead, out.from);
-    out.has_prev = lead > 0;
-    read_file(buf + kBatchLead - lead, lead + out.n, out.from - lead);
+    char* dst = buf + kBatchLead - lead;
+    const uint64_t from = out.from - lead;
+    in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) {
+      if (src_.pread(dst + at, len, from + at) != len)
+        throw InputError(src_.name() + " became shorter while it was read; do not change input files during a run");
+    });
     return true;
   }
   // A stream: windows only move forward, so batches are read in order.
   std::lock_guard<std::mutex> l(m_);
   if (done_) return false;
-  const uint64_t from = next_index_ * batch_;
-  const uint64_t lead = std::min(kBatchLead, from);
-  const Window w = src_.window(from - lead, lead + batch_ + tail_);
+  const uint64_t lead = std::min(kBatchLead, next_index_ * batch_);
+  const Window w = src_.window(next_index_ * batch_ - lead, lead + batch_ + tail_);
   if (w.size <= lead) {
     done_ = true;
     return false;
   }
-  out.index = next_index_++;
-  out.from = from;
-  const uint64_t avail = w.size - lead;
-  out.own = std::min(batch_, avail);
-  out.n = std::min(avail, out.own + tail_);
-  out.at_eof = w.at_eof && out.n == avail;
-  out.has_prev = lead > 0;
+  set_span(out, next_index_++, w.size - lead, w.at_eof);
   char* dst = buf + kBatchLead - lead;
-  const uint64_t total = lead + out.n;
-  pool_.run((total + kReadPiece - 1) / kReadPiece, [&](uint64_t i) {
-    const uint64_t b = i * kReadPiece;
-    std::memcpy(dst + b, w.data + b, std::min(kReadPiece, total - b));
-  });
+  in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) { std::memcpy(dst + at, w.data + at, len); });
   return true;
 }
 

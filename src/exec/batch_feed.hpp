@@ -76,7 +76,11 @@ class BatchFeed {
   void stop();
 
  private:
-  void read_file(char* dst, uint64_t n, uint64_t from);
+  // Runs fn(at, len) over [0, n) in pieces on the pool.
+  void in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn);
+  // Batch `index`'s span when `avail` data bytes are known from its start on
+  // (`input_ends`: the input ends after them).
+  void set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool input_ends) const;
   InputSource& src_;
   const uint64_t batch_, tail_;
   PiecePool& pool_;
