@@ -90,10 +90,16 @@ struct Table {
   const Value* row(size_t r) const { return cells.data() + r * width(); }
   // Appends a row, copying its strings into this table's arena.
   void append_owned(const Value* v) {
+    const size_t at = cells.size();
+    cells.resize(at + width());
+    copy_owned(cells.data() + at, v, strings);
+  }
+  // Writes a row to `dst`, copying its strings into `arena` (this table's, or
+  // one it absorbs later): threads can fill rows of one table at once.
+  void copy_owned(Value* dst, const Value* v, StringArena& arena) const {
     for (size_t c = 0; c < width(); ++c) {
-      Value x = v[c];
-      if (!x.null && columns[c].type.type == Type::String) x.s = strings.add(x.s);
-      cells.push_back(x);
+      dst[c] = v[c];
+      if (!v[c].null && columns[c].type.type == Type::String) dst[c].s = arena.add(v[c].s);
     }
   }
 };

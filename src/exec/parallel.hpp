@@ -38,12 +38,18 @@ void parallel_for(size_t n, int threads, Fn&& fn) {
   if (error) std::rethrow_exception(error);
 }
 
-// Calls fn(begin, end) on contiguous ranges covering [0, n), one range per
-// thread (or one range when n is small, where threads would not pay).
+// How many contiguous ranges n items split into for `threads` threads: one per
+// thread, but none under 16384 items (threads would not pay for fewer).
+inline size_t range_parts(size_t n, int threads) {
+  constexpr size_t kMinPerRange = 1 << 14;
+  return std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads < 1 ? 1 : threads), n / kMinPerRange));
+}
+
+// Calls fn(begin, end) on the range_parts(n, threads) ranges covering [0, n),
+// range p being [n * p / parts, n * (p + 1) / parts).
 template <class Fn>
 void parallel_ranges(size_t n, int threads, Fn&& fn) {
-  constexpr size_t kMinPerRange = 1 << 14;
-  const size_t parts = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads < 1 ? 1 : threads), n / kMinPerRange));
+  const size_t parts = range_parts(n, threads);
   parallel_for(parts, threads, [&](size_t p, int) { fn(n * p / parts, n * (p + 1) / parts); });
 }
 

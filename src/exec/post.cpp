@@ -24,7 +24,7 @@ bool truthy(const Value& v) { return !v.null && v.i != 0; }
 template <class It, class Cmp>
 void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
   const size_t n = static_cast<size_t>(last - first);
-  const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), std::max<size_t>(1, n / 16384));
+  const size_t parts = range_parts(n, threads);
   if (parts <= 1) {
     std::stable_sort(first, last, cmp);
     return;
@@ -83,11 +83,12 @@ SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
   return s;
 }
 
-// Reorders `t`'s rows by `keys` (stable). One stable pass per key, the last
+// Reorders `t`'s rows by `keys` (stable): row r's keys are keys[r * stride
+// + k] (they may be t's own cells). One stable pass per key, the last
 // key first (least significant digit first, like a radix sort), so each
 // pass compares one key's prefix in sequential memory and looks at the rows
 // only when two prefixes tie.
-void sort_table(Table& t, const Value* keys, const std::vector<Type>& types,
+void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Type>& types,
                 const std::vector<bool>& desc, int threads) {
   const size_t n = t.rows(), nkeys = types.size();
   std::vector<uint32_t> order(n);
@@ -95,7 +96,7 @@ void sort_table(Table& t, const Value* keys, const std::vector<Type>& types,
   UninitVector<SortItem> items(n);
   for (size_t k = nkeys; k-- > 0;) {
     parallel_ranges(n, threads, [&](size_t b, size_t e) {
-      for (size_t i = b; i < e; ++i) items[i] = sort_item(keys[order[i] * nkeys + k], types[k], desc[k], order[i]);
+      for (size_t i = b; i < e; ++i) items[i] = sort_item(keys[order[i] * stride + k], types[k], desc[k], order[i]);
     });
     const Type type = types[k];
     const bool down = desc[k];
@@ -107,7 +108,7 @@ void sort_table(Table& t, const Value* keys, const std::vector<Type>& types,
         // Equal prefixes of whole values: the shorter string first, else equal.
         if (a.complete && b.complete) return a.len < b.len;
       }
-      const int c = compare_values(keys[a.idx * nkeys + k], keys[b.idx * nkeys + k], type);
+      const int c = compare_values(keys[a.idx * stride + k], keys[b.idx * stride + k], type);
       return down ? c > 0 : c < 0;
     };
     parallel_stable_sort(items.begin(), items.end(), less, threads);
@@ -235,7 +236,7 @@ void PostPipeline::finish() {
         if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
         keys.push_back(v);
       }
-    sort_table(t, keys.data(), types, st.descending, threads_);
+    sort_table(t, keys.data(), types.size(), types, st.descending, threads_);
     done_ = false;
     for (size_t r = 0; r < t.rows(); ++r)
       if (!push_from(i + 1, t.row(r))) break;
@@ -249,14 +250,15 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
   const size_t nkeys = plan.scan.keys.size();
   const auto& layout = groups.layout();
   const size_t n = groups.size();
-  // Ranges of groups finalize on their own threads into their own tables.
-  const size_t parts = std::min<size_t>(static_cast<size_t>(std::max(1, threads)), std::max<size_t>(1, n / 16384));
-  std::vector<Table> tables(parts);
+  // Ranges of groups finalize on their own threads, straight into their rows
+  // of the result, with their strings in their own arenas.
+  const size_t parts = range_parts(n, threads);
+  Table t;
+  t.columns = plan.finalized_output;
+  t.cells.resize(n * t.width());
+  std::vector<StringArena> arenas(parts);
   std::vector<EvalStatus> status(parts, EvalStatus::Ok);
   parallel_for(parts, threads, [&](size_t p, int) {
-    Table& t = tables[p];
-    t.columns = plan.finalized_output;
-    t.cells.reserve((n * (p + 1) / parts - n * p / parts) * t.width());
     std::vector<Value> raw(nkeys + layout.aggs.size()), out(nkeys + plan.finalize.size());
     std::vector<char> scratch(kScratch);
     for (size_t g = n * p / parts, end = n * (p + 1) / parts; g < end; ++g) {
@@ -268,26 +270,17 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
       for (size_t c = 0; c < plan.finalize.size(); ++c)
         out[nkeys + c] = eval_program(plan.finalize[c].view(), raw.data(), ctx);
       if (ctx.status != EvalStatus::Ok) status[p] = ctx.status;
-      t.append_owned(out.data());
+      t.copy_owned(t.row(g), out.data(), arenas[p]);
     }
   });
   for (EvalStatus st : status)
     if (st != EvalStatus::Ok)
       throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");
-  Table t;
-  t.columns = plan.finalized_output;
-  t.cells.resize(n * t.width());
-  parallel_for(parts, threads, [&](size_t p, int) {
-    std::copy(tables[p].cells.begin(), tables[p].cells.end(), t.cells.begin() + (n * p / parts) * t.width());
-  });
-  for (Table& part : tables) t.strings.absorb(std::move(part.strings));
-  UninitVector<Value> keyvals(n * nkeys);
-  parallel_ranges(n, threads, [&](size_t b, size_t e) {
-    for (size_t g = b; g < e; ++g) std::copy(groups.keys(g), groups.keys(g) + nkeys, keyvals.begin() + g * nkeys);
-  });
+  for (StringArena& a : arenas) t.strings.absorb(std::move(a));
+  // The keys lead every row of the result: it sorts by its own first columns.
   std::vector<Type> types;
   for (const auto& k : plan.scan.keys) types.push_back(k.result.type);
-  sort_table(t, keyvals.data(), types, std::vector<bool>(nkeys, false), threads);
+  sort_table(t, t.cells.data(), t.width(), types, std::vector<bool>(nkeys, false), threads);
   return t;
 }
 
