@@ -200,11 +200,8 @@ class CpuScan {
       // which may run into such a partition) are checked: ASCII input pays a
       // branch per row.
       if (__builtin_expect(odd_partition || row_end > end, 0)) {
-        const ByteError b = check_bytes(pw, j, w.data, row_begin, row_end);
-        if (b.error != RowError::None && (r.error == RowError::None || b.pos < r.error_pos)) {
-          r.error = b.error;  // the first problem of the row by position
-          r.error_pos = b.pos;
-        }
+        const ByteFound b = check_bytes(pw, j, w.data, row_begin, row_end);
+        record_byte_issue(b.issue, b.pos, r);  // the first problem of the row by position
       }
       if (r.error != RowError::None || (nfields != ncols_ && !(r.empty && !multi_column))) {
         out.issues.push_back(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r,
@@ -293,22 +290,21 @@ class CpuScan {
   }
 
   // The NUL / UTF-8 check of a row of partition j, when a partition it lies in
-  // has a byte 0 or >= 0x80 (as check_row_bytes, core/tokenize.hpp). Out of
-  // line, so the row loop is compiled as it would be without it; the result
-  // comes back in registers.
-  struct ByteError {
-    RowError error;
+  // has a byte 0 or >= 0x80 (as check_row_bytes, core/tokenize.hpp, with the
+  // SSE2 search). Out of line, so the row loop is compiled as it would be
+  // without it; the result comes back in registers.
+  struct ByteFound {
+    ByteIssue issue;
     uint64_t pos;
   };
-  __attribute__((noinline)) static ByteError check_bytes(const PartitionedWindow& pw, size_t j, const char* data,
+  __attribute__((noinline)) static ByteFound check_bytes(const PartitionedWindow& pw, size_t j, const char* data,
                                                          uint64_t row_begin, uint64_t row_end) {
     bool odd = pw.nul_or_high[j] != 0;
     for (size_t k = j + 1; !odd && k < pw.nul_or_high.size() && pw.begin[k] < row_end; ++k)
       odd = pw.nul_or_high[k] != 0;
     uint64_t at = 0;
     const ByteIssue b = odd ? find_byte_issue_sse2(data + row_begin, row_end - row_begin, &at) : ByteIssue::None;
-    if (b == ByteIssue::None) return {RowError::None, 0};
-    return {b == ByteIssue::Nul ? RowError::NulByte : RowError::InvalidUtf8, row_begin + at};
+    return {b, row_begin + at};
   }
 
   static Value arg_value(int direct, const ProgramView& prog, const std::vector<Value>& slots, EvalContext& ctx,

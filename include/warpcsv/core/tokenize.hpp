@@ -165,18 +165,23 @@ WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, ui
   }
 }
 
+// Records byte problem `b` found at `pos` in `r` unless `r` already has an
+// error at an earlier position: a row with several problems reports the first
+// one. Returns whether `r` now holds a byte error.
+WCSV_HD inline bool record_byte_issue(ByteIssue b, uint64_t pos, RowResult& r) {
+  if (b == ByteIssue::None) return false;
+  if (r.error != RowError::None && r.error_pos <= pos) return false;
+  r.error = b == ByteIssue::Nul ? RowError::NulByte : RowError::InvalidUtf8;
+  r.error_pos = pos;
+  return true;
+}
+
 // Checks the bytes of the row p[row_begin, row_end) for a NUL or invalid
-// UTF-8 and records it in `r` unless `r` already has an error at an earlier
-// position: a row with several problems reports the first one. Returns
-// whether `r` now holds a byte error.
+// UTF-8 and records the first in `r` (record_byte_issue).
 WCSV_HD inline bool check_row_bytes(const char* p, uint64_t row_begin, uint64_t row_end, RowResult& r) {
   uint64_t at = 0;
   const ByteIssue b = find_byte_issue(p + row_begin, row_end - row_begin, &at);
-  if (b == ByteIssue::None) return false;
-  if (r.error != RowError::None && r.error_pos <= row_begin + at) return false;
-  r.error = b == ByteIssue::Nul ? RowError::NulByte : RowError::InvalidUtf8;
-  r.error_pos = row_begin + at;
-  return true;
+  return record_byte_issue(b, row_begin + at, r);
 }
 
 // Copies a field's bytes to `out`, resolving doubled quotes and escapes.
