@@ -26,7 +26,7 @@ start=$(date +%s.%N)
 echo "generated $(stat -c %s "$FILE") bytes in $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$OUT/big.txt"
 free -g | tee -a "$OUT/big.txt"
 for q in 'groupby id1 | agg sum(v1) as v1' 'groupby id3 | agg sum(v1) as v1, mean(v3) as v3'; do
-  for dev in gpu 0; do
+  for dev in gpu 0 gpu 0; do  # gpu: all GPUs for a file this large; 0: GPU 0 alone (alternating, twice)
     echo "== --device $dev: $q" | tee -a "$OUT/big.txt"
     /usr/bin/time -f "whole process %e s, peak RSS %M KiB" "$W" --device "$dev" --profile "$q" "$FILE" \
       2>&1 >"$OUT/big-out-$dev.csv" | tee -a "$OUT/big.txt"

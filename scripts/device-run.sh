@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine (the `device` tool): gpu-check (build for sm_90,
 # GPU differential tests, compute-sanitizer, q1 on 1e8 rows), then bench.sh
-# side by side with DuckDB on 1 GPU and on all GPUs, then the whole ctest
+# side by side with DuckDB with --device gpu and with all GPUs listed, then the whole ctest
 # suite. Logs and summaries go to $OUT. Carry .peers/duckq and
 # .peers/libduckdb.so.xz for DuckDB.
 set -u
@@ -18,11 +18,15 @@ SKIP_CTEST=1 BENCH_ROWS=${BENCH_ROWS:-100000000} timeout 330 scripts/gpu-check.s
 echo "gpu-check rc=$?" >>"$OUT/gpu-check.txt"
 G1=/dev/shm/warpcsv_g1_${BENCH_ROWS:-100000000}.csv
 W=build-gpu/warpcsv
+# --device gpu keeps a 5 GB file on GPU 0; the GPUs listed is the 2-GPU run.
+n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+ALL_GPUS=""
+[ "$n" -gt 1 ] && ALL_GPUS=$(seq -s, 0 $((n - 1)))
 ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's name for the same table
 {
   echo "== process start alone: warpcsv --version"
   /usr/bin/time -f "%e s" "$W" --version
-  for dev in 0 gpu; do
+  for dev in cpu gpu $ALL_GPUS; do
     for q in 'groupby id1 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)'; do
       echo "== --device $dev: $q"
       /usr/bin/time -f "whole process %e s" timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null | tail -14
@@ -30,7 +34,7 @@ ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's
   done
 } >"$OUT/profiles.txt" 2>&1
 if [ -x .peers/duckq ]; then
-  for dev in 0 gpu; do
+  for dev in gpu $ALL_GPUS; do
     DEVICE=$dev ROWS=${BENCH_ROWS:-100000000} THREADS=$(nproc) REPS=2 QUERIES="q1 q3" WARPCSV=$W \
       DUCKQ=.peers/duckq GEN_GROUPBY=build-gpu/gen_groupby_check BENCH_DIR=/dev/shm \
       timeout 150 scripts/bench.sh >"$OUT/bench-$dev.txt" 2>&1

@@ -39,6 +39,10 @@ struct Options {
   bool profile = false;
   int progress = -1;  // --progress 1, --no-progress 0, default -1: only when stderr is a terminal
   bool quiet = false;
+  // Not on the command line: every GPU of the run starts before the scan
+  // does, so tests see several GPUs share even a small input (normally a GPU
+  // joins when it is ready, and one ready after the input is used up does no work).
+  bool gpus_start_together = false;
 };
 
 }  // namespace warpcsv

@@ -23,10 +23,13 @@ class RowWriter {
   virtual void begin(const std::vector<OutputColumn>& columns) = 0;
   virtual void row(const Value* values) = 0;
   virtual void end() = 0;
+  // Whether format_rows works: formats whose rows are independent of each
+  // other (CSV, TSV) can be formatted by several threads.
+  virtual bool can_format_rows() const { return false; }
   // Formats n rows of `width` values (row-major) into `out`, exactly the bytes
   // row() would write, without writing them, so several threads can format
-  // parts of a large result; false for formats that cannot (the default).
-  virtual bool format_rows(std::string& out, const Value* cells, size_t n, size_t width) const { return false; }
+  // parts of a large result. Only when can_format_rows().
+  virtual void format_rows(std::string& out, const Value* cells, size_t n, size_t width) const {}
   // Writes bytes that format_rows made, after everything written before.
   virtual void write_formatted(const std::string& bytes) {}
 };

@@ -10,6 +10,12 @@ namespace warpcsv {
 // OutputClosed when the reader of stdout went away.
 int run_pipeline(const Options& opts);
 
+// For a process that runs one pipeline, before run_pipeline: hides the GPUs
+// the run will not use from the CUDA driver (CUDA_VISIBLE_DEVICES), whose
+// start-up costs about 0.1 s per visible GPU. Not for a process that runs
+// pipelines on different GPUs later: the driver reads the variable once.
+void limit_visible_gpus(const Options& opts);
+
 // Whether the run started CUDA: the process may then end with _Exit after
 // flushing, skipping the GPU teardown (a few tenths of a second).
 bool run_started_gpu();

@@ -33,6 +33,7 @@ int finish_stdout(int code) {
 int run(int argc, char** argv) {
   try {
     warpcsv::Options opts = warpcsv::parse_options(argc, argv);
+    warpcsv::limit_visible_gpus(opts);
     int code = warpcsv::run_pipeline(opts);
     if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
     return finish_stdout(code);

@@ -260,7 +260,8 @@ Output:
   -o, --output FILE     write the result to FILE instead of stdout
 
 Execution:
-      --device D        auto (default), cpu, gpu (all GPUs) or a list such as 0,1
+      --device D        auto (default), cpu, gpu (GPU 0 below 32 GiB of input, else all)
+                        or a list of GPUs such as 0,1
       --chunk-size N    bytes per partition, e.g. 64M (results never depend on it)
       --threads N       host threads (default: all cores)
       --explain         print the plan and the partitioning, run nothing

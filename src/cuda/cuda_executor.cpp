@@ -13,6 +13,7 @@
 #include "cuda/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -46,9 +48,10 @@ int cuda_device_count() {
   return count;
 }
 
-void cuda_start_contexts(int n) {
-  for (int i = 0; i < n; ++i)
-    if (cudaSetDevice(i) == cudaSuccess) (void)cudaFree(nullptr);
+void cuda_start_contexts(const std::vector<int>& gpus) {
+  const int n = cuda_device_count();
+  for (int i : gpus)
+    if (i < n && cudaSetDevice(i) == cudaSuccess) (void)cudaFree(nullptr);
   (void)cudaGetLastError();
 }
 
@@ -114,8 +117,51 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
 
 // ---- one GPU ----------------------------------------------------------------
 
+// Page-locked host memory for a GPU's staging ring, in one block. Huge pages
+// registered with CUDA pin in about half the time of cudaMallocHost (2 x
+// H200: 4 x 33 MiB in 25-40 ms instead of 47-88 ms), which is start-up the
+// user waits for; without them (no THP, or registering fails) it falls back
+// to cudaMallocHost.
+class PinnedBlock {
+ public:
+  explicit PinnedBlock(uint64_t bytes) {
+    constexpr uint64_t kHuge = 2ull << 20;
+    bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+      (void)::madvise(p, bytes_, MADV_HUGEPAGE);
+      std::memset(p, 0, bytes_);  // fault the pages in as huge pages before pinning them
+      if (cudaHostRegister(p, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
+        data_ = static_cast<char*>(p);
+        mapped_ = true;
+        return;
+      }
+      (void)cudaGetLastError();
+      ::munmap(p, bytes_);
+    }
+    WCSV_CUDA_TRY(cudaMallocHost(&data_, bytes_));
+  }
+  ~PinnedBlock() {
+    if (!data_) return;
+    if (mapped_) {
+      cudaHostUnregister(data_);
+      ::munmap(data_, bytes_);
+    } else {
+      cudaFreeHost(data_);
+    }
+  }
+  PinnedBlock(const PinnedBlock&) = delete;
+  PinnedBlock& operator=(const PinnedBlock&) = delete;
+  char* data() const { return data_; }
+
+ private:
+  char* data_ = nullptr;
+  uint64_t bytes_ = 0;
+  bool mapped_ = false;  // mmap + cudaHostRegister, else cudaMallocHost
+};
+
 struct Buffer {
-  char* pinned = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills it
+  char* pinned = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills it (in the ring's block)
   char* dev = nullptr;
   BatchVectors v{};
   cudaEvent_t computed = nullptr;  // the batch's kernels finished: both copies are free
@@ -145,6 +191,9 @@ class Gpu {
       const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes)
       : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
+    const uint64_t stride = (buffer_bytes + 4095) / 4096 * 4096;
+    ring_block_ = std::make_unique<PinnedBlock>(stride * kRing);
+    ring_bytes_ = buffer_bytes;
     WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, id_));
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
@@ -157,7 +206,7 @@ class Gpu {
       Buffer& b = ring_[i];
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
-      WCSV_CUDA_TRY(cudaMallocHost(&b.pinned, buffer_bytes));
+      b.pinned = ring_block_->data() + i * stride;
       WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
       WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
@@ -179,7 +228,6 @@ class Gpu {
     cudaSetDevice(id_);
     cudaDeviceSynchronize();
     for (auto& b : ring_) {
-      cudaFreeHost(b.pinned);
       cudaFree(b.dev);
       cudaFree(b.v.tv);
       cudaFree(b.v.prefix);
@@ -352,12 +400,10 @@ class Gpu {
     UninitVector<Value> keys(groups * static_cast<uint64_t>(nkeys));  // filled by the copies below
     UninitVector<uint64_t> words(groups * static_cast<uint64_t>(nwords)), hashes(groups);
     std::unique_ptr<char[]> arena(new char[std::max<uint64_t>(1, c.arena_used)]);
-    if (!keys.empty())
-      WCSV_CUDA_TRY(cudaMemcpy(keys.data(), table_.keys, keys.size() * sizeof(Value), cudaMemcpyDeviceToHost));
-    WCSV_CUDA_TRY(cudaMemcpy(words.data(), table_.words, words.size() * 8, cudaMemcpyDeviceToHost));
-    WCSV_CUDA_TRY(cudaMemcpy(hashes.data(), table_.hashes, groups * 8, cudaMemcpyDeviceToHost));
-    if (c.arena_used)
-      WCSV_CUDA_TRY(cudaMemcpy(arena.get(), table_.arena, c.arena_used, cudaMemcpyDeviceToHost));
+    download(keys.data(), table_.keys, keys.size() * sizeof(Value), threads);
+    download(words.data(), table_.words, words.size() * 8, threads);
+    download(hashes.data(), table_.hashes, groups * 8, threads);
+    download(arena.get(), table_.arena, c.arena_used, threads);
     const GroupLayout& layout = out.layout();
     const char* strings = arena.get();
     out.append_distinct(groups, hashes.data(), std::move(arena), threads, [&](size_t g, Value* k, char* state) {
@@ -374,6 +420,45 @@ class Gpu {
   }
 
  private:
+  // Copies `bytes` from the GPU into pageable host memory through the pinned
+  // ring: the DMA fills half the ring while all host threads copy the other
+  // half out. A plain cudaMemcpy to pageable memory goes through the driver's
+  // staging on one thread and faults the fresh pages in on that thread too.
+  void download(void* dst, const void* src, uint64_t bytes, int threads) {
+    if (bytes == 0) return;
+    constexpr int kHalf = kRing / 2;  // buffers per round
+    constexpr uint64_t kPiece = 1ull << 20;
+    const uint64_t round_bytes = kHalf * ring_bytes_;
+    const uint64_t rounds = (bytes + round_bytes - 1) / round_bytes;
+    const uint64_t pieces_per_buffer = (ring_bytes_ + kPiece - 1) / kPiece;
+    auto buffer = [&](uint64_t r, int k) -> Buffer& { return ring_[(r % 2) * kHalf + k]; };
+    WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));  // the table's last kernels are done
+    auto start_round = [&](uint64_t r) {
+      for (int k = 0; k < kHalf; ++k) {
+        const uint64_t at = r * round_bytes + k * ring_bytes_;
+        if (at >= bytes) break;
+        WCSV_CUDA_TRY(cudaMemcpyAsync(buffer(r, k).pinned, static_cast<const char*>(src) + at,
+                                      std::min(ring_bytes_, bytes - at), cudaMemcpyDeviceToHost, copy_));
+      }
+      WCSV_CUDA_TRY(cudaEventRecord(buffer(r, 0).copied, copy_));
+    };
+    start_round(0);
+    for (uint64_t r = 0; r < rounds; ++r) {
+      WCSV_CUDA_TRY(cudaEventSynchronize(buffer(r, 0).copied));
+      if (r + 1 < rounds) start_round(r + 1);  // into the other half, copied out in round r - 1
+      const uint64_t n = std::min(round_bytes, bytes - r * round_bytes);
+      const int workers = static_cast<int>(std::min<uint64_t>(threads, (n + kPiece - 1) / kPiece));
+      parallel_for(kHalf * pieces_per_buffer, workers, [&](size_t i, int) {
+        const int k = static_cast<int>(i / pieces_per_buffer);
+        const uint64_t in_buffer = (i % pieces_per_buffer) * kPiece;
+        const uint64_t at = r * round_bytes + k * ring_bytes_ + in_buffer;  // offset in the whole array
+        if (in_buffer >= ring_bytes_ || at >= bytes) return;
+        const uint64_t len = std::min({kPiece, ring_bytes_ - in_buffer, bytes - at});
+        std::memcpy(static_cast<char*>(dst) + at, buffer(r, k).pinned + in_buffer, len);
+      });
+    }
+  }
+
   static int128 to_int128(const uint64_t* w) {
     return static_cast<int128>((static_cast<uint128>(w[1]) << 64) | w[0]);
   }
@@ -628,6 +713,8 @@ class Gpu {
   std::vector<std::string> null_tokens_;  // --null tokens, uploaded with the plan
   int sms_ = 1;
   cudaStream_t copy_ = nullptr, compute_ = nullptr;
+  std::unique_ptr<PinnedBlock> ring_block_;  // the ring's pinned buffers
+  uint64_t ring_bytes_ = 0;                  // bytes of each
   Buffer ring_[kRing];
   uint64_t next_ = 0;
   Buffer* pending_ = nullptr;  // vector phase queued, row phase not yet
@@ -751,16 +838,19 @@ class CudaExecutor : public ScanExecutor {
  private:
   struct NoGpu {};
 
-  // The GPUs of a run, started on a background thread.
+  // The GPUs of a run, started one after another on a background thread so
+  // that GPU 0 scans while the next GPUs start (creating contexts at the same
+  // time is no faster than one by one: about 0.1 s each on 2 x H200). A GPU
+  // joins the scan when it is ready; one ready after the input is used up
+  // does no work.
   struct Startup {
     std::vector<int> ids;
     std::vector<std::unique_ptr<Gpu>> gpus;
     std::exception_ptr error;
     bool no_gpu = false;
-    std::thread thread;
 
     uint64_t batch = 0, buffer_bytes = 0;  // per GPU batch: own bytes; buffer bytes
-    double driver_s = 0, gpus_s = 0;       // CUDA driver; contexts, streams, buffers
+    double driver_s = 0, first_s = 0, all_s = 0;  // CUDA driver; GPU 0 ready; all ready
 
     Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
             const Dialect& dialect, size_t ncols) {
@@ -771,7 +861,7 @@ class CudaExecutor : public ScanExecutor {
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
-      thread = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
+      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
         try {
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
@@ -780,29 +870,70 @@ class CudaExecutor : public ScanExecutor {
             if (!x.required_) throw NoGpu{};
             throw no_gpu_error(settings.opts->device, "no CUDA device was found");
           }
-          ids = x.gpus_;
-          if (ids.empty())
-            for (int i = 0; i < count; ++i) ids.push_back(i);
-          check_gpu_numbers(settings.opts->device, ids, count);
-          gpus.resize(ids.size());
-          const auto t1 = std::chrono::steady_clock::now();
-          on_threads(ids.size(), [&](size_t i) {
-            WCSV_CUDA_TRY(cudaSetDevice(ids[i]));
-            gpus[i] = std::make_unique<Gpu>(ids[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
-                                            buffer_bytes);
+          std::vector<int> chosen = x.gpus_;
+          if (chosen.empty())
+            for (int i = 0; i < count; ++i) chosen.push_back(i);
+          check_gpu_numbers(settings.opts->device, chosen, count);
+          publish([&] {
+            ids = chosen;
+            gpus.resize(ids.size());
           });
-          gpus_s = seconds_since(t1);
+          const auto t1 = std::chrono::steady_clock::now();
+          for (size_t i = 0; i < chosen.size(); ++i) {
+            WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
+            auto gpu = std::make_unique<Gpu>(chosen[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
+                                             buffer_bytes);
+            if (i == 0) first_s = seconds_since(t1);
+            publish([&] {
+              gpus[i] = std::move(gpu);
+              ready_ = i + 1;
+            });
+          }
+          all_s = seconds_since(t1);
         } catch (const NoGpu&) {
           no_gpu = true;
         } catch (...) {
           error = std::current_exception();
         }
+        publish([&] { done_ = true; });
       });
     }
+    // How many GPUs the run uses, once known; 0 when start-up failed or there
+    // is no GPU (see error and no_gpu after join()).
+    size_t wait_ids() {
+      std::unique_lock<std::mutex> l(m_);
+      cv_.wait(l, [&] { return !ids.empty() || done_; });
+      return ids.size();
+    }
+    // GPU i once it is ready, or nullptr when start-up ended without it or
+    // give_up() turned true first (checked every millisecond).
+    Gpu* wait_gpu(size_t i, const std::function<bool()>& give_up) {
+      std::unique_lock<std::mutex> l(m_);
+      for (;;) {
+        if (ready_ > i) return gpus[i].get();
+        if (done_ || give_up()) return nullptr;
+        cv_.wait_for(l, std::chrono::milliseconds(1));
+      }
+    }
     void join() {
-      if (thread.joinable()) thread.join();
+      if (thread_.joinable()) thread_.join();
     }
     ~Startup() { join(); }
+
+   private:
+    template <class Fn>
+    void publish(Fn&& fn) {
+      {
+        std::lock_guard<std::mutex> l(m_);
+        fn();
+      }
+      cv_.notify_all();
+    }
+    std::mutex m_;
+    std::condition_variable cv_;
+    size_t ready_ = 0;  // gpus[0, ready_) are usable
+    bool done_ = false;
+    std::thread thread_;
   };
 
   // False when the GPUs flagged something for the host path, or there are
@@ -812,19 +943,25 @@ class CudaExecutor : public ScanExecutor {
     // Readers: every host thread but the GPU threads' own, which read too.
     PiecePool pool(std::max(0, std::min(settings.threads, 64) - 1));
     const auto t_wait = std::chrono::steady_clock::now();
-    startup.join();
+    const size_t ngpus = startup.wait_ids();
+    if (!ngpus || !startup.wait_gpu(0, [] { return false; })) {
+      startup.join();
+      if (startup.error) std::rethrow_exception(startup.error);
+      return false;  // no GPU under --device auto
+    }
+    if (settings.opts->gpus_start_together)
+      for (size_t g = 1; g < ngpus; ++g) startup.wait_gpu(g, [] { return false; });
     const double startup_wait_s = seconds_since(t_wait);
-    if (startup.error) std::rethrow_exception(startup.error);
-    if (startup.no_gpu) return false;
-    std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
     const auto t_scan = std::chrono::steady_clock::now();
     for (auto& src : in.sources) {
       if (src->header().empty() && in.column_names.empty()) continue;
       BatchFeed feed(*src, startup.batch, kTail, pool);
       StateChain chain(kRowStart);
       std::atomic<bool> flagged{false};
-      on_threads(gpus.size(), [&](size_t g) {
-        Gpu& gpu = *gpus[g];
+      on_threads(ngpus, [&](size_t g) {
+        Gpu* ready = startup.wait_gpu(g, [&] { return feed.exhausted(); });
+        if (!ready) return;  // the input was used up first (or start-up failed: rethrown below)
+        Gpu& gpu = *ready;
         try {
           for (;;) {
             if (interrupted()) throw Interrupted();
@@ -853,6 +990,9 @@ class CudaExecutor : public ScanExecutor {
       });
       if (flagged) return false;
     }
+    startup.join();
+    if (startup.error) std::rethrow_exception(startup.error);
+    std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
     for (const auto& c : counters)
@@ -877,8 +1017,9 @@ class CudaExecutor : public ScanExecutor {
     const double back_s = seconds_since(t_back);
     stats.chunk_size = startup.batch;
     stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: start gpus+buffers", "all", startup.gpus_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: scan waited for start", "cpu", startup_wait_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
+    if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: start all gpus", "all", startup.all_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: scan waited for gpu0", "cpu", startup_wait_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", scan_s, stats.bytes, 0});
     if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: merge on gpu0", "gpu0", device_merge_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});

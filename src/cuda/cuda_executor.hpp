@@ -11,8 +11,9 @@ namespace warpcsv {
 // Number of CUDA devices usable by this process (0 when none or no driver).
 int cuda_device_count();
 
-// Creates the primary context of GPUs 0..n-1 (the costly part of start-up).
-void cuda_start_contexts(int n);
+// Creates the primary contexts of `gpus` in that order (the costly part of
+// start-up; one at a time, as creating them together is no faster).
+void cuda_start_contexts(const std::vector<int>& gpus);
 
 // An executor that scans on the given GPUs (all when empty), one host thread
 // per GPU, with output byte-identical to the CPU executor's. It learns whether

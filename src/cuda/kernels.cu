@@ -104,7 +104,7 @@ __global__ void k_odd_bytes(const char* data, uint64_t n, uint32_t* odd) {
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const u64 v = w[i];
-    found |= (((v - 0x0101010101010101ull) | v) & 0x8080808080808080ull) != 0;
+    found |= nul_or_high_bits(v) != 0;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0)
     for (uint64_t i = words * 8; i < n; ++i) found |= data[i] == 0 || (data[i] & 0x80);

@@ -105,6 +105,11 @@ void BatchFeed::stop() {
   done_ = true;
 }
 
+bool BatchFeed::exhausted() {
+  std::lock_guard<std::mutex> l(m_);
+  return done_ || (src_.can_pread() && next_index_ * batch_ >= src_.size_bytes());
+}
+
 void BatchFeed::in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn) {
   pool_.run((n + kReadPiece - 1) / kReadPiece, [&](uint64_t i) {
     const uint64_t at = i * kReadPiece;

@@ -74,6 +74,9 @@ class BatchFeed {
   // exhausted (or stop() was called).
   bool next(char* buf, BatchSpan& out);
   void stop();
+  // Whether every batch has been claimed (or stop() was called): a device
+  // that becomes ready later has nothing left to do.
+  bool exhausted();
 
  private:
   // Runs fn(at, len) over [0, n) in pieces on the pool.

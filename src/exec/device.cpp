@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <future>
 
 #include "warpcsv/errors.hpp"
+#include "warpcsv/run.hpp"
 #ifdef WARPCSV_HAVE_CUDA
 #include "cuda/cuda_executor.hpp"
 #endif
@@ -71,13 +73,12 @@ DeviceChoice choose_device(const Options& opts) {
   return d;
 }
 
-#ifdef WARPCSV_HAVE_CUDA
 namespace {
 // Inputs at least this large pay for CUDA start-up (about 0.4 s) under --device auto.
-constexpr uint64_t kAutoGpuBytes = 256ull << 20;
+[[maybe_unused]] constexpr uint64_t kAutoGpuBytes = 256ull << 20;
 
 // Total size of the input files; 0 when any is standard input or not a regular file.
-uint64_t input_bytes(const Options& opts) {
+[[maybe_unused]] uint64_t input_bytes(const Options& opts) {
   uint64_t total = 0;
   for (const auto& f : opts.files) {
     struct stat st;
@@ -86,15 +87,73 @@ uint64_t input_bytes(const Options& opts) {
   }
   return total;
 }
+
+// The GPUs of a run as the CUDA executor sees them: the listed ones, or all
+// (empty), or {0} for an input too small to keep more than one busy.
+[[maybe_unused]] std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
+  return gpus_for_input(d, input_bytes(opts));
+}
 }  // namespace
+
+std::vector<int> gpus_for_input(const DeviceChoice& d, uint64_t input_bytes) {
+  if (!d.gpus.empty()) return d.gpus;
+  if (input_bytes < kAllGpusBytes) return {0};
+  return {};
+}
+
+std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, const char* current) {
+  if (gpus.empty()) return std::nullopt;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    if (gpus[i] != static_cast<int>(i)) return std::nullopt;  // not 0..k-1: keep the numbering
+  std::vector<std::string> entries;
+  if (current) {
+    std::string s = current;
+    size_t i = 0;
+    while (i <= s.size()) {
+      size_t j = s.find(',', i);
+      if (j == std::string::npos) j = s.size();
+      if (j > i) entries.push_back(s.substr(i, j - i));
+      i = j + 1;
+    }
+  } else {
+    for (size_t i = 0; i < gpus.size(); ++i) entries.push_back(std::to_string(i));
+  }
+  if (entries.size() < gpus.size()) return std::nullopt;  // the count check will name the missing GPU
+  std::string out;
+  for (size_t i = 0; i < gpus.size(); ++i) out += (i ? "," : "") + entries[i];
+  return out;
+}
+
+std::string describe_run_gpus(const DeviceChoice& d, const Options& opts) {
+  const std::vector<int> gpus = gpus_for_input(d, input_bytes(opts));
+  if (gpus.empty()) return "all visible GPUs";
+  if (d.gpus.empty())
+    return fmt::format("GPU 0 (an input under {} GiB; --device 0,1 lists more)", kAllGpusBytes >> 30);
+  std::string list;
+  for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+  return "GPUs " + list;
+}
+
+void limit_visible_gpus(const Options& opts) {
+#ifdef WARPCSV_HAVE_CUDA
+  const DeviceChoice d = choose_device(opts);
+  if (d.kind == DeviceChoice::Cpu) return;
+  if (const auto v = visible_devices_for(run_gpus(d, opts), std::getenv("CUDA_VISIBLE_DEVICES")))
+    ::setenv("CUDA_VISIBLE_DEVICES", v->c_str(), 1);
+#else
+  (void)opts;
 #endif
+}
 
 void start_gpu_probe(const Options& opts) {
 #ifdef WARPCSV_HAVE_CUDA
   if (opts.device == "cpu" || (opts.device == "auto" && input_bytes(opts) < kAutoGpuBytes)) return;
-  probe() = std::async(std::launch::async, [] {
+  const std::vector<int> gpus = run_gpus(choose_device(opts), opts);
+  probe() = std::async(std::launch::async, [gpus] {
               const int n = cuda_device_count();
-              cuda_start_contexts(n);
+              std::vector<int> all;
+              for (int i = 0; i < n; ++i) all.push_back(i);
+              cuda_start_contexts(gpus.empty() ? all : gpus);
               return n;
             }).share();
 #else
@@ -111,7 +170,7 @@ std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSe
   // (a bad row makes the CPU executor rescan it); plans the GPU does not run
   // go to the CPU inside the executor.
   const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && input_bytes(opts) >= kAutoGpuBytes);
-  if (gpu && in.rereadable()) return make_cuda_executor(d.gpus, d.kind == DeviceChoice::Gpu);
+  if (gpu && in.rereadable()) return make_cuda_executor(run_gpus(d, opts), d.kind == DeviceChoice::Gpu);
 #else
   (void)in;
   (void)opts;

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,25 @@ struct DeviceChoice {
 
 // Parses --device (auto, cpu, gpu, or a list such as 0,1).
 DeviceChoice choose_device(const Options& opts);
+
+// Inputs smaller than this run on GPU 0 alone under --device gpu or auto.
+// Measured on 2 x H200 (32 cores, file in the page cache): each visible GPU
+// adds about 0.1 s to CUDA driver start-up, its context 0.1 s more and the
+// process exit 0.05-0.1 s, while pread fills two GPUs at most ~10 GB/s
+// faster than one. A list (--device 0,1) always uses the GPUs it names.
+constexpr uint64_t kAllGpusBytes = 32ull << 30;
+
+// The GPUs a run uses: the listed ones, {0} for an input of fewer than
+// kAllGpusBytes bytes (`input_bytes` 0: a stream or unknown), else all (empty).
+std::vector<int> gpus_for_input(const DeviceChoice& d, uint64_t input_bytes);
+
+// The GPUs a run uses, in words for --explain.
+std::string describe_run_gpus(const DeviceChoice& d, const Options& opts);
+
+// The CUDA_VISIBLE_DEVICES value that shows the driver only GPUs 0..k-1 of
+// `current` (the variable's value, or null when unset), keeping their
+// numbers; nullopt to leave it as it is (all GPUs, or another list).
+std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, const char* current);
 
 // Starts CUDA (driver and contexts, about 0.4 s) on a background thread when
 // the run may use a GPU, so it overlaps opening the input and binding.

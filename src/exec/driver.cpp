@@ -108,6 +108,7 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
     s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read into pinned memory; each "
                      "batch's start state from the composed transition vectors of the batches before it\n",
                      opts.chunk_size ? chunk : kGpuBatchBytes);
+  if (device.kind == DeviceChoice::Gpu) s += "  on " + describe_run_gpus(device, opts) + "\n";
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
   return s;
 }

@@ -144,8 +144,7 @@ bool PostPipeline::push(const Value* row) {
 void PostPipeline::push_all(const Table& t) {
   constexpr size_t kRowsPerPart = 1 << 15;
   const size_t n = t.rows(), w = t.width();
-  std::string probe;
-  if (!plan_.post.empty() || threads_ <= 1 || n < 4 * kRowsPerPart || !writer_.format_rows(probe, nullptr, 0, w)) {
+  if (!plan_.post.empty() || threads_ <= 1 || n < 4 * kRowsPerPart || !writer_.can_format_rows()) {
     for (size_t r = 0; r < n; ++r)
       if (!push(t.row(r))) return;
     return;

@@ -112,10 +112,10 @@ class DelimitedWriter : public BufferedWriter {
     maybe_flush();
   }
   void end() override { finish(); }
-  bool format_rows(std::string& out, const Value* cells, size_t n, size_t width) const override {
+  bool can_format_rows() const override { return true; }
+  void format_rows(std::string& out, const Value* cells, size_t n, size_t width) const override {
     if (!cols_.empty())
       for (size_t r = 0; r < n; ++r) append_row(out, cells + r * width);
-    return true;
   }
   void write_formatted(const std::string& bytes) override {
     flush();

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +49,7 @@ struct RunConfig {
   bool skip = false;
   std::vector<std::string> nulls;
   std::string schema;
+  bool gpus_together = true;  // false: GPUs join the scan when ready, as on the command line
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
@@ -57,6 +59,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.files = {input};
   opts.chunk_size = c.chunk;
   opts.device = c.device;
+  opts.gpus_start_together = c.gpus_together;  // a list of GPUs shares even these small inputs
   opts.quiet = true;
   opts.dialect.null_tokens = c.nulls;
   opts.schema = c.schema;
@@ -86,11 +89,18 @@ bool have_gpu() {
   return false;
 }
 
-// The device settings to compare with the CPU: all GPUs, and GPU 0 alone
-// when there are several.
+// Every GPU listed ("0,1,..."): --device gpu runs small inputs on GPU 0 alone.
+std::string all_gpus() {
+  std::string list;
+  for (int i = 0; i < cuda_device_count(); ++i) list += (i ? "," : "") + std::to_string(i);
+  return list;
+}
+
+// The device settings to compare with the CPU: --device gpu, and all GPUs
+// listed when there are several.
 std::vector<std::string> gpu_devices() {
   std::vector<std::string> d = {"gpu"};
-  if (cuda_device_count() > 1) d.push_back("0");
+  if (cuda_device_count() > 1) d.push_back(all_gpus());
   return d;
 }
 
@@ -239,9 +249,8 @@ TEST_CASE("gpu: random files, every GPU aggregate and expression, every chunk si
 TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
-  const char* root = std::getenv("WARPCSV_TEST_DATA");
-  REQUIRE(root != nullptr);
-  const std::string f = std::string(root) + "/../data/sales_sample.csv";  // quoted newlines, empty fields
+  const std::string f = WARPCSV_DATA_DIR "/sales_sample.csv";  // quoted newlines, empty fields
+  REQUIRE(std::ifstream(f).good());
   const CudaRunInfo before = cuda_run_info();
   for (const char* p : {"groupby region | agg count(), sum(amount), mean(unit_price), min(order_date), max(quantity)",
                         "filter status != \"cancelled\" | groupby customer, product | agg sum(quantity * unit_price), "
@@ -252,6 +261,37 @@ TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size
     CHECK(r.out.size() > 20);
   }
   CHECK(cuda_run_info().gpu_scans > before.gpu_scans);
+}
+
+TEST_CASE("gpu: a table of many groups comes back through the pinned ring in many rounds", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("many.csv");
+  std::string text = "k,v,x\n";
+  for (int i = 0; i < 300000; ++i)
+    text += "key" + std::to_string(i * 7919 % 300007) + "," + std::to_string(i % 1000 - 500) + "," +
+            std::to_string(i % 97) + ".25\n";
+  write_file(f, text);
+  // Chunk 4096: 1 MiB buffers, so ~100 MB of group words take dozens of rounds.
+  const RunResult r = check_same(dir, "groupby k | agg sum(v), mean(x), count(), max(x)", f, RunConfig{},
+                                 {4096, 0});
+  CHECK(r.code == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 300001);
+}
+
+TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]") {
+  if (!have_gpu() || cuda_device_count() < 2) return;
+  TempDir dir;
+  const std::string f = dir.file("join.csv");
+  testing::DatasetOptions o;
+  o.rows = 20000;
+  write_file(f, testing::make_dataset(4242, o).text);
+  RunConfig c;
+  c.gpus_together = false;  // GPU 1 takes part or not, depending on when it is ready
+  for (int i = 0; i < 3; ++i) {
+    const RunResult r = check_same(dir, "groupby k1, k2 | agg sum(v1), count(), mean(f), var(v2)", f, c, {7, 4096});
+    CHECK(r.code == 0);
+  }
 }
 
 TEST_CASE("gpu: plans without a GPU form run on the CPU with the same bytes", "[gpu]") {
@@ -325,7 +365,8 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
   Options opts;
   opts.pipeline = pipeline ? pipeline : "groupby id1 | agg sum(v1)";
   opts.files = {path};
-  opts.device = "gpu";
+  const char* device = std::getenv("WARPCSV_BENCH_DEVICE");  // e.g. 0,1 for both GPUs of a small file
+  opts.device = device ? device : "gpu";
   opts.quiet = true;
   opts.output_path = "/dev/null";
   const double bytes = static_cast<double>(std::filesystem::file_size(path));
@@ -334,7 +375,7 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
     REQUIRE(run_pipeline(opts) == 0);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "bench: run " << i << " " << s << " s " << bytes / s / 1e9 << " GB/s (" << opts.pipeline
-              << ")" << std::endl;
+              << ", --device " << opts.device << ")" << std::endl;
   }
   CHECK(cuda_run_info().gpu_scans >= 3);
 }

@@ -50,6 +50,7 @@ Result run_once(const TempDir& dir, const std::string& input, const std::string&
   o.pipeline = pipeline;
   o.files = {in};
   o.device = device;
+  o.gpus_start_together = true;  // with "0,1" both GPUs share the tiny inputs
   o.chunk_size = chunk;
   o.threads = threads;
   o.quiet = false;
@@ -81,7 +82,8 @@ const int kThreads[] = {1, 2};
 std::vector<std::string> devices() {
   std::vector<std::string> d = {"cpu"};
 #ifdef WARPCSV_HAVE_CUDA
-  if (cuda_device_count() > 0) d.push_back("gpu");
+  if (cuda_device_count() == 1) d.push_back("gpu");
+  if (cuda_device_count() > 1) d.push_back("0,1");  // --device gpu would use GPU 0 alone on these small inputs
 #endif
   return d;
 }

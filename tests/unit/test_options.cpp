@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "cli/options.hpp"
+#include "exec/device.hpp"
 #include "warpcsv/errors.hpp"
 
 using namespace warpcsv;
@@ -189,4 +190,29 @@ TEST_CASE("options: --help and --version exit early with their text") {
 #endif
     }
   }
+}
+
+// Which GPUs a run uses, and what the CUDA driver is shown of them.
+TEST_CASE("devices: an input too small for several GPUs runs on GPU 0; a list is kept") {
+  DeviceChoice all;
+  all.kind = DeviceChoice::Gpu;
+  CHECK(gpus_for_input(all, 5'000'000'000ull) == std::vector<int>{0});
+  CHECK(gpus_for_input(all, 0) == std::vector<int>{0});  // a stream
+  CHECK(gpus_for_input(all, kAllGpusBytes - 1) == std::vector<int>{0});
+  CHECK(gpus_for_input(all, kAllGpusBytes).empty());  // all of them
+  DeviceChoice listed = all;
+  listed.gpus = {1, 0};
+  CHECK(gpus_for_input(listed, 10) == std::vector<int>{1, 0});
+}
+
+TEST_CASE("devices: the driver is shown GPUs 0..k-1 only, in the user's numbering") {
+  CHECK(visible_devices_for({0}, nullptr) == std::optional<std::string>("0"));
+  CHECK(visible_devices_for({0, 1}, nullptr) == std::optional<std::string>("0,1"));
+  CHECK(visible_devices_for({0}, "3,2") == std::optional<std::string>("3"));
+  CHECK(visible_devices_for({0, 1}, "GPU-aa,GPU-bb,GPU-cc") == std::optional<std::string>("GPU-aa,GPU-bb"));
+  CHECK_FALSE(visible_devices_for({}, nullptr));         // all GPUs: leave it
+  CHECK_FALSE(visible_devices_for({1}, nullptr));        // GPU 1 alone keeps its number: leave it
+  CHECK_FALSE(visible_devices_for({1, 0}, "0,1"));
+  CHECK_FALSE(visible_devices_for({0, 1}, "5"));         // fewer than asked: the count check names it
+  CHECK_FALSE(visible_devices_for({0}, ""));             // none visible stays none
 }

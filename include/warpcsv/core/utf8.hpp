@@ -51,6 +51,14 @@ WCSV_HD inline size_t utf8_invalid_at(const char* p, size_t n) {
 // What makes a data row unusable as text.
 enum class ByteIssue : uint8_t { None, Nul, InvalidUtf8 };
 
+// The high bit of each byte of `w` that is >= 0x80, and of its lowest zero
+// byte: nothing below the lowest such byte borrows in w - 0x0101..., so the
+// result is zero for a word of bytes 0x01..0x7F only, and its lowest set bit
+// marks the first byte that is 0 or >= 0x80.
+WCSV_HD constexpr uint64_t nul_or_high_bits(uint64_t w) {
+  return ((w - 0x0101010101010101ull) | w) & 0x8080808080808080ull;
+}
+
 // The first NUL byte or invalid UTF-8 sequence in p[0..n): its kind, and its
 // offset in *at (set only when there is one). A NUL is reported where it is;
 // an invalid sequence at the offset of its first byte (a sequence cut short by
@@ -58,8 +66,6 @@ enum class ByteIssue : uint8_t { None, Nul, InvalidUtf8 };
 // bytes at a time.
 WCSV_HD inline ByteIssue find_byte_issue(const char* p, uint64_t n, uint64_t* at) {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
   uint64_t i = 0;
   while (i < n) {
     if (n - i >= 8) {
@@ -69,11 +75,7 @@ WCSV_HD inline ByteIssue find_byte_issue(const char* p, uint64_t n, uint64_t* at
 #else
       __builtin_memcpy(&w, u + i, 8);
 #endif
-      // A byte's high bit is set in (w - kOnes) | w iff it is >= 0x80, or it
-      // is the lowest zero byte (nothing below it borrows when no byte below
-      // is zero or >= 0x80): zero for a word of bytes 0x01..0x7F only, and
-      // its lowest set bit marks the first byte that is 0 or >= 0x80.
-      const uint64_t flagged = ((w - kOnes) | w) & kHigh;
+      const uint64_t flagged = nul_or_high_bits(w);
       if (flagged == 0) {
         i += 8;
         continue;
