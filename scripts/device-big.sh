@@ -37,4 +37,4 @@ if [ -x .peers/duckq ]; then
   DEVICE=gpu ROWS=$ROWS THREADS=$(nproc) REPS=1 QUERIES="q1 q3" WARPCSV=$W DUCKQ=.peers/duckq \
     GEN_GROUPBY=/dev/shm/gen_groupby BENCH_DIR=/dev/shm scripts/bench.sh 2>&1 | tee "$OUT/big-bench.txt"
 fi
-rm -f "$OUT"/big-out-*.csv
+rm -f "$OUT"/big-out-*.csv "$OUT/big-build.log"
