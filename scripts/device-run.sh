@@ -37,7 +37,7 @@ if [ -x .peers/duckq ]; then
   for dev in gpu $ALL_GPUS; do
     DEVICE=$dev ROWS=${BENCH_ROWS:-100000000} THREADS=$(nproc) REPS=2 QUERIES="q1 q3" WARPCSV=$W \
       DUCKQ=.peers/duckq GEN_GROUPBY=build-gpu/gen_groupby_check BENCH_DIR=/dev/shm \
-      timeout 150 scripts/bench.sh >"$OUT/bench-${dev//,/+}.txt" 2>&1
+      timeout 150 scripts/bench.sh >"$OUT/bench-${dev//,/_}.txt" 2>&1
   done
 fi
 # The DuckDB oracle with the GPUs (db-benchmark questions and the sales table);
