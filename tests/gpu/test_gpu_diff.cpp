@@ -263,23 +263,23 @@ TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size
   CHECK(cuda_run_info().gpu_scans > before.gpu_scans);
 }
 
-// 300k groups of a string key and float aggregates (~110 MB of group words).
-std::string many_groups_csv() {
+// 300k groups of a string key and float aggregates (~110 MB of group words),
+// on the CPU and on the GPUs at `chunks`; returns the CPU result.
+RunResult check_many_groups(const std::vector<uint64_t>& chunks) {
+  TempDir dir;
+  const std::string f = dir.file("many.csv");
   std::string text = "k,v,x\n";
   for (int64_t i = 0; i < 300000; ++i)
     text += "key" + std::to_string(i * 7919 % 300007) + "," + std::to_string(i % 1000 - 500) + "," +
             std::to_string(i % 97) + ".25\n";
-  return text;
+  write_file(f, text);
+  return check_same(dir, "groupby k | agg sum(v), mean(x), count(), max(x)", f, RunConfig{}, chunks);
 }
-const char* const kManyGroupsPipeline = "groupby k | agg sum(v), mean(x), count(), max(x)";
 
 TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rounds", "[gpu]") {
   if (!have_gpu()) return;
-  TempDir dir;
-  const std::string f = dir.file("many.csv");
-  write_file(f, many_groups_csv());
   // Default batches: 33 MiB ring buffers, so the group words take two rounds.
-  const RunResult r = check_same(dir, kManyGroupsPipeline, f, RunConfig{}, {0});
+  const RunResult r = check_many_groups({0});
   CHECK(r.code == 0);
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 300001);
 }
@@ -290,11 +290,7 @@ TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rou
 // run it with: gpu_tests '[many-groups-small-batches]'
 TEST_CASE("gpu: many groups at small batches give the CPU's bytes", "[.][many-groups-small-batches]") {
   if (!have_gpu()) return;
-  TempDir dir;
-  const std::string f = dir.file("many.csv");
-  write_file(f, many_groups_csv());
-  const RunResult r = check_same(dir, kManyGroupsPipeline, f, RunConfig{}, {4096});
-  CHECK(r.code == 0);
+  CHECK(check_many_groups({4096}).code == 0);
 }
 
 TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]") {
