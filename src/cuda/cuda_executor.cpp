@@ -298,7 +298,10 @@ class Gpu {
     Buffer& buf = *pending_;
     pending_ = nullptr;
     const auto t = std::chrono::steady_clock::now();
-    const uint8_t state = buf.chain->wait_state(buf.span.index);
+    const uint8_t state = buf.chain->wait_state(buf.span.index, [this] {
+      const cudaError_t e = cudaStreamQuery(compute_);
+      if (e != cudaErrorNotReady) WCSV_CUDA_TRY(e);  // a fault: throw instead of waiting for ever
+    });
     wait_s += seconds_since(t);
     const GpuBatch b = batch_of(buf, state);
     launch_batch_rows(b, dplan_, hplan_, buf.v, table(), scratch_, sms_, compute_);
@@ -664,7 +667,7 @@ class Gpu {
 
   void grow_groups(uint64_t gcap) {
     if (gcap > 0xfff00000ull) gcap = 0xfff00000ull;
-    const uint64_t count = groups_upper_;  // exact here: just synchronized
+    const uint64_t count = std::min(groups_upper_, table_.gcap);  // exact here: just synchronized
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
     uint64_t nslots = 64;
     while (nslots < 2 * gcap) nslots *= 2;
@@ -699,8 +702,8 @@ class Gpu {
   void grow_arena(uint64_t cap) {
     char* a = nullptr;
     WCSV_CUDA_TRY(cudaMalloc(&a, cap));
-    if (arena_upper_)
-      WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, arena_upper_, cudaMemcpyDeviceToDevice, compute_));
+    const uint64_t used = std::min(arena_upper_, table_.arena_cap);  // never past the old arena
+    if (used) WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, used, cudaMemcpyDeviceToDevice, compute_));
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
     cudaFree(table_.arena);
     table_.arena = a;

@@ -489,7 +489,7 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
   if (ctx.status != EvalStatus::Ok) return kFlagIssue;
   uint32_t flags = 0;
   const int64_t g = find_or_insert(t, p, keys, h, flags);
-  if (g < 0) return flags;
+  if (g < 0 || flags) return flags;  // also a group whose key did not fit the arena: the CPU reruns
 
   // The block's cache of hot groups takes the row when it has (or gets) a
   // place for the group; otherwise the update goes to global memory.

@@ -1,6 +1,7 @@
 #include "exec/batch_feed.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "warpcsv/errors.hpp"
@@ -179,9 +180,19 @@ void StateChain::publish(uint64_t i, TransitionVector tv) {
   cv_.notify_all();
 }
 
-uint8_t StateChain::wait_state(uint64_t i) {
+uint8_t StateChain::wait_state(uint64_t i, const std::function<void()>& poll) {
   std::unique_lock<std::mutex> l(m_);
-  cv_.wait(l, [&] { return aborted_ || i < state_.size(); });
+  const auto known = [&] { return aborted_ || i < state_.size(); };
+  while (!known()) {
+    if (!poll) {
+      cv_.wait(l, known);
+      break;
+    }
+    if (cv_.wait_for(l, std::chrono::milliseconds(50), known)) break;
+    l.unlock();
+    poll();  // may throw: the caller's device failed
+    l.lock();
+  }
   if (i < state_.size()) return state_[i];
   throw Aborted{};
 }

@@ -100,7 +100,10 @@ class StateChain {
   // The vector of batch i's own bytes.
   void publish(uint64_t i, TransitionVector tv);
   // Waits until batch i's start state is known; throws Aborted after abort().
-  uint8_t wait_state(uint64_t i);
+  // `poll` runs every 50 ms of waiting and may throw: a CUDA stream that
+  // failed runs no more host callbacks, so a waiter checks its own device
+  // rather than wait for a vector that will never come.
+  uint8_t wait_state(uint64_t i, const std::function<void()>& poll = nullptr);
   void abort();
   struct Aborted {};
 

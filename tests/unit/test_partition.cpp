@@ -5,6 +5,8 @@
 // from streams.
 #include <algorithm>
 #include <cstdint>
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <random>
 #include <set>
@@ -322,4 +324,28 @@ TEST_CASE("StateChain: a waiting batch wakes when the vectors before it arrive, 
   std::thread stuck([&] { CHECK_THROWS_AS(chain.wait_state(5), StateChain::Aborted); });
   chain.abort();
   stuck.join();
+}
+
+TEST_CASE("StateChain: a waiter's poll runs while it waits and its error ends the wait") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  SECTION("the vectors arrive: the state, whatever the poll did meanwhile") {
+    StateChain chain(kRowStart);
+    std::atomic<int> polls{0};
+    std::thread waiter([&] { CHECK(chain.wait_state(1, [&] { ++polls; }) == kQuoted); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    chain.publish(0, tv_of_bytes(d, "a,\"b", 4));  // batch 0 leaves a quote open
+    waiter.join();
+    CHECK(polls >= 1);  // it waited more than 50 ms
+  }
+  SECTION("no vector ever comes (a failed device): the poll's exception, not a hang") {
+    StateChain chain(kRowStart);
+    struct DeviceFailed {};
+    int polls = 0;
+    CHECK_THROWS_AS(chain.wait_state(3,
+                                     [&] {
+                                       if (++polls == 2) throw DeviceFailed{};
+                                     }),
+                    DeviceFailed);
+    CHECK(polls == 2);
+  }
 }
