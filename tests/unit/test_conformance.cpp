@@ -160,6 +160,23 @@ std::vector<std::string> rejected_lines(const std::string& rejects) {
   return out;
 }
 
+// A bad input under --bad-rows skip: exit 0, exactly `want` on the output, the
+// count of skipped rows on stderr, and `lines` (see rejected_lines) in the
+// rejects file. Returns the result for further checks.
+Result expect_skipped(const std::string& input, const std::string& pipeline, const std::string& want,
+                      const std::vector<std::string>& lines) {
+  TempDir dir;
+  const Result r = run_all(dir, input, pipeline, skip_to(dir));
+  INFO("input: " << input << "\npipeline: " << pipeline << "\nerror: " << r.error);
+  CHECK(r.code == 0);
+  CHECK(r.out == want);
+  const std::string skipped =
+      "skipped " + std::to_string(lines.size()) + (lines.size() == 1 ? " bad row" : " bad rows");
+  CHECK(r.diagnostics.find(skipped) != std::string::npos);
+  CHECK(rejected_lines(r.rejects) == lines);
+  return r;
+}
+
 }  // namespace
 
 // ---- RFC 4180, section 2 --------------------------------------------------------------------
@@ -360,12 +377,7 @@ TEST_CASE("a field larger than --chunk-size", "[conformance]") {
 TEST_CASE("unterminated quote at the end of the input", "[conformance]") {
   const std::string in = "a,b\n1,2\n3,\"abc\ndef\n";
   expect_failure(in, "select *", "3:3", "unterminated quoted field");
-  TempDir dir;
-  const Result r = run_all(dir, in, "select *", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "a,b\n1,2\n");
-  CHECK(r.diagnostics.find("skipped 1 bad row") != std::string::npos);
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"3,3"});
+  expect_skipped(in, "select *", "a,b\n1,2\n", {"3,3"});
 }
 
 TEST_CASE("malformed header rows fail like malformed data rows", "[conformance]") {
@@ -388,36 +400,21 @@ TEST_CASE("stray quotes and text after a closing quote", "[conformance]") {
   // Line numbers count the lines inside earlier quoted fields.
   expect_failure("a,b\n1,\"x\ny\"\n2,p\"q\n", "select *", "4:4", "inside an unquoted field");
   expect_failure("a,b\r\n1,\"x\r\ny\"\r\n2,\"p\"q\r\n", "select *", "4:6", "after a closing quote");
-  TempDir dir;
-  const std::string in = "a,b\n1,ab\"c\n2,x\n3,\"p\"q\n4,y\n";
-  const Result r = run_all(dir, in, "agg count() as n, sum(a) as s", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "n,s\n2,6\n");
-  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"2,5", "4,6"});
+  expect_skipped("a,b\n1,ab\"c\n2,x\n3,\"p\"q\n4,y\n", "agg count() as n, sum(a) as s", "n,s\n2,6\n",
+                 {"2,5", "4,6"});
 }
 
 TEST_CASE("ragged rows: file:line:column and skip counts", "[conformance]") {
   expect_failure("a,b,c\n1,2,3\n4,5\n", "select *", "3:4", "expected 3 fields, found 2");
   expect_failure("a,b\n1,\"x\ny\"\n2,3,4\n", "select *", "4:6", "expected 2 fields, found 3");
-  TempDir dir;
-  const std::string in = "a,b,c\n1,2,3\n4,5\n6,7,8,9\n10,11,12\n";
-  const Result r = run_all(dir, in, "groupby c | agg count() as n", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "c,n\n3,1\n12,1\n");
-  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"3,4", "4,8"});
+  expect_skipped("a,b,c\n1,2,3\n4,5\n6,7,8,9\n10,11,12\n", "groupby c | agg count() as n", "c,n\n3,1\n12,1\n",
+                 {"3,4", "4,8"});
 }
 
 TEST_CASE("NUL bytes are bad rows: file:line:column, skipped and listed under skip", "[conformance]") {
   const std::string in = std::string("a,b\n1,x\0y\n2,\"p\0q\"\n3,z\n", 22);
   expect_failure(in, "select *", "2:4", "found a NUL byte");
-  TempDir dir;
-  const Result r = run_all(dir, in, "select *", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "a,b\n3,z\n");
-  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"2,4", "3,5"});
+  const Result r = expect_skipped(in, "select *", "a,b\n3,z\n", {"2,4", "3,5"});
   // The rejects file shows the NUL as \x00, not as a raw byte.
   CHECK(r.rejects.find("\"1,x\\x00y\"") != std::string::npos);
   CHECK(r.rejects.find('\0') == std::string::npos);
@@ -430,12 +427,8 @@ TEST_CASE("invalid UTF-8 makes bad rows (Latin-1?) with the iconv fix", "[confor
   const std::string in = "a,b\n1,caf\xe9\n2,\x80\xff\n3,\xc3\xa9t\xc3\xa9\n";
   expect_failure(in, "select *", "2:6", "found the byte 0xe9, which is not valid UTF-8");
   expect_failure(in, "select *", "2:6", "iconv -f latin1 -t utf-8 ");
-  TempDir dir;
-  const Result r = run_all(dir, in, "groupby b | agg count() as n, sum(a) as s", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "b,n,s\n\xc3\xa9t\xc3\xa9,1,3\n");
-  CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"2,6", "3,3"});
+  const Result r = expect_skipped(in, "groupby b | agg count() as n, sum(a) as s", "b,n,s\n\xc3\xa9t\xc3\xa9,1,3\n",
+                                  {"2,6", "3,3"});
   CHECK(r.rejects.find("\"1,caf\\xe9\"") != std::string::npos);
   CHECK(r.rejects.find("\"2,\\x80\\xff\"") != std::string::npos);
   // Where it is: after a line break inside quotes, at the end of the input, before a NUL.
@@ -476,11 +469,7 @@ TEST_CASE("comment lines and --skip lines are not checked for UTF-8", "[conforma
 
 TEST_CASE("type inference skips rows with NUL or invalid UTF-8", "[conformance]") {
   // Were the 0xE9 row sampled, v would be a string column and sum(v) a type error.
-  TempDir dir;
-  const Result r = run_all(dir, "k,v\na,1\nb,\xe9\nc,2\n", "agg sum(v) as s, count() as n", skip_to(dir));
-  CHECK(r.code == 0);
-  CHECK(r.out == "s,n\n3,2\n");
-  CHECK(rejected_lines(r.rejects) == std::vector<std::string>{"3,3"});
+  expect_skipped("k,v\na,1\nb,\xe9\nc,2\n", "agg sum(v) as s, count() as n", "s,n\n3,2\n", {"3,3"});
 }
 
 TEST_CASE("valid UTF-8 (accents, CJK, emoji) is kept byte for byte", "[conformance]") {

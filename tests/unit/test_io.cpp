@@ -103,6 +103,27 @@ std::string sample_csv(size_t rows, uint64_t seed) {
   return s;
 }
 
+// Writes `bytes` into the FIFO `path` from a child process, `piece` bytes per
+// write (a slow producer); returns the child's pid (-1 when fork failed).
+pid_t write_fifo_in_child(const std::string& path, const std::string& bytes, size_t piece) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  for (size_t i = 0; i < bytes.size(); i += piece) {
+    const size_t n = std::min(piece, bytes.size() - i);
+    if (::write(fd, bytes.data() + i, n) != static_cast<ssize_t>(n)) _exit(1);
+  }
+  ::close(fd);
+  _exit(0);
+}
+
+// Waits for a write_fifo_in_child child: whether it wrote everything.
+bool child_succeeded(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // The message of the InputError that `f` throws ("" when it throws none).
 template <class F>
 std::string input_error(F f) {
@@ -347,23 +368,12 @@ TEST_CASE("zstd through a FIFO, in small writes") {
   const std::string text = sample_csv(30000, 6);
   const std::string z =
       zstd_skippable("x") + zstd_frame(text.substr(0, 1234)) + zstd_frame(text.substr(1234));
-  pid_t pid = fork();
+  const pid_t pid = write_fifo_in_child(fifo, z, 333);
   REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int fd = ::open(fifo.c_str(), O_WRONLY);
-    for (size_t i = 0; i < z.size(); i += 333) {
-      size_t n = std::min<size_t>(333, z.size() - i);
-      if (::write(fd, z.data() + i, n) != static_cast<ssize_t>(n)) _exit(1);
-    }
-    ::close(fd);
-    _exit(0);
-  }
   auto src = open_source(fifo);
   CHECK_FALSE(src->can_pread());
   CHECK(read_all(*src, {13, 4000}) == text);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(WIFEXITED(status));
+  CHECK(child_succeeded(pid));
 }
 #else
 TEST_CASE("zstd: a build without libzstd refuses .zst input with the command to decompress it") {
@@ -425,24 +435,13 @@ TEST_CASE("FIFO is a stream, and gzip through it works") {
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   const std::string text = sample_csv(3000, 3);
   const std::string z = gzip(text);
-  pid_t pid = fork();
+  const pid_t pid = write_fifo_in_child(fifo, z, 777);  // the gzip bytes in small pieces
   REQUIRE(pid >= 0);
-  if (pid == 0) {  // writer: the gzip bytes in small pieces
-    int fd = ::open(fifo.c_str(), O_WRONLY);
-    for (size_t i = 0; i < z.size(); i += 777) {
-      size_t n = std::min<size_t>(777, z.size() - i);
-      if (::write(fd, z.data() + i, n) != static_cast<ssize_t>(n)) _exit(1);
-    }
-    ::close(fd);
-    _exit(0);
-  }
   auto src = open_source(fifo);
   CHECK_FALSE(src->can_pread());
   CHECK(src->size_hint() == 0);
   CHECK(read_all(*src, {13, 4000}) == text);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  CHECK(WIFEXITED(status));
+  CHECK(child_succeeded(pid));
 }
 
 TEST_CASE("standard input is named <stdin> and read as a stream") {
