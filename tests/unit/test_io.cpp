@@ -135,6 +135,15 @@ std::string input_error(F f) {
   return "";
 }
 
+// The InputError message of reading all of a file `name` holding `bytes` ("" when none).
+std::string read_error(const TempDir& dir, const std::string& name, const std::string& bytes) {
+  const std::string path = dir.file(name, bytes);
+  return input_error([&] {
+    auto src = open_source(path);
+    read_all(*src, {65536});
+  });
+}
+
 }  // namespace
 
 TEST_CASE("regular file: sequential reads in odd chunks, pread, size") {
@@ -195,11 +204,7 @@ TEST_CASE("gzip: detected by magic, single and multi-member, odd chunks") {
   }
   SECTION("truncated stream") {
     std::string z = gzip(a);
-    std::string path = dir.file("cut.gz", z.substr(0, z.size() / 2));
-    std::string msg = input_error([&] {
-      auto src = open_source(path);
-      read_all(*src, {65536});
-    });
+    std::string msg = read_error(dir, "cut.gz", z.substr(0, z.size() / 2));
     CHECK(msg.find("cut.gz") != std::string::npos);
     CHECK(msg.find("corrupt gzip") != std::string::npos);
     CHECK(msg.find("gzip -t") != std::string::npos);
@@ -207,19 +212,11 @@ TEST_CASE("gzip: detected by magic, single and multi-member, odd chunks") {
   SECTION("corrupt data") {
     std::string z = gzip(a);
     for (size_t i = 20; i < 60; ++i) z[i] = static_cast<char>(z[i] ^ 0x5A);
-    std::string path = dir.file("bad.gz", z);
-    std::string msg = input_error([&] {
-      auto src = open_source(path);
-      read_all(*src, {65536});
-    });
+    std::string msg = read_error(dir, "bad.gz", z);
     CHECK(msg.find("corrupt gzip") != std::string::npos);
   }
   SECTION("garbage after the last member") {
-    std::string path = dir.file("junk.gz", gzip(b) + "not gzip");
-    std::string msg = input_error([&] {
-      auto src = open_source(path);
-      read_all(*src, {65536});
-    });
+    std::string msg = read_error(dir, "junk.gz", gzip(b) + "not gzip");
     CHECK(msg.find("not gzip") != std::string::npos);
   }
 }
@@ -270,13 +267,6 @@ TEST_CASE("zstd: detected by magic, frames, skippable frames, odd chunks") {
 TEST_CASE("zstd: corrupt, truncated and oversized streams are input errors with the fix") {
   TempDir dir;
   const std::string a = sample_csv(50000, 5), b = "more,rows\n1,2\n";
-  auto error_reading = [&](const std::string& name, const std::string& bytes) {
-    std::string path = dir.file(name, bytes);
-    return input_error([&] {
-      auto src = open_source(path);
-      read_all(*src, {65536});
-    });
-  };
   auto has = [](const std::string& msg, const std::string& part) {
     INFO(msg);
     CHECK(msg.find(part) != std::string::npos);
@@ -284,7 +274,7 @@ TEST_CASE("zstd: corrupt, truncated and oversized streams are input errors with 
   SECTION("truncated in the middle of a frame") {
     const std::string z = zstd_frame(a);
     const size_t cut = z.size() / 2;
-    std::string msg = error_reading("cut.csv.zst", z.substr(0, cut));
+    std::string msg = read_error(dir, "cut.csv.zst", z.substr(0, cut));
     has(msg, "'" + dir.path + "/cut.csv.zst' is a corrupt zstd stream (");
     has(msg, "ends in the middle of a zstd frame");
     has(msg, "after " + std::to_string(cut) + " compressed bytes");
@@ -293,16 +283,16 @@ TEST_CASE("zstd: corrupt, truncated and oversized streams are input errors with 
   SECTION("truncated right after the frame header, and in the checksum") {
     const std::string z = zstd_frame(b);
     for (size_t cut : {size_t{5}, z.size() - 1}) {
-      std::string msg = error_reading("short.zst", z.substr(0, cut));
+      std::string msg = read_error(dir, "short.zst", z.substr(0, cut));
       has(msg, "ends in the middle of a zstd frame");
     }
   }
   SECTION("truncated second frame, and a truncated skippable frame") {
     const std::string f2 = zstd_frame(a);
-    has(error_reading("two.zst", zstd_frame(b) + f2.substr(0, 100)),
+    has(read_error(dir, "two.zst", zstd_frame(b) + f2.substr(0, 100)),
         "ends in the middle of a zstd frame");
     const std::string skip_cut = zstd_skippable(std::string(50, 'x')).substr(0, 30);
-    has(error_reading("skipcut.zst", zstd_frame(b) + skip_cut),
+    has(read_error(dir, "skipcut.zst", zstd_frame(b) + skip_cut),
         "ends in the middle of a zstd frame");
   }
   SECTION("a corrupted byte: the block or the checksum does not match") {
@@ -310,29 +300,29 @@ TEST_CASE("zstd: corrupt, truncated and oversized streams are input errors with 
     for (size_t i : {z.size() / 3, z.size() / 2, z.size() - 20}) {
       std::string bad = z;
       bad[i] = static_cast<char>(bad[i] ^ 0x5A);
-      std::string msg = error_reading("bad.zst", bad);
+      std::string msg = read_error(dir, "bad.zst", bad);
       has(msg, "bad.zst' is a corrupt zstd stream (");
       has(msg, " in the zstd frame at compressed byte 0, after ");
       has(msg, "zstd -t ");
     }
     std::string tail = z;
     tail[z.size() - 2] = static_cast<char>(tail[z.size() - 2] ^ 1);  // inside the checksum
-    has(error_reading("sum.zst", tail), "checksum in the zstd frame at compressed byte 0, after ");
+    has(read_error(dir, "sum.zst", tail), "checksum in the zstd frame at compressed byte 0, after ");
     // In the second frame: the message names where that frame starts.
     const std::string first = zstd_frame(b);
-    std::string msg = error_reading("second.zst", first + tail);
+    std::string msg = read_error(dir, "second.zst", first + tail);
     has(msg, "in the zstd frame at compressed byte " + std::to_string(first.size()) + ", after ");
   }
   SECTION("garbage after the last frame") {
     const std::string z = zstd_frame(b);
-    std::string msg = error_reading("junk.zst", z + "not zstd\n");
+    std::string msg = read_error(dir, "junk.zst", z + "not zstd\n");
     has(msg, "the data after the last zstd frame, from compressed byte " +
                  std::to_string(z.size()) + ", is not zstd");
   }
   SECTION("a window larger than 128 MiB (zstd --long=30) is refused, not allocated") {
     // Frame header: no single segment, window descriptor 0xA0 = 2^30; then an empty raw last block.
     const std::string z("\x28\xb5\x2f\xfd\x00\xa0\x01\x00\x00", 9);
-    std::string msg = error_reading("long.zst", z);
+    std::string msg = read_error(dir, "long.zst", z);
     has(msg, "long.zst' needs a zstd window larger than 128 MiB");
     has(msg, "zstd -dc --long=31 ");
   }
