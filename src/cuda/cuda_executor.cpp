@@ -48,9 +48,19 @@ int cuda_device_count() {
   return count;
 }
 
+namespace {
+// `gpus`, or all `count` GPUs when it is empty.
+std::vector<int> listed_or_all(const std::vector<int>& gpus, int count) {
+  if (!gpus.empty()) return gpus;
+  std::vector<int> all;
+  for (int i = 0; i < count; ++i) all.push_back(i);
+  return all;
+}
+}  // namespace
+
 void cuda_start_contexts(const std::vector<int>& gpus) {
   const int n = cuda_device_count();
-  for (int i : gpus)
+  for (int i : listed_or_all(gpus, n))
     if (i < n && cudaSetDevice(i) == cudaSuccess) (void)cudaFree(nullptr);
   (void)cudaGetLastError();
 }
@@ -873,9 +883,7 @@ class CudaExecutor : public ScanExecutor {
             if (!x.required_) throw NoGpu{};
             throw no_gpu_error(settings.opts->device, "no CUDA device was found");
           }
-          std::vector<int> chosen = x.gpus_;
-          if (chosen.empty())
-            for (int i = 0; i < count; ++i) chosen.push_back(i);
+          const std::vector<int> chosen = listed_or_all(x.gpus_, count);
           check_gpu_numbers(settings.opts->device, chosen, count);
           publish([&] {
             ids = chosen;

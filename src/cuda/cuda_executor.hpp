@@ -11,7 +11,7 @@ namespace warpcsv {
 // Number of CUDA devices usable by this process (0 when none or no driver).
 int cuda_device_count();
 
-// Creates the primary contexts of `gpus` in that order (the costly part of
+// Creates the primary contexts of `gpus` (all when empty) in that order (the costly part of
 // start-up; one at a time, as creating them together is no faster).
 void cuda_start_contexts(const std::vector<int>& gpus);
 

@@ -78,7 +78,7 @@ namespace {
 [[maybe_unused]] constexpr uint64_t kAutoGpuBytes = 256ull << 20;
 
 // Total size of the input files; 0 when any is standard input or not a regular file.
-[[maybe_unused]] uint64_t input_bytes(const Options& opts) {
+uint64_t input_bytes(const Options& opts) {
   uint64_t total = 0;
   for (const auto& f : opts.files) {
     struct stat st;
@@ -90,7 +90,7 @@ namespace {
 
 // The GPUs of a run as the CUDA executor sees them: the listed ones, or all
 // (empty), or {0} for an input too small to keep more than one busy.
-[[maybe_unused]] std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
+std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
   return gpus_for_input(d, input_bytes(opts));
 }
 }  // namespace
@@ -125,7 +125,7 @@ std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, con
 }
 
 std::string describe_run_gpus(const DeviceChoice& d, const Options& opts) {
-  const std::vector<int> gpus = gpus_for_input(d, input_bytes(opts));
+  const std::vector<int> gpus = run_gpus(d, opts);
   if (gpus.empty()) return "all visible GPUs";
   if (d.gpus.empty())
     return fmt::format("GPU 0 (an input under {} GiB; --device 0,1 lists more)", kAllGpusBytes >> 30);
@@ -150,11 +150,8 @@ void start_gpu_probe(const Options& opts) {
   if (opts.device == "cpu" || (opts.device == "auto" && input_bytes(opts) < kAutoGpuBytes)) return;
   const std::vector<int> gpus = run_gpus(choose_device(opts), opts);
   probe() = std::async(std::launch::async, [gpus] {
-              const int n = cuda_device_count();
-              std::vector<int> all;
-              for (int i = 0; i < n; ++i) all.push_back(i);
-              cuda_start_contexts(gpus.empty() ? all : gpus);
-              return n;
+              cuda_start_contexts(gpus);
+              return cuda_device_count();
             }).share();
 #else
   (void)opts;
