@@ -367,11 +367,9 @@ class Gpu {
     if (count == 0) return true;
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     const uint64_t have = std::min<uint64_t>(mine.groups, table_.gcap);
-    groups_upper_ = have;
-    arena_upper_ = mine.arena_used;
-    if (have + count > table_.gcap) grow_groups(have + count);
+    if (have + count > table_.gcap) grow_groups(have + count, have);
     if (mine.arena_used + theirs.arena_used > table_.arena_cap)
-      grow_arena(mine.arena_used + theirs.arena_used + 4096);
+      grow_arena(mine.arena_used + theirs.arena_used + 4096, mine.arena_used);
     int can = 0;  // NVLink / PCIe peer access makes the copies direct
     if (cudaDeviceCanAccessPeer(&can, id_, other.id_) == cudaSuccess && can) {
       const cudaError_t e = cudaDeviceEnablePeerAccess(other.id_, 0);
@@ -645,10 +643,11 @@ class Gpu {
         uint64_t want = groups_upper_ + kTableBatches * bound_groups;
         if (want * per_group > kTableBytes)
           want = std::max<uint64_t>(groups_upper_ + 2 * bound_groups, kTableBytes / per_group);
-        grow_groups(std::max<uint64_t>(2 * table_.gcap, want));
+        grow_groups(std::max<uint64_t>(2 * table_.gcap, want), c.groups);
       }
       if (arena_upper_ + bound_arena > table_.arena_cap)
-        grow_arena(std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena));
+        grow_arena(std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena),
+                   c.arena_used);
     }
     groups_upper_ += bound_groups;
     arena_upper_ += bound_arena;
@@ -675,9 +674,11 @@ class Gpu {
     return true;
   }
 
-  void grow_groups(uint64_t gcap) {
+  // A table of `gcap` groups holding the `groups` exact ones there are now
+  // (read after a synchronize).
+  void grow_groups(uint64_t gcap, uint64_t groups) {
     if (gcap > 0xfff00000ull) gcap = 0xfff00000ull;
-    const uint64_t count = std::min(groups_upper_, table_.gcap);  // exact here: just synchronized
+    const uint64_t count = std::min(groups, table_.gcap);  // never past the old arrays
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
     uint64_t nslots = 64;
     while (nslots < 2 * gcap) nslots *= 2;
@@ -709,10 +710,11 @@ class Gpu {
     table_ = t;
   }
 
-  void grow_arena(uint64_t cap) {
+  // A key arena of `cap` bytes holding the `used_now` bytes in use (exact).
+  void grow_arena(uint64_t cap, uint64_t used_now) {
     char* a = nullptr;
     WCSV_CUDA_TRY(cudaMalloc(&a, cap));
-    const uint64_t used = std::min(arena_upper_, table_.arena_cap);  // never past the old arena
+    const uint64_t used = std::min(used_now, table_.arena_cap);  // never past the old arena
     if (used) WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, used, cudaMemcpyDeviceToDevice, compute_));
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
     cudaFree(table_.arena);
@@ -857,8 +859,7 @@ class CudaExecutor : public ScanExecutor {
   // joins the scan when it is ready; one ready after the input is used up
   // does no work.
   struct Startup {
-    std::vector<int> ids;
-    std::vector<std::unique_ptr<Gpu>> gpus;
+    std::vector<std::unique_ptr<Gpu>> gpus;  // sized once the GPUs are known; filled as they start
     std::exception_ptr error;
     bool no_gpu = false;
 
@@ -885,10 +886,7 @@ class CudaExecutor : public ScanExecutor {
           }
           const std::vector<int> chosen = listed_or_all(x.gpus_, count);
           check_gpu_numbers(settings.opts->device, chosen, count);
-          publish([&] {
-            ids = chosen;
-            gpus.resize(ids.size());
-          });
+          publish([&] { gpus.resize(chosen.size()); });
           const auto t1 = std::chrono::steady_clock::now();
           for (size_t i = 0; i < chosen.size(); ++i) {
             WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
@@ -913,8 +911,8 @@ class CudaExecutor : public ScanExecutor {
     // is no GPU (see error and no_gpu after join()).
     size_t wait_ids() {
       std::unique_lock<std::mutex> l(m_);
-      cv_.wait(l, [&] { return !ids.empty() || done_; });
-      return ids.size();
+      cv_.wait(l, [&] { return !gpus.empty() || done_; });
+      return gpus.size();
     }
     // GPU i once it is ready, or nullptr when start-up ended without it or
     // give_up() turned true first (checked every millisecond).
