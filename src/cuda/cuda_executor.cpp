@@ -971,6 +971,13 @@ class CudaExecutor : public ScanExecutor {
         Gpu* ready = startup.wait_gpu(g, [&] { return feed.exhausted(); });
         if (!ready) return;  // the input was used up first (or start-up failed: rethrown below)
         Gpu& gpu = *ready;
+        // This GPU gives up: the others stop at their next batch.
+        auto stop_all = [&] {
+          gpu.drop_pending();
+          feed.stop();
+          chain.abort();
+          gpu.quiesce();
+        };
         try {
           for (;;) {
             if (interrupted()) throw Interrupted();
@@ -985,15 +992,9 @@ class CudaExecutor : public ScanExecutor {
           gpu.finish_pending();
           gpu.quiesce();
         } catch (const StateChain::Aborted&) {
-          gpu.drop_pending();
-          feed.stop();
-          chain.abort();
-          gpu.quiesce();
+          stop_all();
         } catch (...) {
-          gpu.drop_pending();
-          feed.stop();
-          chain.abort();
-          gpu.quiesce();
+          stop_all();
           throw;
         }
       });
