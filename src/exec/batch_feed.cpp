@@ -106,9 +106,13 @@ void BatchFeed::stop() {
   done_ = true;
 }
 
+bool BatchFeed::none_left() const {
+  return done_ || (src_.can_pread() && next_index_ * batch_ >= src_.size_bytes());
+}
+
 bool BatchFeed::exhausted() {
   std::lock_guard<std::mutex> l(m_);
-  return done_ || (src_.can_pread() && next_index_ * batch_ >= src_.size_bytes());
+  return none_left();
 }
 
 void BatchFeed::in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn) {
@@ -133,7 +137,7 @@ bool BatchFeed::next(char* buf, BatchSpan& out) {
     uint64_t index;
     {
       std::lock_guard<std::mutex> l(m_);
-      if (done_ || next_index_ * batch_ >= size) return false;
+      if (none_left()) return false;
       index = next_index_++;
     }
     set_span(out, index, size - index * batch_, true);
@@ -148,7 +152,7 @@ bool BatchFeed::next(char* buf, BatchSpan& out) {
   }
   // A stream: windows only move forward, so batches are read in order.
   std::lock_guard<std::mutex> l(m_);
-  if (done_) return false;
+  if (none_left()) return false;
   const uint64_t lead = std::min(kBatchLead, next_index_ * batch_);
   const Window w = src_.window(next_index_ * batch_ - lead, lead + batch_ + tail_);
   if (w.size <= lead) {

@@ -79,6 +79,8 @@ class BatchFeed {
   bool exhausted();
 
  private:
+  // Under m_: whether no batch is left to claim.
+  bool none_left() const;
   // Runs fn(at, len) over [0, n) in pieces on the pool.
   void in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn);
   // Batch `index`'s span when `avail` data bytes are known from its start on
