@@ -210,7 +210,7 @@ class Gpu {
     upload_plan(host_plan, plan);
     WCSV_CUDA_TRY(cudaMalloc(&counters_, sizeof(GpuCounters)));
     WCSV_CUDA_TRY(cudaMemset(counters_, 0, sizeof(GpuCounters)));
-    const uint64_t nseg = (batch + kSegBytes - 1) / kSegBytes + 1;
+    const uint64_t nseg = segments_of(batch) + 1;
     WCSV_CUDA_TRY(cudaMallocHost(&tv_host_, sizeof(uint32_t) * kRing));
     for (int i = 0; i < kRing; ++i) {
       Buffer& b = ring_[i];
@@ -292,7 +292,7 @@ class Gpu {
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
     launch_batch_vector(b, dplan_, buf.v, scratch_, sms_, compute_);
-    const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+    const uint64_t nseg = segments_of(b.row_end);
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
     buf.chain = &chain;
     WCSV_CUDA_TRY(cudaLaunchHostFunc(compute_, &Gpu::publish, &buf));

@@ -123,6 +123,9 @@ struct GpuBatch {
   bool at_eof;          // input ends at data[n]
 };
 
+// Segments of `bytes` bytes (the last one may be short).
+inline uint64_t segments_of(uint64_t bytes) { return (bytes + kSegBytes - 1) / kSegBytes; }
+
 // Per batch: each 64-byte segment's transition vector and the exclusive scan
 // of them; prefix[nseg] is the vector of the batch's own bytes.
 struct BatchVectors {

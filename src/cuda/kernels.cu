@@ -629,7 +629,7 @@ size_t scan_temp_bytes(uint64_t nseg) {
 
 void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
                          int sms, cudaStream_t stream) {
-  const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+  const uint64_t nseg = segments_of(b.row_end);
   WCSV_EXPECTS(nseg + 1 <= s.seg_cap && nseg > 0, "GPU batch larger than its work arrays");
   k_segment_tv<kScanBlock><<<grid_for(nseg, kScanBlock, sms), kScanBlock, 0, stream>>>(
       b.data, b.row_end, nseg, &plan->dialect, v.tv);
@@ -645,7 +645,7 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVect
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, int sms,
                        cudaStream_t stream) {
-  const uint64_t nseg = (b.row_end + kSegBytes - 1) / kSegBytes;
+  const uint64_t nseg = segments_of(b.row_end);
   if (nseg == 0) return;
   WCSV_EXPECTS(nseg + 1 <= s.seg_cap && b.row_end <= s.row_cap, "GPU batch larger than its work arrays");
   const Dialect* d = &plan->dialect;
