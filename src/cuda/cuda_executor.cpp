@@ -58,17 +58,15 @@ std::vector<int> listed_or_all(const std::vector<int>& gpus, int count) {
 }
 }  // namespace
 
-void cuda_start_contexts(const std::vector<int>& gpus) {
-  const int n = cuda_device_count();
-  for (int i : listed_or_all(gpus, n))
-    if (i < n && cudaSetDevice(i) == cudaSuccess) (void)cudaFree(nullptr);
+void cuda_start_context(int gpu) {
+  if (gpu < cuda_device_count() && cudaSetDevice(gpu) == cudaSuccess) (void)cudaFree(nullptr);
   (void)cudaGetLastError();
 }
 
 namespace cuda {
 namespace {
 
-std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0};
+std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -76,8 +74,12 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
 constexpr int kRing = 4;                        // pinned/device buffer pairs per GPU
-constexpr uint64_t kTableBatches = 4;           // batches of new groups a table grows for
-constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on the group table per GPU
+// Batches of new groups a table grows for: the batches that can be queued
+// past the last counter snapshot (a ring's worth) and the next two, so that
+// ensure_table need not stop the pipeline at every batch.
+constexpr uint64_t kTableBatches = kRing + 2;
+constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on a group table: at least this
+constexpr uint64_t kTableShareOfFree = 8;       // or this share of the GPU's free memory
 
 // ---- which plans run on the GPU ---------------------------------------------
 
@@ -127,34 +129,44 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
 
 // ---- one GPU ----------------------------------------------------------------
 
-// Page-locked host memory for a GPU's staging ring, in one block. Huge pages
-// registered with CUDA pin in about half the time of cudaMallocHost (2 x
-// H200: 4 x 33 MiB in 25-40 ms instead of 47-88 ms), which is start-up the
-// user waits for; without them (no THP, or registering fails) it falls back
-// to cudaMallocHost.
+// Page-locked host memory for a GPU's staging ring, in one block, made in two
+// steps: the constructor maps it and faults it in (as huge pages where THP
+// allows; no CUDA, so it can run while the driver starts), pin() registers
+// it with CUDA. Huge pages registered with CUDA pin in about half the time
+// of cudaMallocHost (2 x H200: 4 x 33 MiB in 25-40 ms instead of 47-88 ms),
+// which is start-up the user waits for; without them (no THP, or
+// registering fails) it falls back to cudaMallocHost.
 class PinnedBlock {
  public:
   explicit PinnedBlock(uint64_t bytes) {
     constexpr uint64_t kHuge = 2ull << 20;
     bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
     void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) {
-      (void)::madvise(p, bytes_, MADV_HUGEPAGE);
-      std::memset(p, 0, bytes_);  // fault the pages in as huge pages before pinning them
-      if (cudaHostRegister(p, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
-        data_ = static_cast<char*>(p);
-        mapped_ = true;
-        return;
-      }
-      (void)cudaGetLastError();
-      ::munmap(p, bytes_);
+    if (p == MAP_FAILED) return;  // pin() allocates with CUDA instead
+    (void)::madvise(p, bytes_, MADV_HUGEPAGE);
+    // A write per 4 KiB page faults it in (the kernel zeroes it) before it
+    // is pinned; writing every byte again would double the time.
+    for (uint64_t at = 0; at < bytes_; at += 4096) static_cast<char*>(p)[at] = 0;
+    data_ = static_cast<char*>(p);
+  }
+  // Page-locks the block (once): registers the mapping, or else allocates
+  // with cudaMallocHost on the current device.
+  void pin() {
+    if (pinned_) return;
+    if (data_ && cudaHostRegister(data_, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
+      pinned_ = mapped_ = true;
+      return;
     }
+    (void)cudaGetLastError();
+    if (data_) ::munmap(data_, bytes_);
+    data_ = nullptr;
     WCSV_CUDA_TRY(cudaMallocHost(&data_, bytes_));
+    pinned_ = true;
   }
   ~PinnedBlock() {
     if (!data_) return;
-    if (mapped_) {
-      cudaHostUnregister(data_);
+    if (!pinned_ || mapped_) {
+      if (pinned_) cudaHostUnregister(data_);
       ::munmap(data_, bytes_);
     } else {
       cudaFreeHost(data_);
@@ -163,11 +175,19 @@ class PinnedBlock {
   PinnedBlock(const PinnedBlock&) = delete;
   PinnedBlock& operator=(const PinnedBlock&) = delete;
   char* data() const { return data_; }
+  uint64_t bytes() const { return bytes_; }
 
  private:
   char* data_ = nullptr;
   uint64_t bytes_ = 0;
-  bool mapped_ = false;  // mmap + cudaHostRegister, else cudaMallocHost
+  bool pinned_ = false;
+  bool mapped_ = false;  // pinned by registering the mapping, else cudaMallocHost
+};
+
+// Running totals of the batches' upper bounds on new groups and key-arena
+// bytes, up to and including some batch.
+struct Bounds {
+  uint64_t groups = 0, arena = 0;
 };
 
 struct Buffer {
@@ -178,6 +198,11 @@ struct Buffer {
   cudaEvent_t copied = nullptr;
   bool used = false;
   BatchSpan span;
+  Bounds through;  // bound totals up to this batch
+  // Timing events around the batch's copy, vector kernels and row kernels,
+  // for --profile's GPU busy times; `*_queued`: recorded for this batch.
+  cudaEvent_t copy_at[2] = {}, vector_at[2] = {}, rows_at[2] = {};
+  bool copy_queued = false, rows_queued = false;
   // Read by the host callback that publishes the batch's vector.
   uint32_t* tv_host = nullptr;  // pinned
   StateChain* chain = nullptr;
@@ -194,76 +219,184 @@ struct ProgramBlob {
   }
 };
 
-class Gpu {
- public:
-  // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own bytes.
-  Gpu(int id, const GpuPlan& host_plan, const Plan& plan, int nstring_keys, size_t ncols,
-      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes)
-      : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens) {
-    WCSV_CUDA_TRY(cudaSetDevice(id_));
-    const uint64_t stride = (buffer_bytes + 4095) / 4096 * 4096;
-    ring_block_ = std::make_unique<PinnedBlock>(stride * kRing);
-    ring_bytes_ = buffer_bytes;
-    WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, id_));
-    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
-    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
-    upload_plan(host_plan, plan);
-    WCSV_CUDA_TRY(cudaMalloc(&counters_, sizeof(GpuCounters)));
-    WCSV_CUDA_TRY(cudaMemset(counters_, 0, sizeof(GpuCounters)));
+// A GPU's staging for batches of one size: the pinned ring and its device
+// twins, the batches' vectors, the row scratch, streams, events and counters.
+// Building it is most of a GPU's start-up once its context is up (pinning
+// 4 x 33 MiB alone takes 25-40 ms), so the process keeps the last one of
+// each GPU for the next run there (see take_staging).
+struct Staging {
+  int id;
+  uint64_t batch, buffer_bytes;  // own bytes of a batch; bytes of a ring buffer
+  int sms = 1;
+  cudaStream_t copy = nullptr, compute = nullptr;
+  std::unique_ptr<PinnedBlock> block;  // the ring's pinned buffers
+  Buffer ring[kRing];
+  uint32_t* tv_host = nullptr;  // pinned, one per ring buffer
+  GpuScratch scratch{};
+  GpuCounters* counters = nullptr;   // on the GPU; zeroed for each run
+  GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
+  cudaEvent_t snap_done[kRing] = {};
+
+  // Ring buffers start 4 KiB-aligned in the block.
+  static uint64_t stride_of(uint64_t buffer) { return (buffer + 4095) / 4096 * 4096; }
+  static uint64_t block_bytes(uint64_t buffer) { return stride_of(buffer) * kRing; }
+
+  // `prepared`: the ring's block made ahead (not yet pinned), or null.
+  Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, std::unique_ptr<PinnedBlock> prepared)
+      : id(gpu), batch(batch_bytes), buffer_bytes(buffer) {
+    WCSV_CUDA_TRY(cudaSetDevice(id));
+    const uint64_t stride = stride_of(buffer_bytes);
+    block = prepared && prepared->bytes() >= block_bytes(buffer_bytes)
+                ? std::move(prepared)
+                : std::make_unique<PinnedBlock>(block_bytes(buffer_bytes));
+    block->pin();
+    WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, id));
+    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+    WCSV_CUDA_TRY(cudaMalloc(&counters, sizeof(GpuCounters)));
     const uint64_t nseg = segments_of(batch) + 1;
-    WCSV_CUDA_TRY(cudaMallocHost(&tv_host_, sizeof(uint32_t) * kRing));
+    WCSV_CUDA_TRY(cudaMallocHost(&tv_host, sizeof(uint32_t) * kRing));
     for (int i = 0; i < kRing; ++i) {
-      Buffer& b = ring_[i];
+      Buffer& b = ring[i];
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
-      b.pinned = ring_block_->data() + i * stride;
+      for (cudaEvent_t* e : {b.copy_at, b.copy_at + 1, b.vector_at, b.vector_at + 1, b.rows_at, b.rows_at + 1})
+        WCSV_CUDA_TRY(cudaEventCreate(e));
+      b.pinned = block->data() + i * stride;
       WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
       WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.odd_bytes, 4));
-      b.tv_host = tv_host_ + i;
+      b.tv_host = tv_host + i;
     }
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.counts, nseg * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.offsets, (nseg + 1) * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.rows, (batch + 1) * 4));
-    scratch_.cub_bytes = scan_temp_bytes(nseg);
-    WCSV_CUDA_TRY(cudaMalloc(&scratch_.cub_temp, scratch_.cub_bytes));
-    scratch_.seg_cap = nseg;
-    scratch_.row_cap = batch;
-    WCSV_CUDA_TRY(cudaMallocHost(&snap_host_, sizeof(GpuCounters) * kRing));
-    for (auto& sn : snaps_) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&sn.done, cudaEventDisableTiming));
+    WCSV_CUDA_TRY(cudaMalloc(&scratch.counts, nseg * 4));
+    WCSV_CUDA_TRY(cudaMalloc(&scratch.offsets, (nseg + 1) * 4));
+    WCSV_CUDA_TRY(cudaMalloc(&scratch.rows, (batch + 1) * 4));
+    scratch.cub_bytes = scan_temp_bytes(nseg);
+    WCSV_CUDA_TRY(cudaMalloc(&scratch.cub_temp, scratch.cub_bytes));
+    scratch.seg_cap = nseg;
+    scratch.row_cap = batch;
+    WCSV_CUDA_TRY(cudaMallocHost(&snap_host, sizeof(GpuCounters) * kRing));
+    for (auto& e : snap_done) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
 
-  ~Gpu() {
-    cudaSetDevice(id_);
+  ~Staging() {
+    cudaSetDevice(id);
     cudaDeviceSynchronize();
-    for (auto& b : ring_) {
+    for (auto& b : ring) {
       cudaFree(b.dev);
       cudaFree(b.v.tv);
       cudaFree(b.v.prefix);
       cudaFree(b.v.odd_bytes);
       if (b.copied) cudaEventDestroy(b.copied);
       if (b.computed) cudaEventDestroy(b.computed);
+      for (cudaEvent_t e : {b.copy_at[0], b.copy_at[1], b.vector_at[0], b.vector_at[1], b.rows_at[0], b.rows_at[1]})
+        if (e) cudaEventDestroy(e);
     }
-    cudaFreeHost(tv_host_);
-    cudaFree(scratch_.counts);
-    cudaFree(scratch_.offsets);
-    cudaFree(scratch_.rows);
-    cudaFree(scratch_.cub_temp);
+    cudaFreeHost(tv_host);
+    cudaFree(scratch.counts);
+    cudaFree(scratch.offsets);
+    cudaFree(scratch.rows);
+    cudaFree(scratch.cub_temp);
+    cudaFree(counters);
+    cudaFreeHost(snap_host);
+    for (auto& e : snap_done)
+      if (e) cudaEventDestroy(e);
+    if (copy) cudaStreamDestroy(copy);
+    if (compute) cudaStreamDestroy(compute);
+    (void)cudaGetLastError();
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+};
+
+// The staging each GPU used last, kept for the process's next run there. It
+// is never destroyed at exit (CUDA may already be torn down by then; the
+// driver frees it with the process). One per GPU, so memory stays bounded.
+std::mutex g_shelf_mutex;
+std::vector<std::unique_ptr<Staging>>& shelf() {
+  static auto* kept = new std::vector<std::unique_ptr<Staging>>();
+  return *kept;
+}
+
+// Whether the shelf keeps a staging of GPU `id` that fits these sizes.
+bool staging_kept(int id, uint64_t batch, uint64_t buffer_bytes) {
+  std::lock_guard<std::mutex> l(g_shelf_mutex);
+  for (const auto& s : shelf())
+    if (s->id == id) return s->batch == batch && s->buffer_bytes == buffer_bytes;
+  return false;
+}
+
+// GPU `id`'s staging for batches of `batch` bytes in buffers of `buffer_bytes`:
+// the one kept from an earlier run when it fits, else a new one (with the
+// ring's block `prepared` ahead, when given).
+std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_bytes,
+                                      std::unique_ptr<PinnedBlock> prepared) {
+  std::unique_ptr<Staging> kept;
+  {
+    std::lock_guard<std::mutex> l(g_shelf_mutex);
+    auto& v = shelf();
+    for (auto it = v.begin(); it != v.end(); ++it)
+      if ((*it)->id == id) {
+        kept = std::move(*it);
+        v.erase(it);
+        break;
+      }
+  }
+  if (kept && kept->batch == batch && kept->buffer_bytes == buffer_bytes) return kept;
+  kept.reset();  // another batch size: its memory goes before the new one is pinned
+  ++g_stagings_built;
+  return std::make_unique<Staging>(id, batch, buffer_bytes, std::move(prepared));
+}
+
+// Keeps `s` for the next run on its GPU, when its streams finished cleanly.
+void shelve_staging(std::unique_ptr<Staging> s) {
+  if (cudaSetDevice(s->id) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;  // a failed GPU: freed (as far as it can be) here, not kept
+  }
+  for (Buffer& b : s->ring) {
+    b.used = b.copy_queued = b.rows_queued = false;
+    b.chain = nullptr;
+  }
+  std::lock_guard<std::mutex> l(g_shelf_mutex);
+  shelf().push_back(std::move(s));
+}
+
+class Gpu {
+ public:
+  // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own bytes.
+  // `prepared`: its ring's host memory made ahead (or null).
+  Gpu(int id, const GpuPlan& host_plan, const Plan& plan, int nstring_keys, size_t ncols,
+      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes,
+      std::unique_ptr<PinnedBlock> prepared = nullptr)
+      : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens),
+        st_(take_staging(id, batch, buffer_bytes, std::move(prepared))), ring_(st_->ring), copy_(st_->copy),
+        compute_(st_->compute),
+        counters_(st_->counters) {
+    WCSV_CUDA_TRY(cudaSetDevice(id_));
+    size_t free_b = 0, total_b = 0;
+    WCSV_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    table_budget_ = std::max<uint64_t>(kTableBytes, free_b / kTableShareOfFree);
+    upload_plan(host_plan, plan);
+    WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, sizeof(GpuCounters), compute_));
+  }
+
+  ~Gpu() {
+    cudaSetDevice(id_);
+    cudaStreamSynchronize(compute_);
+    cudaStreamSynchronize(copy_);
     cudaFree(table_.slots);
     cudaFree(table_.hashes);
     cudaFree(table_.keys);
     cudaFree(table_.words);
     cudaFree(table_.arena);
-    cudaFree(counters_);
-    cudaFreeHost(snap_host_);
-    for (auto& sn : snaps_)
-      if (sn.done) cudaEventDestroy(sn.done);
     cudaFree(dplan_);
     cudaFree(dblob_);
-    if (copy_) cudaStreamDestroy(copy_);
-    if (compute_) cudaStreamDestroy(compute_);
+    shelve_staging(std::move(st_));
   }
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
 
   enum class Step { Submitted, Exhausted, Flagged };
 
@@ -274,7 +407,12 @@ class Gpu {
   Step submit(BatchFeed& feed, StateChain& chain) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     Buffer& buf = ring_[next_ % kRing];
-    if (buf.used) WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
+    if (buf.used) {
+      const auto t_ring = std::chrono::steady_clock::now();
+      WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
+      ring_wait_s += seconds_since(t_ring);
+      add_busy(buf);
+    }
     buf.used = false;
     const auto t_read = std::chrono::steady_clock::now();
     if (!feed.next(buf.pinned, buf.span)) return Step::Exhausted;
@@ -284,14 +422,20 @@ class Gpu {
     bytes += buf.span.own;
     last_own = buf.span.own;
     const auto t_table = std::chrono::steady_clock::now();
-    const bool ok = ensure_table(buf.span.own);
+    const bool ok = ensure_table(buf, buf.span.own);
     wait_s += seconds_since(t_table);
     if (!ok) return Step::Flagged;
+    WCSV_CUDA_TRY(cudaEventRecord(buf.copy_at[0], copy_));
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.dev, buf.pinned, kBatchLead + buf.span.n, cudaMemcpyHostToDevice, copy_));
+    WCSV_CUDA_TRY(cudaEventRecord(buf.copy_at[1], copy_));
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, copy_));
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
-    launch_batch_vector(b, dplan_, buf.v, scratch_, sms_, compute_);
+    WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
+    launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->sms, compute_);
+    WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
+    buf.copy_queued = true;
+    copied_bytes += kBatchLead + buf.span.n;
     const uint64_t nseg = segments_of(b.row_end);
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
     buf.chain = &chain;
@@ -314,15 +458,17 @@ class Gpu {
     });
     wait_s += seconds_since(t);
     const GpuBatch b = batch_of(buf, state);
-    launch_batch_rows(b, dplan_, hplan_, buf.v, table(), scratch_, sms_, compute_);
+    WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[0], compute_));
+    launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->sms, compute_);
+    WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[1], compute_));
+    buf.rows_queued = true;
     WCSV_CUDA_TRY(cudaEventRecord(buf.computed, compute_));
     Snapshot& sn = snaps_[seq_ % kRing];
-    WCSV_CUDA_TRY(cudaMemcpyAsync(snap_host_ + seq_ % kRing, counters_, sizeof(GpuCounters),
+    WCSV_CUDA_TRY(cudaMemcpyAsync(st_->snap_host + seq_ % kRing, counters_, sizeof(GpuCounters),
                                   cudaMemcpyDeviceToHost, compute_));
-    WCSV_CUDA_TRY(cudaEventRecord(sn.done, compute_));
+    WCSV_CUDA_TRY(cudaEventRecord(st_->snap_done[seq_ % kRing], compute_));
     sn.seq = seq_++;
-    sn.groups_bound_total = groups_bound_total_;
-    sn.arena_bound_total = arena_bound_total_;
+    sn.through = launched_ = buf.through;
   }
 
   // Forgets a batch left waiting when the scan stopped early.
@@ -345,6 +491,7 @@ class Gpu {
     GpuCounters c;
     WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
     wait_s += seconds_since(t);
+    for (int i = 0; i < kRing; ++i) add_busy(ring_[i]);
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) used_bytes = total_b - free_b;
     return c;
@@ -352,6 +499,10 @@ class Gpu {
 
   int id() const { return id_; }
   double read_s = 0, wait_s = 0;  // host time reading into pinned memory; waiting for the GPU
+  double ring_wait_s = 0;         // host time waiting for a ring buffer the GPU still uses
+  // GPU time copying batches in, in the vector kernels and in the row kernels.
+  double copy_busy_s = 0, vector_busy_s = 0, rows_busy_s = 0;
+  uint64_t copied_bytes = 0;
   uint64_t bytes = 0;             // own bytes of the batches sent to this GPU
   uint64_t batches = 0;
   uint64_t last_own = 0;          // own bytes of the batch submitted last
@@ -439,17 +590,18 @@ class Gpu {
     if (bytes == 0) return;
     constexpr int kHalf = kRing / 2;  // buffers per round
     constexpr uint64_t kPiece = 1ull << 20;
-    const uint64_t round_bytes = kHalf * ring_bytes_;
+    const uint64_t ring_bytes = st_->buffer_bytes;
+    const uint64_t round_bytes = kHalf * ring_bytes;
     const uint64_t rounds = (bytes + round_bytes - 1) / round_bytes;
-    const uint64_t pieces_per_buffer = (ring_bytes_ + kPiece - 1) / kPiece;
+    const uint64_t pieces_per_buffer = (ring_bytes + kPiece - 1) / kPiece;
     auto buffer = [&](uint64_t r, int k) -> Buffer& { return ring_[(r % 2) * kHalf + k]; };
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));  // the table's last kernels are done
     auto start_round = [&](uint64_t r) {
       for (int k = 0; k < kHalf; ++k) {
-        const uint64_t at = r * round_bytes + k * ring_bytes_;
+        const uint64_t at = r * round_bytes + k * ring_bytes;
         if (at >= bytes) break;
         WCSV_CUDA_TRY(cudaMemcpyAsync(buffer(r, k).pinned, static_cast<const char*>(src) + at,
-                                      std::min(ring_bytes_, bytes - at), cudaMemcpyDeviceToHost, copy_));
+                                      std::min(ring_bytes, bytes - at), cudaMemcpyDeviceToHost, copy_));
       }
       WCSV_CUDA_TRY(cudaEventRecord(buffer(r, 0).copied, copy_));
     };
@@ -462,9 +614,9 @@ class Gpu {
       parallel_for(kHalf * pieces_per_buffer, workers, [&](size_t i, int) {
         const int k = static_cast<int>(i / pieces_per_buffer);
         const uint64_t in_buffer = (i % pieces_per_buffer) * kPiece;
-        const uint64_t at = r * round_bytes + k * ring_bytes_ + in_buffer;  // offset in the whole array
-        if (in_buffer >= ring_bytes_ || at >= bytes) return;
-        const uint64_t len = std::min({kPiece, ring_bytes_ - in_buffer, bytes - at});
+        const uint64_t at = r * round_bytes + k * ring_bytes + in_buffer;  // offset in the whole array
+        if (in_buffer >= ring_bytes || at >= bytes) return;
+        const uint64_t len = std::min({kPiece, ring_bytes - in_buffer, bytes - at});
         std::memcpy(static_cast<char*>(dst) + at, buffer(r, k).pinned + in_buffer, len);
       });
     }
@@ -608,6 +760,22 @@ class Gpu {
     WCSV_CUDA_TRY(cudaMemcpy(dplan_, &hplan_, sizeof(GpuPlan), cudaMemcpyHostToDevice));
   }
 
+  // Adds the GPU times of the batch last queued in `buf`, whose work is done,
+  // to the busy totals (once).
+  void add_busy(Buffer& buf) {
+    auto seconds = [](cudaEvent_t a, cudaEvent_t b) {
+      float ms = 0;
+      return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms / 1e3 : 0.0;
+    };
+    if (buf.copy_queued) {
+      copy_busy_s += seconds(buf.copy_at[0], buf.copy_at[1]);
+      vector_busy_s += seconds(buf.vector_at[0], buf.vector_at[1]);
+    }
+    if (buf.rows_queued) rows_busy_s += seconds(buf.rows_at[0], buf.rows_at[1]);
+    buf.copy_queued = buf.rows_queued = false;
+    (void)cudaGetLastError();
+  }
+
   // The batch in `buf` as the kernels see it.
   static GpuBatch batch_of(const Buffer& buf, uint8_t state) {
     const BatchSpan& sp = buf.span;
@@ -621,36 +789,46 @@ class Gpu {
     buf.chain->publish(buf.span.index, *buf.tv_host);
   }
 
-  // Makes sure the table cannot fill during a batch of n bytes: a row that
-  // reaches the table has all its fields, so at least ncols bytes.
-  bool ensure_table(uint64_t n) {
+  // Makes sure the table cannot fill during the batch in `buf` (n own bytes):
+  // a row that reaches the table has all its fields, so at least ncols bytes.
+  // The upper bounds count every batch queued: the exact counts of the last
+  // snapshot (or of a synchronize) plus the bounds of the batches whose rows
+  // it does not include yet, the pending batch's among them.
+  bool ensure_table(Buffer& buf, uint64_t n) {
     const uint64_t bound_groups = n / std::max<size_t>(1, ncols_) + 2;
     const uint64_t bound_arena = nstring_keys_ ? static_cast<uint64_t>(nstring_keys_) * 2 * n + 4096 : 0;
     if (!refresh_bounds()) return false;
-    groups_bound_total_ += bound_groups;
-    arena_bound_total_ += bound_arena;
     if (groups_upper_ + bound_groups > table_.gcap || arena_upper_ + bound_arena > table_.arena_cap) {
+      ++g_table_stops;
       WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
       GpuCounters c;
       WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
       if (c.flags) return false;
-      groups_upper_ = c.groups;
-      arena_upper_ = c.arena_used;
-      if (groups_upper_ + bound_groups > table_.gcap) {
-        // Room for many batches, so the host rarely has to wait for the GPU
-        // here; at most about kTableBytes unless the groups need more.
+      groups_upper_ = c.groups + (groups_bound_total_ - launched_.groups);
+      arena_upper_ = c.arena_used + (arena_bound_total_ - launched_.arena);
+      // Room for the batches in flight and more, so the host rarely has to
+      // wait for the GPU here; within the table budget unless this batch
+      // needs more. (Growing only to fit this batch made a table whose
+      // batches in flight never fit: a stop at every batch.)
+      if (groups_upper_ + kTableBatches * bound_groups > table_.gcap) {
         const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 16;
-        uint64_t want = groups_upper_ + kTableBatches * bound_groups;
-        if (want * per_group > kTableBytes)
-          want = std::max<uint64_t>(groups_upper_ + 2 * bound_groups, kTableBytes / per_group);
-        grow_groups(std::max<uint64_t>(2 * table_.gcap, want), c.groups);
+        const uint64_t need = groups_upper_ + bound_groups;
+        uint64_t want = std::max<uint64_t>(2 * table_.gcap, groups_upper_ + kTableBatches * bound_groups);
+        if (want * per_group > table_budget_) want = std::max<uint64_t>(need, table_budget_ / per_group);
+        if (want > table_.gcap) grow_groups(want, c.groups);
       }
-      if (arena_upper_ + bound_arena > table_.arena_cap)
-        grow_arena(std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena),
-                   c.arena_used);
+      if (arena_upper_ + kTableBatches * bound_arena > table_.arena_cap) {
+        const uint64_t need = arena_upper_ + bound_arena;
+        uint64_t want = std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena);
+        if (want > table_budget_) want = std::max<uint64_t>(need, table_budget_);
+        if (want > table_.arena_cap) grow_arena(want, c.arena_used);
+      }
     }
+    groups_bound_total_ += bound_groups;
+    arena_bound_total_ += bound_arena;
     groups_upper_ += bound_groups;
     arena_upper_ += bound_arena;
+    buf.through = Bounds{groups_bound_total_, arena_bound_total_};
     return true;
   }
 
@@ -662,13 +840,13 @@ class Gpu {
       const uint64_t s = seq_ - back;
       const Snapshot& sn = snaps_[s % kRing];
       if (sn.seq != s) continue;
-      const cudaError_t q = cudaEventQuery(sn.done);
+      const cudaError_t q = cudaEventQuery(st_->snap_done[s % kRing]);
       if (q == cudaErrorNotReady) continue;
       WCSV_CUDA_TRY(q);
-      const GpuCounters& c = snap_host_[s % kRing];
+      const GpuCounters& c = st_->snap_host[s % kRing];
       if (c.flags) return false;
-      groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (groups_bound_total_ - sn.groups_bound_total));
-      arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (arena_bound_total_ - sn.arena_bound_total));
+      groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (groups_bound_total_ - sn.through.groups));
+      arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (arena_bound_total_ - sn.through.arena));
       return true;
     }
     return true;
@@ -726,32 +904,31 @@ class Gpu {
   int nstring_keys_;
   size_t ncols_;
   std::vector<std::string> null_tokens_;  // --null tokens, uploaded with the plan
-  int sms_ = 1;
-  cudaStream_t copy_ = nullptr, compute_ = nullptr;
-  std::unique_ptr<PinnedBlock> ring_block_;  // the ring's pinned buffers
-  uint64_t ring_bytes_ = 0;                  // bytes of each
-  Buffer ring_[kRing];
+  std::unique_ptr<Staging> st_;           // back on the shelf when this run ends
+  Buffer* const ring_;                    // st_'s
+  const cudaStream_t copy_, compute_;
+  GpuCounters* const counters_;
   uint64_t next_ = 0;
   Buffer* pending_ = nullptr;  // vector phase queued, row phase not yet
-  uint32_t* tv_host_ = nullptr;
-  GpuScratch scratch_{};
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
   char* dblob_ = nullptr;
   GpuTable table_{};
-  GpuCounters* counters_ = nullptr;
   uint64_t groups_upper_ = 0, arena_upper_ = 0;
-  // Counter snapshots copied back after each batch without waiting, so the
-  // bounds above can be tightened to exact counts with a lag of a few batches
-  // instead of stopping the pipeline to read the counters.
+  // Bytes the group table (and the key arena) may take for room ahead; past
+  // it they grow only as far as the next batch needs.
+  uint64_t table_budget_ = kTableBytes;
+  // Counter snapshots copied back after each batch without waiting (into
+  // st_->snap_host, st_->snap_done marks each), so the bounds above can be
+  // tightened to exact counts with a lag of a few batches instead of stopping
+  // the pipeline to read the counters.
   struct Snapshot {
-    cudaEvent_t done = nullptr;
     uint64_t seq = ~0ull;
-    uint64_t groups_bound_total = 0, arena_bound_total = 0;  // bounds queued up to this batch
+    Bounds through;  // of the batches it includes
   };
-  GpuCounters* snap_host_ = nullptr;  // pinned, one per ring slot
   Snapshot snaps_[kRing];
-  uint64_t seq_ = 0, groups_bound_total_ = 0, arena_bound_total_ = 0;
+  uint64_t seq_ = 0, groups_bound_total_ = 0, arena_bound_total_ = 0;  // bounds of all batches queued
+  Bounds launched_;  // bound totals of the batches whose rows are queued
 };
 
 // The GpuPlan of a run (device pointers are filled in per GPU).
@@ -877,6 +1054,12 @@ class CudaExecutor : public ScanExecutor {
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
       thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
         try {
+          // GPU 0's ring memory is faulted in while the driver starts (the
+          // probe thread started it), unless an earlier run left a staging.
+          const int first_id = x.gpus_.empty() ? 0 : x.gpus_.front();
+          std::unique_ptr<PinnedBlock> first_block;
+          if (!staging_kept(first_id, batch, buffer_bytes))
+            first_block = std::make_unique<PinnedBlock>(Staging::block_bytes(buffer_bytes));
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
           driver_s = seconds_since(t0);
@@ -891,7 +1074,7 @@ class CudaExecutor : public ScanExecutor {
           for (size_t i = 0; i < chosen.size(); ++i) {
             WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
             auto gpu = std::make_unique<Gpu>(chosen[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
-                                             buffer_bytes);
+                                             buffer_bytes, i == 0 ? std::move(first_block) : nullptr);
             if (i == 0) first_s = seconds_since(t1);
             publish([&] {
               gpus[i] = std::move(gpu);
@@ -1037,6 +1220,10 @@ class CudaExecutor : public ScanExecutor {
       const std::string dev = "gpu" + std::to_string(g->id());
       stats.stages.push_back(StageTiming{"gpu: read into pinned", dev, g->read_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu: wait (state, table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
+      stats.stages.push_back(StageTiming{"gpu: wait for a buffer", dev, g->ring_wait_s, 0, 0});
+      stats.stages.push_back(StageTiming{"gpu busy: copy in", dev, g->copy_busy_s, g->copied_bytes, 0});
+      stats.stages.push_back(StageTiming{"gpu busy: quote vectors", dev, g->vector_busy_s, g->bytes, 0});
+      stats.stages.push_back(StageTiming{"gpu busy: rows+aggregate", dev, g->rows_busy_s, g->bytes, 0});
     }
     return true;
   }
@@ -1053,6 +1240,8 @@ CudaRunInfo cuda_run_info() {
   r.gpu_scans = cuda::g_gpu_scans;
   r.cpu_plans = cuda::g_cpu_plans;
   r.cpu_reruns = cuda::g_cpu_reruns;
+  r.stagings_built = cuda::g_stagings_built;
+  r.table_stops = cuda::g_table_stops;
   return r;
 }
 

@@ -11,9 +11,9 @@ namespace warpcsv {
 // Number of CUDA devices usable by this process (0 when none or no driver).
 int cuda_device_count();
 
-// Creates the primary contexts of `gpus` (all when empty) in that order (the costly part of
-// start-up; one at a time, as creating them together is no faster).
-void cuda_start_contexts(const std::vector<int>& gpus);
+// Starts the CUDA driver and creates GPU `gpu`'s primary context (the costly
+// part of start-up: about 0.1 s per context on 2 x H200).
+void cuda_start_context(int gpu);
 
 // An executor that scans on the given GPUs (all when empty), one host thread
 // per GPU, with output byte-identical to the CPU executor's. It learns whether
@@ -24,11 +24,16 @@ std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, b
 // What the CUDA executors of this process did, for tests and --profile:
 // scans finished on the GPU, scans handed to the CPU executor because the plan
 // has no GPU form, and scans run again on the CPU because the GPU met a bad
-// row, a bad value or a limit.
+// row, a bad value or a limit; GPU stagings (pinned ring and buffers)
+// built, as a run reuses the one the run before it left on the same GPU; and
+// times a GPU thread stopped to read the exact group count because the group
+// table might not hold the next batch.
 struct CudaRunInfo {
   uint64_t gpu_scans = 0;
   uint64_t cpu_plans = 0;
   uint64_t cpu_reruns = 0;
+  uint64_t stagings_built = 0;
+  uint64_t table_stops = 0;
 };
 CudaRunInfo cuda_run_info();
 

@@ -148,9 +148,13 @@ void limit_visible_gpus(const Options& opts) {
 void start_gpu_probe(const Options& opts) {
 #ifdef WARPCSV_HAVE_CUDA
   if (opts.device == "cpu" || (opts.device == "auto" && input_bytes(opts) < kAutoGpuBytes)) return;
+  // Only the context of the GPU the scan starts on: the executor builds the
+  // GPUs one after another, and a second context created here at the same
+  // time would hold the driver while the executor pins GPU 0's buffers.
   const std::vector<int> gpus = run_gpus(choose_device(opts), opts);
-  probe() = std::async(std::launch::async, [gpus] {
-              cuda_start_contexts(gpus);
+  const int first = gpus.empty() ? 0 : gpus.front();
+  probe() = std::async(std::launch::async, [first] {
+              cuda_start_context(first);
               return cuda_device_count();
             }).share();
 #else

@@ -43,8 +43,8 @@ std::string describe_run_gpus(const DeviceChoice& d, const Options& opts);
 // numbers; nullopt to leave it as it is (all GPUs, or another list).
 std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, const char* current);
 
-// Starts CUDA (driver and contexts, about 0.4 s) on a background thread when
-// the run may use a GPU, so it overlaps opening the input and binding.
+// Starts CUDA (driver and the first GPU's context, 0.2-0.4 s) on a background
+// thread when the run may use a GPU, so it overlaps opening the input and binding.
 void start_gpu_probe(const Options& opts);
 // Whether start_gpu_probe started CUDA (the process may then skip teardown).
 bool gpu_probe_started();
