@@ -83,6 +83,15 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   return r;
 }
 
+// A random dataset of `rows` rows (make_dataset's defaults otherwise) in dir/name.
+std::string dataset_file(const TempDir& dir, const std::string& name, uint64_t seed, size_t rows) {
+  testing::DatasetOptions o;
+  o.rows = rows;
+  const std::string f = dir.file(name);
+  write_file(f, testing::make_dataset(seed, o).text);
+  return f;
+}
+
 bool have_gpu() {
   if (cuda_device_count() > 0) return true;
   WARN("no GPU: GPU tests skipped");
@@ -296,10 +305,7 @@ TEST_CASE("gpu: many groups at small batches give the CPU's bytes", "[gpu]") {
 TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]") {
   if (!have_gpu() || cuda_device_count() < 2) return;
   TempDir dir;
-  const std::string f = dir.file("join.csv");
-  testing::DatasetOptions o;
-  o.rows = 2000;
-  write_file(f, testing::make_dataset(4242, o).text);
+  const std::string f = dataset_file(dir, "join.csv", 4242, 2000);
   RunConfig c;
   c.gpus_together = false;  // GPU 1 takes part or not, depending on when it is ready
   for (int i = 0; i < 3; ++i) {
@@ -311,10 +317,7 @@ TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]
 TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
-  const std::string f = dir.file("reuse.csv");
-  testing::DatasetOptions o;
-  o.rows = 3000;
-  write_file(f, testing::make_dataset(77, o).text);
+  const std::string f = dataset_file(dir, "reuse.csv", 77, 3000);
   const std::string p = "groupby k1 | agg sum(v1), count(), max(f)";
   RunConfig c;
   const RunResult cpu = run_tool(dir, p, f, c);
@@ -337,10 +340,8 @@ TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[
 TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
-  const std::string f = dir.file("profile.csv");
-  testing::DatasetOptions o;
-  o.rows = 200000;  // ~200 batches: each busy total is well above the 0.1 ms the profile prints
-  write_file(f, testing::make_dataset(91, o).text);
+  // ~200 batches: each busy total is well above the 0.1 ms the profile prints.
+  const std::string f = dataset_file(dir, "profile.csv", 91, 200000);
   Options opts;
   opts.pipeline = "groupby k1 | agg sum(v1), count()";
   opts.files = {f};
@@ -373,10 +374,7 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
 TEST_CASE("gpu: a table with room for the batches in flight stops the pipeline rarely", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
-  const std::string f = dir.file("few.csv");
-  testing::DatasetOptions o;
-  o.rows = 20000;  // ~250 batches of 4 KiB, 6 groups
-  write_file(f, testing::make_dataset(5, o).text);
+  const std::string f = dataset_file(dir, "few.csv", 5, 20000);  // ~250 batches of 4 KiB, 6 groups
   RunConfig c;
   const RunResult cpu = run_tool(dir, "groupby k1 | agg sum(v1), count()", f, c);
   for (const std::string& dev : gpu_devices()) {
