@@ -78,8 +78,10 @@ constexpr int kRing = 4;                        // pinned/device buffer pairs pe
 // past the last counter snapshot (a ring's worth) and the next two, so that
 // ensure_table need not stop the pipeline at every batch.
 constexpr uint64_t kTableBatches = kRing + 2;
-constexpr uint64_t kTableBytes = 1ull << 30;    // soft cap on a group table: at least this
-constexpr uint64_t kTableShareOfFree = 8;       // or this share of the GPU's free memory
+// A group table (or key arena) grows ahead of its groups up to the larger of
+// these; past that only as far as the next batch needs.
+constexpr uint64_t kTableBytes = 1ull << 30;
+constexpr uint64_t kTableShareOfFree = 2;  // of the GPU's free memory at the time
 
 // ---- which plans run on the GPU ---------------------------------------------
 
@@ -244,6 +246,19 @@ struct Staging {
   // `prepared`: the ring's block made ahead (not yet pinned), or null.
   Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, std::unique_ptr<PinnedBlock> prepared)
       : id(gpu), batch(batch_bytes), buffer_bytes(buffer) {
+    try {
+      allocate(std::move(prepared));
+    } catch (...) {
+      release();  // what was made before the failure
+      throw;
+    }
+  }
+  ~Staging() { release(); }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+ private:
+  void allocate(std::unique_ptr<PinnedBlock> prepared) {
     WCSV_CUDA_TRY(cudaSetDevice(id));
     const uint64_t stride = stride_of(buffer_bytes);
     block = prepared && prepared->bytes() >= block_bytes(buffer_bytes)
@@ -280,7 +295,8 @@ struct Staging {
     for (auto& e : snap_done) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
 
-  ~Staging() {
+  // Frees what allocate() made (members it did not reach are null).
+  void release() noexcept {
     cudaSetDevice(id);
     cudaDeviceSynchronize();
     for (auto& b : ring) {
@@ -306,8 +322,6 @@ struct Staging {
     if (compute) cudaStreamDestroy(compute);
     (void)cudaGetLastError();
   }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
 };
 
 // The staging each GPU used last, kept for the process's next run there. It
@@ -349,7 +363,8 @@ std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_by
   return std::make_unique<Staging>(id, batch, buffer_bytes, std::move(prepared));
 }
 
-// Keeps `s` for the next run on its GPU, when its streams finished cleanly.
+// Keeps `s` for the next run on its GPU (in place of one another run there
+// left), unless the GPU reports an error: then it is freed.
 void shelve_staging(std::unique_ptr<Staging> s) {
   if (cudaSetDevice(s->id) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
     (void)cudaGetLastError();
@@ -359,7 +374,14 @@ void shelve_staging(std::unique_ptr<Staging> s) {
     b.used = b.copy_queued = b.rows_queued = false;
     b.chain = nullptr;
   }
+  std::unique_ptr<Staging> replaced;  // freed after the lock
   std::lock_guard<std::mutex> l(g_shelf_mutex);
+  for (auto& kept : shelf())
+    if (kept->id == s->id) {
+      replaced = std::move(kept);
+      kept = std::move(s);
+      return;
+    }
   shelf().push_back(std::move(s));
 }
 
@@ -375,9 +397,6 @@ class Gpu {
         compute_(st_->compute),
         counters_(st_->counters) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
-    size_t free_b = 0, total_b = 0;
-    WCSV_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-    table_budget_ = std::max<uint64_t>(kTableBytes, free_b / kTableShareOfFree);
     upload_plan(host_plan, plan);
     WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, sizeof(GpuCounters), compute_));
   }
@@ -806,21 +825,21 @@ class Gpu {
       if (c.flags) return false;
       groups_upper_ = c.groups + (groups_bound_total_ - launched_.groups);
       arena_upper_ = c.arena_used + (arena_bound_total_ - launched_.arena);
-      // Room for the batches in flight and more, so the host rarely has to
-      // wait for the GPU here; within the table budget unless this batch
-      // needs more. (Growing only to fit this batch made a table whose
-      // batches in flight never fit: a stop at every batch.)
+      // Room for the batches in flight and more (at least double), so the
+      // host rarely has to wait for the GPU here; within table_room() unless
+      // this batch needs more. (Growing only to fit this batch made a table
+      // whose batches in flight never fit: a stop at every batch.)
       if (groups_upper_ + kTableBatches * bound_groups > table_.gcap) {
         const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 16;
-        const uint64_t need = groups_upper_ + bound_groups;
+        const uint64_t room = table_room() / per_group;
         uint64_t want = std::max<uint64_t>(2 * table_.gcap, groups_upper_ + kTableBatches * bound_groups);
-        if (want * per_group > table_budget_) want = std::max<uint64_t>(need, table_budget_ / per_group);
+        if (want > room) want = std::max<uint64_t>(groups_upper_ + bound_groups, room);
         if (want > table_.gcap) grow_groups(want, c.groups);
       }
       if (arena_upper_ + kTableBatches * bound_arena > table_.arena_cap) {
-        const uint64_t need = arena_upper_ + bound_arena;
+        const uint64_t room = table_room();
         uint64_t want = std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena);
-        if (want > table_budget_) want = std::max<uint64_t>(need, table_budget_);
+        if (want > room) want = std::max<uint64_t>(arena_upper_ + bound_arena, room);
         if (want > table_.arena_cap) grow_arena(want, c.arena_used);
       }
     }
@@ -830,6 +849,16 @@ class Gpu {
     arena_upper_ += bound_arena;
     buf.through = Bounds{groups_bound_total_, arena_bound_total_};
     return true;
+  }
+
+  // Bytes the group table (or the key arena) may grow to for room ahead.
+  uint64_t table_room() const {
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      (void)cudaGetLastError();
+      free_b = 0;
+    }
+    return std::max<uint64_t>(kTableBytes, free_b / kTableShareOfFree);
   }
 
   // Tightens the bounds from the newest snapshot the GPU has written (exact
@@ -915,9 +944,6 @@ class Gpu {
   char* dblob_ = nullptr;
   GpuTable table_{};
   uint64_t groups_upper_ = 0, arena_upper_ = 0;
-  // Bytes the group table (and the key arena) may take for room ahead; past
-  // it they grow only as far as the next batch needs.
-  uint64_t table_budget_ = kTableBytes;
   // Counter snapshots copied back after each batch without waiting (into
   // st_->snap_host, st_->snap_done marks each), so the bounds above can be
   // tightened to exact counts with a lag of a few batches instead of stopping
