@@ -144,6 +144,19 @@ std::string read_error(const TempDir& dir, const std::string& name, const std::s
   });
 }
 
+// A compressed file named data.csv (no .gz / .zst) holding `compressed`:
+// found by its magic bytes, a stream (no pread, no size), read whole in odd
+// chunks to `text`, and still at its end after that.
+void check_found_by_magic(const TempDir& dir, const std::string& compressed, const std::string& text) {
+  auto src = open_source(dir.file("data.csv", compressed));
+  CHECK_FALSE(src->can_pread());
+  CHECK(src->size_hint() == 0);
+  CHECK(src->name() == dir.path + "/data.csv");
+  CHECK(read_all(*src, {1, 5, 8191, 2, 1 << 20}) == text);
+  char buf[8];
+  CHECK(src->read(buf, sizeof buf) == 0);  // stays at end
+}
+
 }  // namespace
 
 TEST_CASE("regular file: sequential reads in odd chunks, pread, size") {
@@ -184,12 +197,7 @@ TEST_CASE("a small file shorter than the sniffed prefix") {
 TEST_CASE("gzip: detected by magic, single and multi-member, odd chunks") {
   TempDir dir;
   const std::string a = sample_csv(20000, 2), b = "more,rows\n1,2\n";
-  SECTION("single member, name without .gz") {
-    auto src = open_source(dir.file("data.csv", gzip(a)));
-    CHECK_FALSE(src->can_pread());
-    CHECK(src->size_hint() == 0);
-    CHECK(read_all(*src, {1, 5, 8191, 2}) == a);
-  }
+  SECTION("single member, name without .gz") { check_found_by_magic(dir, gzip(a), a); }
   SECTION("two members concatenated, as `cat a.gz b.gz` makes") {
     auto src = open_source(dir.file("two.csv.gz", gzip(a) + gzip(b)));
     CHECK(read_all(*src, {4096}) == a + b);
@@ -226,15 +234,7 @@ TEST_CASE("zstd: detected by magic, frames, skippable frames, odd chunks") {
   TempDir dir;
   // ~2.5 MB of text: several zstd blocks and several 256 KiB input refills.
   const std::string a = sample_csv(100000, 4), b = "more,rows\n1,2\n";
-  SECTION("one frame, name without .zst") {
-    auto src = open_source(dir.file("data.csv", zstd_frame(a)));
-    CHECK_FALSE(src->can_pread());
-    CHECK(src->size_hint() == 0);
-    CHECK(src->name() == dir.path + "/data.csv");
-    CHECK(read_all(*src, {1, 5, 8191, 2, 1 << 20}) == a);
-    char buf[8];
-    CHECK(src->read(buf, sizeof buf) == 0);  // stays at end
-  }
+  SECTION("one frame, name without .zst") { check_found_by_magic(dir, zstd_frame(a), a); }
   SECTION("one-shot ZSTD_compress frame, no checksum") {
     auto src = open_source(dir.file("s.zst", zstd_simple(a)));
     CHECK(read_all(*src, {65536}) == a);
