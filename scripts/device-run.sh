@@ -32,12 +32,6 @@ ln -sf "$G1" "/dev/shm/groupby_${BENCH_ROWS:-100000000}_100_1.csv"  # bench.sh's
       /usr/bin/time -f "whole process %e s" timeout 60 "$W" --device "$dev" --profile "$q" "$G1" 2>&1 >/dev/null
     done
   done
-  # Smaller GPU batches pin a smaller ring at start-up: whole-process times.
-  for q in 'groupby id1 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)'; do
-    echo "== --device gpu --chunk-size 16777216: $q"
-    /usr/bin/time -f "whole process %e s" timeout 60 "$W" --device gpu --chunk-size 16777216 --profile "$q" "$G1" \
-      2>&1 >/dev/null | grep -E 'whole|gpu: start|read\+copy'
-  done
 } >"$OUT/profiles.txt" 2>&1
 if [ -x .peers/duckq ]; then
   for dev in gpu $ALL_GPUS; do
