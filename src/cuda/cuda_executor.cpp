@@ -24,6 +24,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -324,21 +325,21 @@ struct Staging {
   }
 };
 
-// The staging each GPU used last, kept for the process's next run there. It
-// is never destroyed at exit (CUDA may already be torn down by then; the
-// driver frees it with the process). One per GPU, so memory stays bounded.
+// The staging each GPU used last, by GPU, kept for the process's next run
+// there. It is never destroyed at exit (CUDA may already be torn down by
+// then; the driver frees it with the process). One per GPU, so memory stays
+// bounded.
 std::mutex g_shelf_mutex;
-std::vector<std::unique_ptr<Staging>>& shelf() {
-  static auto* kept = new std::vector<std::unique_ptr<Staging>>();
+std::map<int, std::unique_ptr<Staging>>& shelf() {
+  static auto* kept = new std::map<int, std::unique_ptr<Staging>>();
   return *kept;
 }
 
 // Whether the shelf keeps a staging of GPU `id` that fits these sizes.
 bool staging_kept(int id, uint64_t batch, uint64_t buffer_bytes) {
   std::lock_guard<std::mutex> l(g_shelf_mutex);
-  for (const auto& s : shelf())
-    if (s->id == id) return s->batch == batch && s->buffer_bytes == buffer_bytes;
-  return false;
+  const auto it = shelf().find(id);
+  return it != shelf().end() && it->second->batch == batch && it->second->buffer_bytes == buffer_bytes;
 }
 
 // GPU `id`'s staging for batches of `batch` bytes in buffers of `buffer_bytes`:
@@ -349,13 +350,11 @@ std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_by
   std::unique_ptr<Staging> kept;
   {
     std::lock_guard<std::mutex> l(g_shelf_mutex);
-    auto& v = shelf();
-    for (auto it = v.begin(); it != v.end(); ++it)
-      if ((*it)->id == id) {
-        kept = std::move(*it);
-        v.erase(it);
-        break;
-      }
+    const auto it = shelf().find(id);
+    if (it != shelf().end()) {
+      kept = std::move(it->second);
+      shelf().erase(it);
+    }
   }
   if (kept && kept->batch == batch && kept->buffer_bytes == buffer_bytes) return kept;
   kept.reset();  // another batch size: its memory goes before the new one is pinned
@@ -374,15 +373,8 @@ void shelve_staging(std::unique_ptr<Staging> s) {
     b.used = b.copy_queued = b.rows_queued = false;
     b.chain = nullptr;
   }
-  std::unique_ptr<Staging> replaced;  // freed after the lock
   std::lock_guard<std::mutex> l(g_shelf_mutex);
-  for (auto& kept : shelf())
-    if (kept->id == s->id) {
-      replaced = std::move(kept);
-      kept = std::move(s);
-      return;
-    }
-  shelf().push_back(std::move(s));
+  shelf()[s->id].swap(s);  // one another run left there, if any, is freed after the lock
 }
 
 class Gpu {
@@ -823,32 +815,37 @@ class Gpu {
       GpuCounters c;
       WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
       if (c.flags) return false;
-      groups_upper_ = c.groups + (groups_bound_total_ - launched_.groups);
-      arena_upper_ = c.arena_used + (arena_bound_total_ - launched_.arena);
-      // Room for the batches in flight and more (at least double), so the
-      // host rarely has to wait for the GPU here; within table_room() unless
-      // this batch needs more. (Growing only to fit this batch made a table
-      // whose batches in flight never fit: a stop at every batch.)
-      if (groups_upper_ + kTableBatches * bound_groups > table_.gcap) {
-        const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 16;
-        const uint64_t room = table_room() / per_group;
-        uint64_t want = std::max<uint64_t>(2 * table_.gcap, groups_upper_ + kTableBatches * bound_groups);
-        if (want > room) want = std::max<uint64_t>(groups_upper_ + bound_groups, room);
-        if (want > table_.gcap) grow_groups(want, c.groups);
-      }
-      if (arena_upper_ + kTableBatches * bound_arena > table_.arena_cap) {
-        const uint64_t room = table_room();
-        uint64_t want = std::max<uint64_t>(2 * table_.arena_cap, arena_upper_ + kTableBatches * bound_arena);
-        if (want > room) want = std::max<uint64_t>(arena_upper_ + bound_arena, room);
-        if (want > table_.arena_cap) grow_arena(want, c.arena_used);
-      }
+      groups_upper_ = c.groups + (queued_.groups - launched_.groups);
+      arena_upper_ = c.arena_used + (queued_.arena - launched_.arena);
+      const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 16;
+      const uint64_t gcap =
+          grown_size(table_.gcap, groups_upper_, bound_groups, [&] { return table_room() / per_group; });
+      if (gcap > table_.gcap) grow_groups(gcap, c.groups);
+      const uint64_t arena_cap = grown_size(table_.arena_cap, arena_upper_, bound_arena, [&] { return table_room(); });
+      if (arena_cap > table_.arena_cap) grow_arena(arena_cap, c.arena_used);
     }
-    groups_bound_total_ += bound_groups;
-    arena_bound_total_ += bound_arena;
+    queued_.groups += bound_groups;
+    queued_.arena += bound_arena;
     groups_upper_ += bound_groups;
     arena_upper_ += bound_arena;
-    buf.through = Bounds{groups_bound_total_, arena_bound_total_};
+    buf.through = queued_;
     return true;
+  }
+
+  // The size a table of `cap` (groups, or key-arena bytes) grows to when the
+  // batches in flight may not fit: `upper` (its bound now) plus kTableBatches
+  // batch bounds, and at least double, within room() unless the next batch
+  // needs more; `cap` when it need not grow. (Growing only to fit the next
+  // batch made a table whose batches in flight never fit: a stop at every
+  // batch.)
+  template <class Room>
+  static uint64_t grown_size(uint64_t cap, uint64_t upper, uint64_t bound, const Room& room) {
+    const uint64_t ahead = upper + kTableBatches * bound;
+    if (ahead <= cap) return cap;
+    uint64_t want = std::max<uint64_t>(2 * cap, ahead);
+    const uint64_t limit = room();
+    if (want > limit) want = std::max<uint64_t>(upper + bound, limit);
+    return std::max(want, cap);
   }
 
   // Bytes the group table (or the key arena) may grow to for room ahead.
@@ -874,8 +871,8 @@ class Gpu {
       WCSV_CUDA_TRY(q);
       const GpuCounters& c = st_->snap_host[s % kRing];
       if (c.flags) return false;
-      groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (groups_bound_total_ - sn.through.groups));
-      arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (arena_bound_total_ - sn.through.arena));
+      groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (queued_.groups - sn.through.groups));
+      arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (queued_.arena - sn.through.arena));
       return true;
     }
     return true;
@@ -953,7 +950,8 @@ class Gpu {
     Bounds through;  // of the batches it includes
   };
   Snapshot snaps_[kRing];
-  uint64_t seq_ = 0, groups_bound_total_ = 0, arena_bound_total_ = 0;  // bounds of all batches queued
+  uint64_t seq_ = 0;
+  Bounds queued_;    // bound totals of all batches queued
   Bounds launched_;  // bound totals of the batches whose rows are queued
 };
 
