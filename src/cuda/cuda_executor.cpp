@@ -1,19 +1,19 @@
 // The CUDA executor's host side: one thread per GPU claims fixed-size batches
-// of the input in order (BatchFeed) and reads each straight into a pinned
-// buffer with several threads; the copy stream moves it to the GPU, which
-// computes the batch's transition vector; a host callback publishes it to the
-// StateChain, which composes the vectors in file order, and once a batch's
-// start state is known its rows are found, parsed and aggregated. The host
-// never reads the bytes itself. Each GPU keeps its group table resident; at
-// the end the tables come back, are converted into the core's state structs
-// and merged with GroupTable::merge_from in GPU order. A batch that meets
+// of the input in order (BatchFeed), a few ahead, and the readers move each
+// to the GPU piece by piece: a piece is read into a pinned slot and its copy
+// queued at once (cuda/pinned.hpp says why). The GPU computes the batch's
+// transition vector; a host callback publishes it to the StateChain, which
+// composes the vectors in file order, and once a batch's start state is
+// known its rows are found, parsed and aggregated. The host never parses the
+// bytes itself. Each GPU keeps its group table resident; at the end the
+// tables merge into one GPU's, which comes back, is converted into the core's
+// state structs and merged with GroupTable::merge_from. A batch that meets
 // anything the GPU does not report itself (a bad row or value, an expression
 // error, a limit, a row longer than the batch tail) makes the whole scan run
 // again on the CPU executor, so messages and --rejects are exactly the CPU's.
 #include "cuda/cuda_executor.hpp"
 
 #include <cuda_runtime.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "cuda/gpu_plan.hpp"
+#include "cuda/pinned.hpp"
 #include "exec/device.hpp"
 #include "exec/parallel.hpp"
 #include "exec/batch_feed.hpp"
@@ -74,7 +75,13 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
-constexpr int kRing = 4;                        // pinned/device buffer pairs per GPU
+constexpr int kMaxReaders = 64;                 // host threads reading the input
+constexpr int kRing = 6;       // device batch buffers per GPU
+constexpr int kReadAhead = 3;  // batches being read into them at once
+
+// The others: the batch whose row kernels wait for its start state, and one
+// with kernels queued.
+static_assert(kRing >= kReadAhead + 2, "a buffer is read into only after its kernels are queued");
 // Batches of new groups a table grows for: the batches that can be queued
 // past the last counter snapshot (a ring's worth) and the next two, so that
 // ensure_table need not stop the pipeline at every batch.
@@ -132,80 +139,60 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
 
 // ---- one GPU ----------------------------------------------------------------
 
-// Page-locked host memory for a GPU's staging ring, in one block, made in two
-// steps: the constructor maps it and faults it in (as huge pages where THP
-// allows; no CUDA, so it can run while the driver starts), pin() registers
-// it with CUDA. Huge pages registered with CUDA pin in about half the time
-// of cudaMallocHost (2 x H200: 4 x 33 MiB in 25-40 ms instead of 47-88 ms),
-// which is start-up the user waits for; without them (no THP, or
-// registering fails) it falls back to cudaMallocHost.
-class PinnedBlock {
- public:
-  explicit PinnedBlock(uint64_t bytes) {
-    constexpr uint64_t kHuge = 2ull << 20;
-    bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;  // pin() allocates with CUDA instead
-    (void)::madvise(p, bytes_, MADV_HUGEPAGE);
-    // A write per 4 KiB page faults it in (the kernel zeroes it) before it
-    // is pinned; writing every byte again would double the time.
-    for (uint64_t at = 0; at < bytes_; at += 4096) static_cast<char*>(p)[at] = 0;
-    data_ = static_cast<char*>(p);
-  }
-  // Page-locks the block (once): registers the mapping, or else allocates
-  // with cudaMallocHost on the current device.
-  void pin() {
-    if (pinned_) return;
-    if (data_ && cudaHostRegister(data_, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
-      pinned_ = mapped_ = true;
-      return;
-    }
-    (void)cudaGetLastError();
-    if (data_) ::munmap(data_, bytes_);
-    data_ = nullptr;
-    WCSV_CUDA_TRY(cudaMallocHost(&data_, bytes_));
-    pinned_ = true;
-  }
-  ~PinnedBlock() {
-    if (!data_) return;
-    if (!pinned_ || mapped_) {
-      if (pinned_) cudaHostUnregister(data_);
-      ::munmap(data_, bytes_);
-    } else {
-      cudaFreeHost(data_);
-    }
-  }
-  PinnedBlock(const PinnedBlock&) = delete;
-  PinnedBlock& operator=(const PinnedBlock&) = delete;
-  char* data() const { return data_; }
-  uint64_t bytes() const { return bytes_; }
-
- private:
-  char* data_ = nullptr;
-  uint64_t bytes_ = 0;
-  bool pinned_ = false;
-  bool mapped_ = false;  // pinned by registering the mapping, else cudaMallocHost
-};
-
 // Running totals of the batches' upper bounds on new groups and key-arena
 // bytes, up to and including some batch.
 struct Bounds {
   uint64_t groups = 0, arena = 0;
 };
 
+// A batch buffer on a GPU, filled piece by piece through the run's pinned
+// slots: each piece's copy is queued on the GPU's copy stream as soon as the
+// piece is read.
+class GpuDestination : public BatchDestination {
+ public:
+  void put(uint64_t at, uint64_t len, const std::function<void(char*)>& fill) override {
+    const PinnedSlots::Slot s = slots->take();
+    cudaEvent_t copied = nullptr;
+    try {
+      fill(s.mem);
+      WCSV_CUDA_TRY(cudaSetDevice(gpu));
+      WCSV_CUDA_TRY(cudaMemcpyAsync(dev + at, s.mem, len, cudaMemcpyHostToDevice, copy));
+      copied = piece_copied[s.index];
+      WCSV_CUDA_TRY(cudaEventRecord(copied, copy));
+    } catch (...) {
+      (void)cudaStreamSynchronize(copy);  // a queued copy may still read the slot
+      slots->give(s.index, nullptr);
+      throw;
+    }
+    slots->give(s.index, copied);
+  }
+
+  PinnedSlots* slots = nullptr;
+  const cudaEvent_t* piece_copied = nullptr;  // the GPU's event for each slot
+  cudaStream_t copy = nullptr;  // the buffer's
+  int gpu = 0;
+  char* dev = nullptr;  // the buffer
+};
+
 struct Buffer {
-  char* pinned = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills it (in the ring's block)
-  char* dev = nullptr;
+  char* dev = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills a buffer
+  GpuDestination dest;  // fills dev
+  // The pieces' copies into dev, on a stream of this buffer's own: `copied`
+  // then marks this batch's pieces, not the next batches' (read at the same
+  // time). (Two to eight such streams per buffer, pieces taking turns, were
+  // no faster on 2 x H200, and slower on one GPU.)
+  cudaStream_t copy = nullptr;
+  BatchRead read;       // the batch being read into it
   BatchVectors v{};
-  cudaEvent_t computed = nullptr;  // the batch's kernels finished: both copies are free
+  cudaEvent_t computed = nullptr;  // the batch's kernels finished: the buffer is free
   cudaEvent_t copied = nullptr;
   bool used = false;
   BatchSpan span;
   Bounds through;  // bound totals up to this batch
-  // Timing events around the batch's copy, vector kernels and row kernels,
-  // for --profile's GPU busy times; `*_queued`: recorded for this batch.
-  cudaEvent_t copy_at[2] = {}, vector_at[2] = {}, rows_at[2] = {};
-  bool copy_queued = false, rows_queued = false;
+  // Timing events around the batch's vector kernels and row kernels, for
+  // --profile's GPU busy times; `*_queued`: recorded for this batch.
+  cudaEvent_t vector_at[2] = {}, rows_at[2] = {};
+  bool vector_queued = false, rows_queued = false;
   // Read by the host callback that publishes the batch's vector.
   uint32_t* tv_host = nullptr;  // pinned
   StateChain* chain = nullptr;
@@ -222,33 +209,31 @@ struct ProgramBlob {
   }
 };
 
-// A GPU's staging for batches of one size: the pinned ring and its device
-// twins, the batches' vectors, the row scratch, streams, events and counters.
-// Building it is most of a GPU's start-up once its context is up (pinning
-// 4 x 33 MiB alone takes 25-40 ms), so the process keeps the last one of
-// each GPU for the next run there (see take_staging).
+// A GPU's staging for batches of one size: the device buffers of its ring,
+// the batches' vectors, the row scratch, streams, events and counters.
+// Building it is much of a GPU's start-up once its context is up, so the
+// process keeps the last one of each GPU for the next run there (see
+// take_staging), as it keeps the pinned slots (take_slots).
 struct Staging {
   int id;
   uint64_t batch, buffer_bytes;  // own bytes of a batch; bytes of a ring buffer
   int sms = 1;
-  cudaStream_t copy = nullptr, compute = nullptr;
-  std::unique_ptr<PinnedBlock> block;  // the ring's pinned buffers
+  cudaStream_t copy = nullptr, compute = nullptr;  // copy: tables back to the host
   Buffer ring[kRing];
   uint32_t* tv_host = nullptr;  // pinned, one per ring buffer
   GpuScratch scratch{};
   GpuCounters* counters = nullptr;   // on the GPU; zeroed for each run
   GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
   cudaEvent_t snap_done[kRing] = {};
+  std::vector<cudaEvent_t> piece_copied;  // one per pinned slot, recorded after its piece's copy
+  // On `copy` before the first piece of a run and after each batch's last:
+  // --profile's copy time, start to end.
+  cudaEvent_t copy_span[2] = {};
 
-  // Ring buffers start 4 KiB-aligned in the block.
-  static uint64_t stride_of(uint64_t buffer) { return (buffer + 4095) / 4096 * 4096; }
-  static uint64_t block_bytes(uint64_t buffer) { return stride_of(buffer) * kRing; }
-
-  // `prepared`: the ring's block made ahead (not yet pinned), or null.
-  Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, std::unique_ptr<PinnedBlock> prepared)
+  Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, int slots)
       : id(gpu), batch(batch_bytes), buffer_bytes(buffer) {
     try {
-      allocate(std::move(prepared));
+      allocate(slots);
     } catch (...) {
       release();  // what was made before the failure
       throw;
@@ -258,14 +243,13 @@ struct Staging {
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
 
+  bool fits(uint64_t batch_bytes, uint64_t buffer, int slots) const {
+    return batch == batch_bytes && buffer_bytes == buffer && piece_copied.size() == static_cast<size_t>(slots);
+  }
+
  private:
-  void allocate(std::unique_ptr<PinnedBlock> prepared) {
+  void allocate(int slots) {
     WCSV_CUDA_TRY(cudaSetDevice(id));
-    const uint64_t stride = stride_of(buffer_bytes);
-    block = prepared && prepared->bytes() >= block_bytes(buffer_bytes)
-                ? std::move(prepared)
-                : std::make_unique<PinnedBlock>(block_bytes(buffer_bytes));
-    block->pin();
     WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, id));
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
@@ -274,11 +258,10 @@ struct Staging {
     WCSV_CUDA_TRY(cudaMallocHost(&tv_host, sizeof(uint32_t) * kRing));
     for (int i = 0; i < kRing; ++i) {
       Buffer& b = ring[i];
+      WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
-      for (cudaEvent_t* e : {b.copy_at, b.copy_at + 1, b.vector_at, b.vector_at + 1, b.rows_at, b.rows_at + 1})
-        WCSV_CUDA_TRY(cudaEventCreate(e));
-      b.pinned = block->data() + i * stride;
+      for (cudaEvent_t* e : {b.vector_at, b.vector_at + 1, b.rows_at, b.rows_at + 1}) WCSV_CUDA_TRY(cudaEventCreate(e));
       WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
       WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
@@ -294,6 +277,9 @@ struct Staging {
     scratch.row_cap = batch;
     WCSV_CUDA_TRY(cudaMallocHost(&snap_host, sizeof(GpuCounters) * kRing));
     for (auto& e : snap_done) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (auto& e : copy_span) WCSV_CUDA_TRY(cudaEventCreate(&e));
+    piece_copied.assign(static_cast<size_t>(slots), nullptr);
+    for (auto& e : piece_copied) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
 
   // Frees what allocate() made (members it did not reach are null).
@@ -305,10 +291,9 @@ struct Staging {
       cudaFree(b.v.tv);
       cudaFree(b.v.prefix);
       cudaFree(b.v.odd_bytes);
-      if (b.copied) cudaEventDestroy(b.copied);
-      if (b.computed) cudaEventDestroy(b.computed);
-      for (cudaEvent_t e : {b.copy_at[0], b.copy_at[1], b.vector_at[0], b.vector_at[1], b.rows_at[0], b.rows_at[1]})
+      for (cudaEvent_t e : {b.copied, b.computed, b.vector_at[0], b.vector_at[1], b.rows_at[0], b.rows_at[1]})
         if (e) cudaEventDestroy(e);
+      if (b.copy) cudaStreamDestroy(b.copy);
     }
     cudaFreeHost(tv_host);
     cudaFree(scratch.counts);
@@ -317,7 +302,11 @@ struct Staging {
     cudaFree(scratch.cub_temp);
     cudaFree(counters);
     cudaFreeHost(snap_host);
-    for (auto& e : snap_done)
+    for (cudaEvent_t e : snap_done)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : copy_span)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : piece_copied)
       if (e) cudaEventDestroy(e);
     if (copy) cudaStreamDestroy(copy);
     if (compute) cudaStreamDestroy(compute);
@@ -325,41 +314,56 @@ struct Staging {
   }
 };
 
-// The staging each GPU used last, by GPU, kept for the process's next run
-// there. It is never destroyed at exit (CUDA may already be torn down by
-// then; the driver frees it with the process). One per GPU, so memory stays
-// bounded.
-std::mutex g_shelf_mutex;
-std::map<int, std::unique_ptr<Staging>>& shelf() {
-  static auto* kept = new std::map<int, std::unique_ptr<Staging>>();
+// What the process keeps for its next run: the staging each GPU used last,
+// by GPU, and the pinned slots. Never destroyed at exit (CUDA may already be
+// torn down by then; the driver frees them with the process). One of each
+// per GPU, and one set of slots, so memory stays bounded.
+struct Shelf {
+  std::mutex m;
+  std::map<int, std::unique_ptr<Staging>> stagings;
+  std::unique_ptr<PinnedSlots> slots;
+};
+Shelf& shelf() {
+  static auto* kept = new Shelf();
   return *kept;
 }
 
-// Whether the shelf keeps a staging of GPU `id` that fits these sizes.
-bool staging_kept(int id, uint64_t batch, uint64_t buffer_bytes) {
-  std::lock_guard<std::mutex> l(g_shelf_mutex);
-  const auto it = shelf().find(id);
-  return it != shelf().end() && it->second->batch == batch && it->second->buffer_bytes == buffer_bytes;
+// Pinned slots of `count` pieces: the kept ones when they fit, else new ones
+// (faulted in, not yet pinned).
+std::unique_ptr<PinnedSlots> take_slots(int count) {
+  std::unique_ptr<PinnedSlots> kept;
+  {
+    std::lock_guard<std::mutex> l(shelf().m);
+    kept = std::move(shelf().slots);
+  }
+  if (kept && kept->count() == count && kept->slot_bytes() == kReadPiece) return kept;
+  kept.reset();  // another size: its memory goes before the new one is made
+  ++g_stagings_built;
+  return std::make_unique<PinnedSlots>(count, kReadPiece);
 }
 
-// GPU `id`'s staging for batches of `batch` bytes in buffers of `buffer_bytes`:
-// the one kept from an earlier run when it fits, else a new one (with the
-// ring's block `prepared` ahead, when given).
-std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_bytes,
-                                      std::unique_ptr<PinnedBlock> prepared) {
+void shelve_slots(std::unique_ptr<PinnedSlots> s) {
+  std::lock_guard<std::mutex> l(shelf().m);
+  shelf().slots.swap(s);  // ones another run left, if any, are freed after the lock
+}
+
+// GPU `id`'s staging for batches of `batch` bytes in buffers of `buffer_bytes`
+// with events for `slots` pinned slots: the one kept from an earlier run when
+// it fits, else a new one.
+std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_bytes, int slots) {
   std::unique_ptr<Staging> kept;
   {
-    std::lock_guard<std::mutex> l(g_shelf_mutex);
-    const auto it = shelf().find(id);
-    if (it != shelf().end()) {
+    std::lock_guard<std::mutex> l(shelf().m);
+    const auto it = shelf().stagings.find(id);
+    if (it != shelf().stagings.end()) {
       kept = std::move(it->second);
-      shelf().erase(it);
+      shelf().stagings.erase(it);
     }
   }
-  if (kept && kept->batch == batch && kept->buffer_bytes == buffer_bytes) return kept;
-  kept.reset();  // another batch size: its memory goes before the new one is pinned
+  if (kept && kept->fits(batch, buffer_bytes, slots)) return kept;
+  kept.reset();  // another batch size: its memory goes before the new one is made
   ++g_stagings_built;
-  return std::make_unique<Staging>(id, batch, buffer_bytes, std::move(prepared));
+  return std::make_unique<Staging>(id, batch, buffer_bytes, slots);
 }
 
 // Keeps `s` for the next run on its GPU (in place of one another run there
@@ -370,33 +374,38 @@ void shelve_staging(std::unique_ptr<Staging> s) {
     return;  // a failed GPU: freed (as far as it can be) here, not kept
   }
   for (Buffer& b : s->ring) {
-    b.used = b.copy_queued = b.rows_queued = false;
+    b.used = b.vector_queued = b.rows_queued = false;
     b.chain = nullptr;
   }
-  std::lock_guard<std::mutex> l(g_shelf_mutex);
-  shelf()[s->id].swap(s);  // one another run left there, if any, is freed after the lock
+  std::lock_guard<std::mutex> l(shelf().m);
+  shelf().stagings[s->id].swap(s);  // one another run left there, if any, is freed after the lock
 }
 
 class Gpu {
  public:
-  // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own bytes.
-  // `prepared`: its ring's host memory made ahead (or null).
+  // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own
+  // bytes. `slots`: the run's pinned staging, shared with the other GPUs.
   Gpu(int id, const GpuPlan& host_plan, const Plan& plan, int nstring_keys, size_t ncols,
-      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes,
-      std::unique_ptr<PinnedBlock> prepared = nullptr)
-      : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens),
-        st_(take_staging(id, batch, buffer_bytes, std::move(prepared))), ring_(st_->ring), copy_(st_->copy),
-        compute_(st_->compute),
-        counters_(st_->counters) {
+      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes, PinnedSlots& slots)
+      : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens), slots_(slots),
+        st_(take_staging(id, batch, buffer_bytes, slots.count())), ring_(st_->ring), copy_(st_->copy),
+        compute_(st_->compute), counters_(st_->counters) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
+    for (int i = 0; i < kRing; ++i) {
+      GpuDestination& d = ring_[i].dest;
+      d.slots = &slots_;
+      d.piece_copied = st_->piece_copied.data();
+      d.copy = ring_[i].copy;
+      d.gpu = id_;
+      d.dev = ring_[i].dev;
+    }
     upload_plan(host_plan, plan);
     WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, sizeof(GpuCounters), compute_));
   }
 
   ~Gpu() {
     cudaSetDevice(id_);
-    cudaStreamSynchronize(compute_);
-    cudaStreamSynchronize(copy_);
+    cudaDeviceSynchronize();
     cudaFree(table_.slots);
     cudaFree(table_.hashes);
     cudaFree(table_.keys);
@@ -411,42 +420,40 @@ class Gpu {
 
   enum class Step { Submitted, Exhausted, Flagged };
 
-  // Reads the next batch of `feed` into a free buffer, copies it in and
-  // queues its vector phase; then queues the row phase of the batch before
-  // it, whose start state is known by then (or soon: the wait is for other
-  // GPUs' vectors). Throws StateChain::Aborted when another GPU gave up.
+  // Keeps kReadAhead batches of `feed` being read into free buffers; once the
+  // oldest is in, queues its vector phase; then queues the row phase of the
+  // batch before it, whose start state is known by then (or soon: the wait
+  // is for other GPUs' vectors). Throws StateChain::Aborted when another GPU
+  // gave up.
   Step submit(BatchFeed& feed, StateChain& chain) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
-    Buffer& buf = ring_[next_ % kRing];
-    if (buf.used) {
-      const auto t_ring = std::chrono::steady_clock::now();
-      WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
-      ring_wait_s += seconds_since(t_ring);
-      add_busy(buf);
+    start_reads(feed);
+    if (reading_.empty()) {
+      feed_done_ = false;  // for the next source
+      return Step::Exhausted;
     }
-    buf.used = false;
+    Buffer& buf = *reading_.front();
+    reading_.pop_front();
     const auto t_read = std::chrono::steady_clock::now();
-    if (!feed.next(buf.pinned, buf.span)) return Step::Exhausted;
+    feed.wait(buf.read);
     read_s += seconds_since(t_read);
-    ++next_;
+    buf.span = buf.read.span;
     ++batches;
     bytes += buf.span.own;
     last_own = buf.span.own;
+    copied_bytes += std::min(kBatchLead, buf.span.from) + buf.span.n;
     const auto t_table = std::chrono::steady_clock::now();
     const bool ok = ensure_table(buf, buf.span.own);
     wait_s += seconds_since(t_table);
     if (!ok) return Step::Flagged;
-    WCSV_CUDA_TRY(cudaEventRecord(buf.copy_at[0], copy_));
-    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.dev, buf.pinned, kBatchLead + buf.span.n, cudaMemcpyHostToDevice, copy_));
-    WCSV_CUDA_TRY(cudaEventRecord(buf.copy_at[1], copy_));
-    WCSV_CUDA_TRY(cudaEventRecord(buf.copied, copy_));
+    WCSV_CUDA_TRY(cudaEventRecord(buf.copied, buf.copy));  // after the batch's pieces
+    WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[1], buf.copy));
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
     launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->sms, compute_);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
-    buf.copy_queued = true;
-    copied_bytes += kBatchLead + buf.span.n;
+    buf.vector_queued = true;
     const uint64_t nseg = segments_of(b.row_end);
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
     buf.chain = &chain;
@@ -455,6 +462,19 @@ class Gpu {
     finish_pending();
     pending_ = &buf;
     return Step::Submitted;
+  }
+
+  // Waits for the batches still being read when the scan stops early (they
+  // refer to this GPU's buffers and the feed); errors no longer matter then.
+  void drain_reads(BatchFeed& feed) noexcept {
+    for (Buffer* b : reading_) {
+      try {
+        feed.wait(b->read);
+      } catch (...) {
+      }
+    }
+    reading_.clear();
+    feed_done_ = false;
   }
 
   // Queues the row phase of the batch still waiting for its start state.
@@ -497,22 +517,27 @@ class Gpu {
   GpuCounters finish() {
     const auto t = std::chrono::steady_clock::now();
     WCSV_CUDA_TRY(cudaSetDevice(id_));
-    WCSV_CUDA_TRY(cudaStreamSynchronize(copy_));
+    for (int i = 0; i < kRing; ++i) WCSV_CUDA_TRY(cudaStreamSynchronize(ring_[i].copy));
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
     GpuCounters c;
     WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
     wait_s += seconds_since(t);
     for (int i = 0; i < kRing; ++i) add_busy(ring_[i]);
+    if (copy_started_) copy_s += elapsed_s(st_->copy_span[0], st_->copy_span[1]);
+    copy_started_ = false;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) used_bytes = total_b - free_b;
     return c;
   }
 
   int id() const { return id_; }
-  double read_s = 0, wait_s = 0;  // host time reading into pinned memory; waiting for the GPU
-  double ring_wait_s = 0;         // host time waiting for a ring buffer the GPU still uses
-  // GPU time copying batches in, in the vector kernels and in the row kernels.
-  double copy_busy_s = 0, vector_busy_s = 0, rows_busy_s = 0;
+  // Host time waiting for a batch to be read (helping the readers meanwhile);
+  // waiting for the GPU.
+  double read_s = 0, wait_s = 0;
+  double ring_wait_s = 0;  // host time waiting for a ring buffer the GPU still uses
+  // GPU time from the first piece's copy to the last one's; busy in the
+  // vector kernels and in the row kernels.
+  double copy_s = 0, vector_busy_s = 0, rows_busy_s = 0;
   uint64_t copied_bytes = 0;
   uint64_t bytes = 0;             // own bytes of the batches sent to this GPU
   uint64_t batches = 0;
@@ -594,41 +619,35 @@ class Gpu {
 
  private:
   // Copies `bytes` from the GPU into pageable host memory through the pinned
-  // ring: the DMA fills half the ring while all host threads copy the other
-  // half out. A plain cudaMemcpy to pageable memory goes through the driver's
-  // staging on one thread and faults the fresh pages in on that thread too.
+  // slots (no reader uses them now): the DMA fills one half of the block
+  // while all host threads copy the other half out. A plain cudaMemcpy to
+  // pageable memory goes through the driver's staging on one thread and
+  // faults the fresh pages in on that thread too.
   void download(void* dst, const void* src, uint64_t bytes, int threads) {
     if (bytes == 0) return;
-    constexpr int kHalf = kRing / 2;  // buffers per round
     constexpr uint64_t kPiece = 1ull << 20;
-    const uint64_t ring_bytes = st_->buffer_bytes;
-    const uint64_t round_bytes = kHalf * ring_bytes;
-    const uint64_t rounds = (bytes + round_bytes - 1) / round_bytes;
-    const uint64_t pieces_per_buffer = (ring_bytes + kPiece - 1) / kPiece;
-    auto buffer = [&](uint64_t r, int k) -> Buffer& { return ring_[(r % 2) * kHalf + k]; };
+    const uint64_t half = std::max<uint64_t>(kPiece, slots_.bytes() / 2 / kPiece * kPiece);
+    char* const pinned[2] = {slots_.data(), slots_.data() + half};
+    const cudaEvent_t filled[2] = {ring_[0].copied, ring_[1].copied};
+    const uint64_t rounds = (bytes + half - 1) / half;
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));  // the table's last kernels are done
     auto start_round = [&](uint64_t r) {
-      for (int k = 0; k < kHalf; ++k) {
-        const uint64_t at = r * round_bytes + k * ring_bytes;
-        if (at >= bytes) break;
-        WCSV_CUDA_TRY(cudaMemcpyAsync(buffer(r, k).pinned, static_cast<const char*>(src) + at,
-                                      std::min(ring_bytes, bytes - at), cudaMemcpyDeviceToHost, copy_));
-      }
-      WCSV_CUDA_TRY(cudaEventRecord(buffer(r, 0).copied, copy_));
+      const uint64_t at = r * half;
+      WCSV_CUDA_TRY(cudaMemcpyAsync(pinned[r % 2], static_cast<const char*>(src) + at, std::min(half, bytes - at),
+                                    cudaMemcpyDeviceToHost, copy_));
+      WCSV_CUDA_TRY(cudaEventRecord(filled[r % 2], copy_));
     };
     start_round(0);
     for (uint64_t r = 0; r < rounds; ++r) {
-      WCSV_CUDA_TRY(cudaEventSynchronize(buffer(r, 0).copied));
+      WCSV_CUDA_TRY(cudaEventSynchronize(filled[r % 2]));
       if (r + 1 < rounds) start_round(r + 1);  // into the other half, copied out in round r - 1
-      const uint64_t n = std::min(round_bytes, bytes - r * round_bytes);
-      const int workers = static_cast<int>(std::min<uint64_t>(threads, (n + kPiece - 1) / kPiece));
-      parallel_for(kHalf * pieces_per_buffer, workers, [&](size_t i, int) {
-        const int k = static_cast<int>(i / pieces_per_buffer);
-        const uint64_t in_buffer = (i % pieces_per_buffer) * kPiece;
-        const uint64_t at = r * round_bytes + k * ring_bytes + in_buffer;  // offset in the whole array
-        if (in_buffer >= ring_bytes || at >= bytes) return;
-        const uint64_t len = std::min({kPiece, ring_bytes - in_buffer, bytes - at});
-        std::memcpy(static_cast<char*>(dst) + at, buffer(r, k).pinned + in_buffer, len);
+      const uint64_t n = std::min(half, bytes - r * half);
+      const uint64_t pieces = (n + kPiece - 1) / kPiece;
+      const int workers = static_cast<int>(std::min<uint64_t>(threads, pieces));
+      char* out = static_cast<char*>(dst) + r * half;
+      parallel_for(pieces, workers, [&](size_t i, int) {
+        const uint64_t at = i * kPiece;
+        std::memcpy(out + at, pinned[r % 2] + at, std::min(kPiece, n - at));
       });
     }
   }
@@ -774,24 +793,48 @@ class Gpu {
   // Adds the GPU times of the batch last queued in `buf`, whose work is done,
   // to the busy totals (once).
   void add_busy(Buffer& buf) {
-    auto seconds = [](cudaEvent_t a, cudaEvent_t b) {
-      float ms = 0;
-      return cudaEventElapsedTime(&ms, a, b) == cudaSuccess ? ms / 1e3 : 0.0;
-    };
-    if (buf.copy_queued) {
-      copy_busy_s += seconds(buf.copy_at[0], buf.copy_at[1]);
-      vector_busy_s += seconds(buf.vector_at[0], buf.vector_at[1]);
-    }
-    if (buf.rows_queued) rows_busy_s += seconds(buf.rows_at[0], buf.rows_at[1]);
-    buf.copy_queued = buf.rows_queued = false;
+    if (buf.vector_queued) vector_busy_s += elapsed_s(buf.vector_at[0], buf.vector_at[1]);
+    if (buf.rows_queued) rows_busy_s += elapsed_s(buf.rows_at[0], buf.rows_at[1]);
+    buf.vector_queued = buf.rows_queued = false;
+  }
+
+  // Seconds between two completed timing events (0 when they cannot say).
+  static double elapsed_s(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) == cudaSuccess) return ms / 1e3;
     (void)cudaGetLastError();
+    return 0;
+  }
+
+  // Starts reading the next batches of `feed` into free ring buffers until
+  // kReadAhead are being read (or the feed has no more).
+  void start_reads(BatchFeed& feed) {
+    while (!feed_done_ && reading_.size() < static_cast<size_t>(kReadAhead)) {
+      Buffer& buf = ring_[next_ % kRing];
+      if (buf.used) {
+        const auto t_ring = std::chrono::steady_clock::now();
+        WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
+        ring_wait_s += seconds_since(t_ring);
+        add_busy(buf);
+      }
+      buf.used = false;
+      if (!copy_started_) {
+        WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[0], buf.copy));
+        copy_started_ = true;
+      }
+      if (!feed.start(buf.read, buf.dest)) {
+        feed_done_ = true;
+        return;
+      }
+      ++next_;
+      reading_.push_back(&buf);
+    }
   }
 
   // The batch in `buf` as the kernels see it.
   static GpuBatch batch_of(const Buffer& buf, uint8_t state) {
     const BatchSpan& sp = buf.span;
-    return GpuBatch{buf.dev + kBatchLead, sp.n, sp.own, state,
-                    batch_starts_row(buf.pinned, sp, state), sp.at_eof};
+    return GpuBatch{buf.dev + kBatchLead, sp.n, sp.own, state, batch_starts_row(sp, state), sp.at_eof};
   }
 
   // Host callback after a batch's vector reached pinned memory (no CUDA calls here).
@@ -930,12 +973,16 @@ class Gpu {
   int nstring_keys_;
   size_t ncols_;
   std::vector<std::string> null_tokens_;  // --null tokens, uploaded with the plan
+  PinnedSlots& slots_;                    // the run's, shared with the other GPUs
   std::unique_ptr<Staging> st_;           // back on the shelf when this run ends
   Buffer* const ring_;                    // st_'s
   const cudaStream_t copy_, compute_;
   GpuCounters* const counters_;
   uint64_t next_ = 0;
-  Buffer* pending_ = nullptr;  // vector phase queued, row phase not yet
+  std::deque<Buffer*> reading_;  // batches being read, oldest first
+  bool feed_done_ = false;       // the source has no batch left to start
+  bool copy_started_ = false;    // st_->copy_span[0] recorded for this run
+  Buffer* pending_ = nullptr;    // vector phase queued, row phase not yet
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
   char* dblob_ = nullptr;
@@ -1060,6 +1107,7 @@ class CudaExecutor : public ScanExecutor {
   // joins the scan when it is ready; one ready after the input is used up
   // does no work.
   struct Startup {
+    std::unique_ptr<PinnedSlots> slots;      // the GPUs' staging, shared (made before them)
     std::vector<std::unique_ptr<Gpu>> gpus;  // sized once the GPUs are known; filled as they start
     std::exception_ptr error;
     bool no_gpu = false;
@@ -1076,14 +1124,14 @@ class CudaExecutor : public ScanExecutor {
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
-      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls] {
+      // Two slots per reader (each reads a piece while its last one's copy
+      // runs), and a few to spare.
+      const int slot_count = 2 * std::min(settings.threads, kMaxReaders) + 4;
+      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, slot_count] {
         try {
-          // GPU 0's ring memory is faulted in while the driver starts (the
-          // probe thread started it), unless an earlier run left a staging.
-          const int first_id = x.gpus_.empty() ? 0 : x.gpus_.front();
-          std::unique_ptr<PinnedBlock> first_block;
-          if (!staging_kept(first_id, batch, buffer_bytes))
-            first_block = std::make_unique<PinnedBlock>(Staging::block_bytes(buffer_bytes));
+          // The slots' memory is faulted in while the driver starts (the
+          // probe thread started it), unless an earlier run left slots.
+          slots = take_slots(slot_count);
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
           driver_s = seconds_since(t0);
@@ -1097,8 +1145,9 @@ class CudaExecutor : public ScanExecutor {
           const auto t1 = std::chrono::steady_clock::now();
           for (size_t i = 0; i < chosen.size(); ++i) {
             WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
+            if (i == 0) slots->pin();  // portable: every GPU copies from them
             auto gpu = std::make_unique<Gpu>(chosen[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
-                                             buffer_bytes, i == 0 ? std::move(first_block) : nullptr);
+                                             buffer_bytes, *slots);
             if (i == 0) first_s = seconds_since(t1);
             publish([&] {
               gpus[i] = std::move(gpu);
@@ -1134,7 +1183,13 @@ class CudaExecutor : public ScanExecutor {
     void join() {
       if (thread_.joinable()) thread_.join();
     }
-    ~Startup() { join(); }
+    ~Startup() {
+      join();
+      gpus.clear();  // each waits for its streams: no copy reads the slots now
+      if (!slots) return;
+      slots->forget_copies();  // their events belong to the GPUs' stagings
+      shelve_slots(std::move(slots));
+    }
 
    private:
     template <class Fn>
@@ -1157,7 +1212,7 @@ class CudaExecutor : public ScanExecutor {
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
                 Startup& startup) {
     // Readers: every host thread but the GPU threads' own, which read too.
-    PiecePool pool(std::max(0, std::min(settings.threads, 64) - 1));
+    PiecePool pool(std::max(0, std::min(settings.threads, kMaxReaders) - 1));
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
     if (!ngpus || !startup.wait_gpu(0, [] { return false; })) {
@@ -1182,6 +1237,7 @@ class CudaExecutor : public ScanExecutor {
         auto stop_all = [&] {
           gpu.drop_pending();
           feed.stop();
+          gpu.drain_reads(feed);
           chain.abort();
           gpu.quiesce();
         };
@@ -1242,10 +1298,10 @@ class CudaExecutor : public ScanExecutor {
     stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
-      stats.stages.push_back(StageTiming{"gpu: read into pinned", dev, g->read_s, g->bytes, 0});
+      stats.stages.push_back(StageTiming{"gpu: wait for reads", dev, g->read_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu: wait (state, table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
       stats.stages.push_back(StageTiming{"gpu: wait for a buffer", dev, g->ring_wait_s, 0, 0});
-      stats.stages.push_back(StageTiming{"gpu busy: copy in", dev, g->copy_busy_s, g->copied_bytes, 0});
+      stats.stages.push_back(StageTiming{"gpu: copy in, start to end", dev, g->copy_s, g->copied_bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: quote vectors", dev, g->vector_busy_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: rows+aggregate", dev, g->rows_busy_s, g->bytes, 0});
     }

@@ -24,7 +24,7 @@ std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, b
 // What the CUDA executors of this process did, for tests and --profile:
 // scans finished on the GPU, scans handed to the CPU executor because the plan
 // has no GPU form, and scans run again on the CPU because the GPU met a bad
-// row, a bad value or a limit; GPU stagings (pinned ring and buffers)
+// row, a bad value or a limit; GPU stagings (device buffers, and the pinned slots)
 // built, as a run reuses the one the run before it left on the same GPU; and
 // times a GPU thread stopped to read the exact group count because the group
 // table might not hold the next batch.

@@ -11,7 +11,7 @@ namespace warpcsv {
 // ---- PiecePool --------------------------------------------------------------
 
 struct PiecePool::Job {
-  const std::function<void(uint64_t)>* fn;
+  std::function<void(uint64_t)> fn;
   uint64_t pieces;
   uint64_t next = 0;
   uint64_t done = 0;
@@ -34,7 +34,7 @@ PiecePool::~PiecePool() {
 void PiecePool::run_piece(Job& j, uint64_t i) {
   std::exception_ptr e;
   try {
-    (*j.fn)(i);
+    j.fn(i);
   } catch (...) {
     e = std::current_exception();
   }
@@ -43,18 +43,25 @@ void PiecePool::run_piece(Job& j, uint64_t i) {
   if (++j.done == j.pieces) done_cv_.notify_all();
 }
 
-void PiecePool::run(uint64_t pieces, const std::function<void(uint64_t)>& fn) {
-  if (pieces == 0) return;
-  if (pieces == 1 || threads_.empty()) {
-    for (uint64_t i = 0; i < pieces; ++i) fn(i);
-    return;
+PiecePool::Ticket PiecePool::post(uint64_t pieces, std::function<void(uint64_t)> fn) {
+  auto j = std::make_shared<Job>();
+  j->fn = std::move(fn);
+  j->pieces = pieces;
+  if (pieces <= 1 || threads_.empty()) {  // not worth a hand-over: done here
+    for (uint64_t i = 0; i < pieces; ++i) run_piece(*j, i);
+    j->next = pieces;
+    return j;
   }
-  Job j{&fn, pieces, 0, 0, nullptr};
   {
     std::lock_guard<std::mutex> l(m_);
-    jobs_.push_back(&j);
+    jobs_.push_back(j);
   }
   cv_.notify_all();
+  return j;
+}
+
+void PiecePool::wait(const Ticket& job) {
+  Job& j = *job;
   for (;;) {
     uint64_t i;
     {
@@ -66,24 +73,24 @@ void PiecePool::run(uint64_t pieces, const std::function<void(uint64_t)>& fn) {
   }
   std::unique_lock<std::mutex> l(m_);
   done_cv_.wait(l, [&] { return j.done == j.pieces; });
-  auto it = std::find(jobs_.begin(), jobs_.end(), &j);
+  auto it = std::find(jobs_.begin(), jobs_.end(), job);
   if (it != jobs_.end()) jobs_.erase(it);
   if (j.error) std::rethrow_exception(j.error);
 }
 
 void PiecePool::loop() {
   for (;;) {
-    Job* j = nullptr;
+    Ticket j;
     uint64_t i = 0;
     {
       std::unique_lock<std::mutex> l(m_);
       cv_.wait(l, [&] { return stop_ || !jobs_.empty(); });
       if (stop_) return;
-      j = jobs_.front();
-      if (j->next >= j->pieces) {
-        jobs_.pop_front();  // all handed out; its caller removes nothing twice
+      if (jobs_.front()->next >= jobs_.front()->pieces) {
+        jobs_.pop_front();  // all handed out; its waiter finds it gone
         continue;
       }
+      j = jobs_.front();
       i = j->next++;
     }
     run_piece(*j, i);
@@ -91,12 +98,6 @@ void PiecePool::loop() {
 }
 
 // ---- BatchFeed --------------------------------------------------------------
-
-namespace {
-// Bytes per pread / memcpy work unit: small enough that one batch keeps every
-// reader busy (2 MiB pieces left half of 32 threads idle on a 32 MiB batch).
-constexpr uint64_t kReadPiece = 512ull << 10;
-}
 
 BatchFeed::BatchFeed(InputSource& src, uint64_t batch, uint64_t tail, PiecePool& pool)
     : src_(src), batch_(std::max<uint64_t>(1, batch)), tail_(tail), pool_(pool) {}
@@ -115,13 +116,6 @@ bool BatchFeed::exhausted() {
   return none_left();
 }
 
-void BatchFeed::in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn) {
-  pool_.run((n + kReadPiece - 1) / kReadPiece, [&](uint64_t i) {
-    const uint64_t at = i * kReadPiece;
-    fn(at, std::min(kReadPiece, n - at));
-  });
-}
-
 void BatchFeed::set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool input_ends) const {
   out.index = index;
   out.from = index * batch_;
@@ -129,9 +123,32 @@ void BatchFeed::set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool in
   out.n = std::min(avail, out.own + tail_);
   out.at_eof = input_ends && out.n == avail;
   out.has_prev = out.from > 0;
+  out.splits_crlf = false;
 }
 
-bool BatchFeed::next(char* buf, BatchSpan& out) {
+namespace {
+// The pieces of `bytes` bytes, with `fn(at, len)` run for each.
+std::function<void(uint64_t)> in_pieces(uint64_t bytes, std::function<void(uint64_t at, uint64_t len)> fn) {
+  return [bytes, fn = std::move(fn)](uint64_t i) {
+    const uint64_t at = i * kReadPiece;
+    fn(at, std::min(kReadPiece, bytes - at));
+  };
+}
+uint64_t pieces_of(uint64_t bytes) { return (bytes + kReadPiece - 1) / kReadPiece; }
+}  // namespace
+
+bool BatchFeed::start(BatchRead& r, BatchDestination& dst) {
+  r.job.reset();
+  BatchSpan& out = r.span;
+  // Buffer bytes from kBatchLead - lead on: the lead bytes before the batch,
+  // then its n bytes. Piece 0 holds the byte before the batch and byte 0.
+  uint64_t lead = 0;
+  auto put_piece = [&dst, &out](uint64_t lead_bytes, uint64_t at, uint64_t len, const std::function<void(char*)>& read) {
+    dst.put(kBatchLead - lead_bytes + at, len, [&](char* p) {
+      read(p);
+      if (at == 0 && lead_bytes) note_batch_edge(out, p[lead_bytes - 1], p[lead_bytes]);
+    });
+  };
   if (src_.can_pread()) {
     const uint64_t size = src_.size_bytes();
     uint64_t index;
@@ -141,27 +158,46 @@ bool BatchFeed::next(char* buf, BatchSpan& out) {
       index = next_index_++;
     }
     set_span(out, index, size - index * batch_, true);
-    const uint64_t lead = std::min(kBatchLead, out.from);
-    char* dst = buf + kBatchLead - lead;
+    lead = std::min(kBatchLead, out.from);
     const uint64_t from = out.from - lead;
-    in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) {
-      if (src_.pread(dst + at, len, from + at) != len)
-        throw InputError(src_.name() + " became shorter while it was read; do not change input files during a run");
-    });
+    InputSource* src = &src_;
+    r.job = pool_.post(pieces_of(lead + out.n), in_pieces(lead + out.n, [=](uint64_t at, uint64_t len) {
+                         put_piece(lead, at, len, [&](char* p) {
+                           if (src->pread(p, len, from + at) != len)
+                             throw InputError(src->name() +
+                                              " became shorter while it was read; do not change input files during a run");
+                         });
+                       }));
     return true;
   }
-  // A stream: windows only move forward, so batches are read in order.
+  // A stream: windows only move forward, so batches are read in order, here.
   std::lock_guard<std::mutex> l(m_);
   if (none_left()) return false;
-  const uint64_t lead = std::min(kBatchLead, next_index_ * batch_);
+  lead = std::min(kBatchLead, next_index_ * batch_);
   const Window w = src_.window(next_index_ * batch_ - lead, lead + batch_ + tail_);
   if (w.size <= lead) {
     done_ = true;
     return false;
   }
   set_span(out, next_index_++, w.size - lead, w.at_eof);
-  char* dst = buf + kBatchLead - lead;
-  in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) { std::memcpy(dst + at, w.data + at, len); });
+  pool_.run(pieces_of(lead + out.n), in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) {
+              put_piece(lead, at, len, [&](char* p) { std::memcpy(p, w.data + at, len); });
+            }));
+  return true;
+}
+
+void BatchFeed::wait(BatchRead& r) {
+  if (!r.job) return;
+  const PiecePool::Ticket job = std::move(r.job);
+  pool_.wait(job);
+}
+
+bool BatchFeed::next(char* buf, BatchSpan& out) {
+  HostBuffer dst(buf);
+  BatchRead r;
+  if (!start(r, dst)) return false;
+  wait(r);
+  out = r.span;
   return true;
 }
 
@@ -209,10 +245,12 @@ void StateChain::abort() {
   cv_.notify_all();
 }
 
-bool batch_starts_row(const char* buf, const BatchSpan& b, uint8_t start_state) {
-  if (start_state != kRowStart) return false;
-  if (!b.has_prev) return true;
-  return !(buf[kBatchLead - 1] == '\r' && buf[kBatchLead] == '\n');
+void note_batch_edge(BatchSpan& b, char before, char first) {
+  b.splits_crlf = b.has_prev && before == '\r' && first == '\n';
+}
+
+bool batch_starts_row(const BatchSpan& b, uint8_t start_state) {
+  return start_state == kRowStart && !b.splits_crlf;
 }
 
 }  // namespace warpcsv

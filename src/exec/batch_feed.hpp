@@ -15,6 +15,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,25 +29,38 @@ namespace warpcsv {
 // 16-byte loads.
 constexpr uint64_t kBatchLead = 16;
 
-// Threads that share work split into pieces (reading or copying a batch);
-// several callers may run jobs at once, and each caller works on its own job
-// too. An exception thrown by a piece is rethrown to the caller.
+// Bytes per read (pread or memcpy) work unit, and the size of a GPU's pinned
+// staging slot: each piece goes to its GPU as soon as it is read, while it is
+// still in the host's cache (see cuda/pinned_slots.hpp).
+constexpr uint64_t kReadPiece = 2ull << 20;
+
+// Threads that share work split into pieces (reading or copying a batch).
+// Jobs are posted and waited for separately, so a caller can keep several
+// batches being read; helpers take pieces from the oldest job first, and a
+// caller waiting for its job works on it too. An exception thrown by a piece
+// is rethrown to the waiter.
 class PiecePool {
  public:
+  struct Job;
+  using Ticket = std::shared_ptr<Job>;
   explicit PiecePool(int helpers);
   ~PiecePool();
   PiecePool(const PiecePool&) = delete;
   PiecePool& operator=(const PiecePool&) = delete;
-  // Runs fn(i) for i in [0, pieces); returns when all are done.
-  void run(uint64_t pieces, const std::function<void(uint64_t)>& fn);
+  // Starts fn(i) for i in [0, pieces) on the helpers (with no helpers, runs
+  // them here before returning).
+  Ticket post(uint64_t pieces, std::function<void(uint64_t)> fn);
+  // Returns when all of the job's pieces are done; rethrows a piece's error.
+  void wait(const Ticket& job);
+  // post + wait.
+  void run(uint64_t pieces, std::function<void(uint64_t)> fn) { wait(post(pieces, std::move(fn))); }
 
  private:
-  struct Job;
   void loop();
   void run_piece(Job& j, uint64_t i);
   std::mutex m_;
   std::condition_variable cv_, done_cv_;
-  std::deque<Job*> jobs_;
+  std::deque<Ticket> jobs_;
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -60,18 +74,52 @@ struct BatchSpan {
   uint64_t n = 0;
   bool at_eof = false;  // the input ends at from + n
   bool has_prev = false;  // buffer[kBatchLead - 1] is the data byte before the batch
+  bool splits_crlf = false;  // the byte before is CR and byte 0 is LF (see note_batch_edge)
+};
+
+// Where a batch's buffer goes, piece by piece: put() is called from several
+// reader threads at once, for disjoint byte ranges of the buffer.
+class BatchDestination {
+ public:
+  virtual ~BatchDestination() = default;
+  // Buffer bytes [at, at + len): fill(p) writes them at p, host memory the
+  // destination chooses, and the destination moves them on from there.
+  virtual void put(uint64_t at, uint64_t len, const std::function<void(char*)>& fill) = 0;
+};
+
+// A buffer in host memory (the tests' destination).
+class HostBuffer : public BatchDestination {
+ public:
+  explicit HostBuffer(char* buf) : buf_(buf) {}
+  void put(uint64_t at, uint64_t, const std::function<void(char*)>& fill) override { fill(buf_ + at); }
+
+ private:
+  char* buf_;
+};
+
+// A batch being read: BatchFeed::start fills span and starts the reads,
+// BatchFeed::wait finishes them.
+struct BatchRead {
+  BatchSpan span;
+  PiecePool::Ticket job;  // null once done (or when read in start)
 };
 
 // Hands out a source's batches in order, reading each into the caller's
-// buffer: regular files with parallel pread (any thread, any order), streams
-// (stdin, gzip) through the source's window under a lock, in order.
+// destination: regular files with parallel pread (any thread, any order,
+// several batches at once), streams (stdin, gzip) through the source's window
+// under a lock, in order, each batch read before start() returns.
 class BatchFeed {
  public:
   BatchFeed(InputSource& src, uint64_t batch, uint64_t tail, PiecePool& pool);
   // Bytes a buffer needs: kBatchLead + batch + tail.
   uint64_t buffer_bytes() const { return kBatchLead + batch_ + tail_; }
-  // Claims the next batch and reads it into buf; false when the data is
-  // exhausted (or stop() was called).
+  // Claims the next batch and starts reading it into `dst` (which must stay
+  // alive until wait(r) returns); false when the data is exhausted (or stop()
+  // was called).
+  bool start(BatchRead& r, BatchDestination& dst);
+  // Returns when r's bytes are all put; rethrows a read error.
+  void wait(BatchRead& r);
+  // start + wait into a host buffer of buffer_bytes().
   bool next(char* buf, BatchSpan& out);
   void stop();
   // Whether every batch has been claimed (or stop() was called): a device
@@ -81,8 +129,6 @@ class BatchFeed {
  private:
   // Under m_: whether no batch is left to claim.
   bool none_left() const;
-  // Runs fn(at, len) over [0, n) in pieces on the pool.
-  void in_pieces(uint64_t n, const std::function<void(uint64_t at, uint64_t len)>& fn);
   // Batch `index`'s span when `avail` data bytes are known from its start on
   // (`input_ends`: the input ends after them).
   void set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool input_ends) const;
@@ -118,9 +164,13 @@ class StateChain {
   bool aborted_ = false;
 };
 
+// Records whether byte 0 of batch `b` (`first`) is the LF of a CRLF split
+// across batches (`before`: the data byte before it, when there is one).
+void note_batch_edge(BatchSpan& b, char before, char first);
+
 // Whether byte 0 of a batch starts a row, given its start state: a row starts
 // after a terminator, but the LF of a CRLF split across batches belongs to
-// the row before. `buf` is the batch's buffer as BatchFeed filled it.
-bool batch_starts_row(const char* buf, const BatchSpan& b, uint8_t start_state);
+// the row before.
+bool batch_starts_row(const BatchSpan& b, uint8_t start_state);
 
 }  // namespace warpcsv

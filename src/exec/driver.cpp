@@ -105,8 +105,9 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
   std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk,
                               device_name(device), threads);
   if (device.kind == DeviceChoice::Gpu)
-    s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read into pinned memory; each "
-                     "batch's start state from the composed transition vectors of the batches before it\n",
+    s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read in 2 MiB pieces that go on to the GPU "
+                     "as each is read; each batch's start state from the composed transition vectors of the batches "
+                     "before it\n",
                      opts.chunk_size ? chunk : kGpuBatchBytes);
   if (device.kind == DeviceChoice::Gpu) s += "  on " + describe_run_gpus(device, opts) + "\n";
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());

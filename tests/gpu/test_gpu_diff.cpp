@@ -364,9 +364,9 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
     line >> device >> s;
     return s;
   };
-  CHECK(seconds_of("gpu: read into pinned") > 0);
+  CHECK(seconds_of("gpu: wait for reads") >= 0);  // may round to 0: reads run ahead
   CHECK(seconds_of("gpu: wait for a buffer") >= 0);
-  CHECK(seconds_of("gpu busy: copy in") > 0);
+  CHECK(seconds_of("gpu: copy in, start to end") > 0);
   CHECK(seconds_of("gpu busy: quote vectors") > 0);
   CHECK(seconds_of("gpu busy: rows+aggregate") > 0);
 }

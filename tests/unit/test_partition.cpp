@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <random>
 #include <set>
@@ -257,7 +261,7 @@ std::vector<uint64_t> batch_row_starts(const Dialect& d, const std::vector<FedBa
   for (const FedBatch& b : batches) {
     const uint8_t state = chain.wait_state(b.span.index);
     const char* own = b.buf.data() + kBatchLead;
-    if (batch_starts_row(b.buf.data(), b.span, state)) starts.push_back(b.span.from);
+    if (batch_starts_row(b.span, state)) starts.push_back(b.span.from);
     uint8_t s = state;
     for (uint64_t i = 0; i < b.span.own; ++i) {
       s = csv_step(d, s, static_cast<uint8_t>(own[i]));
@@ -311,6 +315,114 @@ TEST_CASE("fixed-offset batches: composed vectors give every row start, from fil
       }
     }
   }
+}
+
+namespace {
+// A host buffer filled the way a GPU's is: each piece is written into a
+// per-call scratch "slot" first and moved to its place after; the pieces'
+// ranges and threads are recorded.
+class SlotBuffer : public BatchDestination {
+ public:
+  explicit SlotBuffer(uint64_t bytes) : buf(bytes, '\0') {}
+  void put(uint64_t at, uint64_t len, const std::function<void(char*)>& fill) override {
+    std::string slot(len, '\0');
+    fill(&slot[0]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a copy's time: the helpers get pieces too
+    std::memcpy(&buf[at], slot.data(), len);
+    std::lock_guard<std::mutex> l(m);
+    pieces.emplace_back(at, len);
+    threads.insert(std::this_thread::get_id());
+  }
+  std::string buf;
+  std::mutex m;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;
+  std::set<std::thread::id> threads;
+};
+}  // namespace
+
+TEST_CASE("BatchFeed: batches read ahead, piece by piece on several threads, tile the file") {
+  testing::TempDir dir;
+  std::mt19937_64 rng(5);
+  // Three batches of several pieces each, and a CRLF split at the first batch boundary.
+  const uint64_t batch = 3 * kReadPiece + 12345, tail = 1000;
+  std::string data(2 * batch + kReadPiece + 77, 'x');
+  for (char& c : data) c = "ab,\n\r\""[rng() % 6];
+  data[batch - 1] = '\r';
+  data[batch] = '\n';
+  data[2 * batch] = '\n';
+  const std::string path = dir.file("big.csv");
+  testing::write_file(path, "h1,h2\n" + data);  // the header is not the source's data
+  DialectOptions opts;
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  InputSource src(path, opts, d);
+  REQUIRE(src.can_pread());
+  PiecePool pool(3);
+  BatchFeed feed(src, batch, tail, pool);
+  // All batches are started before the first is waited for.
+  std::vector<std::unique_ptr<SlotBuffer>> bufs;
+  std::vector<BatchRead> reads(4);
+  size_t started = 0;
+  for (; started < reads.size(); ++started) {
+    bufs.push_back(std::make_unique<SlotBuffer>(feed.buffer_bytes()));
+    if (!feed.start(reads[started], *bufs.back())) break;
+  }
+  REQUIRE(started == 3);
+  REQUIRE(feed.exhausted());
+  std::set<std::thread::id> threads;
+  for (size_t i = 0; i < started; ++i) {
+    feed.wait(reads[i]);
+    const BatchSpan& s = reads[i].span;
+    SlotBuffer& b = *bufs[i];
+    INFO("batch " << i);
+    REQUIRE(s.index == i);
+    REQUIRE(s.from == i * batch);
+    REQUIRE(s.own == std::min<uint64_t>(batch, data.size() - s.from));
+    REQUIRE(s.n == std::min<uint64_t>(s.own + tail, data.size() - s.from));
+    const uint64_t lead = std::min<uint64_t>(kBatchLead, s.from);
+    REQUIRE(b.buf.substr(kBatchLead - lead, lead + s.n) == data.substr(s.from - lead, lead + s.n));
+    // The pieces tile the bytes read, none larger than a slot.
+    std::sort(b.pieces.begin(), b.pieces.end());
+    uint64_t at = kBatchLead - lead;
+    for (const auto& piece : b.pieces) {
+      REQUIRE(piece.first == at);
+      REQUIRE(piece.second <= kReadPiece);
+      at += piece.second;
+    }
+    REQUIRE(at == kBatchLead + s.n);
+    CHECK(s.splits_crlf == (i == 1));  // batch 1 starts with the LF of a CRLF; batch 2 with a plain LF
+    CHECK(batch_starts_row(s, kRowStart) == (i != 1));
+    threads.insert(b.threads.begin(), b.threads.end());
+  }
+  CHECK(threads.size() > 1);  // the helpers read too
+}
+
+TEST_CASE("PiecePool: jobs posted together finish in any wait order; a piece's error reaches its waiter") {
+  PiecePool pool(2);
+  std::vector<std::atomic<int>> hits(300);
+  auto count = [&](uint64_t base) {
+    return [&hits, base](uint64_t i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      ++hits[base + i];
+    };
+  };
+  PiecePool::Ticket a = pool.post(100, count(0));
+  PiecePool::Ticket b = pool.post(100, count(100));
+  PiecePool::Ticket bad = pool.post(100, [&](uint64_t i) {
+    ++hits[200 + i];
+    if (i == 37) throw std::runtime_error("piece 37");
+  });
+  pool.wait(b);
+  for (size_t i = 100; i < 200; ++i) REQUIRE(hits[i] == 1);
+  CHECK_THROWS_WITH(pool.wait(bad), "piece 37");
+  for (size_t i = 200; i < 300; ++i) REQUIRE(hits[i] == 1);  // the other pieces still ran, once
+  pool.wait(a);
+  for (size_t i = 0; i < 100; ++i) REQUIRE(hits[i] == 1);
+  // With no helpers a job runs when it is posted.
+  PiecePool alone(0);
+  int n = 0;
+  PiecePool::Ticket t = alone.post(5, [&](uint64_t) { ++n; });
+  CHECK(n == 5);
+  alone.wait(t);
 }
 
 TEST_CASE("StateChain: a waiting batch wakes when the vectors before it arrive, or on abort") {

@@ -1,0 +1,86 @@
+#include "cuda/pinned.hpp"
+
+#include <sys/mman.h>
+
+#include "cuda/gpu_plan.hpp"
+
+namespace warpcsv {
+namespace cuda {
+
+PinnedBlock::PinnedBlock(uint64_t bytes) {
+  constexpr uint64_t kHuge = 2ull << 20;
+  bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return;  // pin() allocates with CUDA instead
+  (void)::madvise(p, bytes_, MADV_HUGEPAGE);
+  // A write per 4 KiB page faults it in (the kernel zeroes it) before it is
+  // pinned; writing every byte again would double the time.
+  for (uint64_t at = 0; at < bytes_; at += 4096) static_cast<char*>(p)[at] = 0;
+  data_ = static_cast<char*>(p);
+}
+
+void PinnedBlock::pin() {
+  if (pinned_) return;
+  if (data_ && cudaHostRegister(data_, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
+    pinned_ = mapped_ = true;
+    return;
+  }
+  (void)cudaGetLastError();
+  if (data_) ::munmap(data_, bytes_);
+  data_ = nullptr;
+  WCSV_CUDA_TRY(cudaHostAlloc(&data_, bytes_, cudaHostAllocPortable));
+  pinned_ = true;
+}
+
+PinnedBlock::~PinnedBlock() {
+  if (!data_) return;
+  if (!pinned_ || mapped_) {
+    if (pinned_) cudaHostUnregister(data_);
+    ::munmap(data_, bytes_);
+  } else {
+    cudaFreeHost(data_);
+  }
+}
+
+PinnedSlots::PinnedSlots(int count, uint64_t slot_bytes)
+    : block_(static_cast<uint64_t>(count) * slot_bytes), count_(count), slot_bytes_(slot_bytes),
+      copied_(static_cast<size_t>(count), nullptr) {
+  for (int i = 0; i < count; ++i) free_.push_back(i);
+}
+
+PinnedSlots::Slot PinnedSlots::take() {
+  int i;
+  cudaEvent_t copied;
+  {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return !free_.empty(); });
+    i = free_.front();
+    free_.pop_front();
+    copied = copied_[static_cast<size_t>(i)];
+  }
+  if (copied) {
+    const cudaError_t e = cudaEventSynchronize(copied);
+    if (e != cudaSuccess) {
+      give(i, nullptr);
+      WCSV_CUDA_TRY(e);
+    }
+  }
+  return Slot{i, block_.data() + static_cast<uint64_t>(i) * slot_bytes_};
+}
+
+void PinnedSlots::give(int index, cudaEvent_t copied) {
+  {
+    std::lock_guard<std::mutex> l(m_);
+    copied_[static_cast<size_t>(index)] = copied;
+    free_.push_back(index);
+  }
+  cv_.notify_one();
+}
+
+void PinnedSlots::forget_copies() {
+  std::lock_guard<std::mutex> l(m_);
+  for (auto& e : copied_) e = nullptr;
+}
+
+}  // namespace cuda
+}  // namespace warpcsv
