@@ -1,5 +1,5 @@
-// Feeding an accelerator with fixed-size byte batches read straight into its
-// staging buffers, with no host pass over the bytes to find rows.
+// Feeding an accelerator with fixed-size byte batches, read piece by piece into
+// its staging, with no host pass over the bytes to find rows.
 //
 // A source's data is cut into batches of `batch` bytes at fixed offsets, not
 // at row starts. Each batch buffer also holds up to `tail` bytes after the
