@@ -448,6 +448,7 @@ class Gpu {
     if (!ok) return Step::Flagged;
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, buf.copy));  // after the batch's pieces
     WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[1], buf.copy));
+    copy_ended_ = true;
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
@@ -523,8 +524,8 @@ class Gpu {
     WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
     wait_s += seconds_since(t);
     for (int i = 0; i < kRing; ++i) add_busy(ring_[i]);
-    if (copy_started_) copy_s += elapsed_s(st_->copy_span[0], st_->copy_span[1]);
-    copy_started_ = false;
+    if (copy_started_ && copy_ended_) copy_s += elapsed_s(st_->copy_span[0], st_->copy_span[1]);
+    copy_started_ = copy_ended_ = false;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) used_bytes = total_b - free_b;
     return c;
@@ -822,12 +823,13 @@ class Gpu {
         WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[0], buf.copy));
         copy_started_ = true;
       }
+      reading_.push_back(&buf);  // before its read starts: drain_reads must see every read
       if (!feed.start(buf.read, buf.dest)) {
+        reading_.pop_back();
         feed_done_ = true;
         return;
       }
       ++next_;
-      reading_.push_back(&buf);
     }
   }
 
@@ -982,6 +984,7 @@ class Gpu {
   std::deque<Buffer*> reading_;  // batches being read, oldest first
   bool feed_done_ = false;       // the source has no batch left to start
   bool copy_started_ = false;    // st_->copy_span[0] recorded for this run
+  bool copy_ended_ = false;      // st_->copy_span[1] too
   Buffer* pending_ = nullptr;    // vector phase queued, row phase not yet
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
@@ -1237,8 +1240,8 @@ class CudaExecutor : public ScanExecutor {
         auto stop_all = [&] {
           gpu.drop_pending();
           feed.stop();
+          chain.abort();  // before the drain, so the other GPUs stop waiting for states now
           gpu.drain_reads(feed);
-          chain.abort();
           gpu.quiesce();
         };
         try {

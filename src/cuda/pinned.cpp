@@ -61,7 +61,7 @@ PinnedSlots::Slot PinnedSlots::take() {
   if (copied) {
     const cudaError_t e = cudaEventSynchronize(copied);
     if (e != cudaSuccess) {
-      give(i, nullptr);
+      give(i, copied);  // not known to be done: the next taker waits for it too
       WCSV_CUDA_TRY(e);
     }
   }

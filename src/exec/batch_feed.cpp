@@ -138,7 +138,7 @@ uint64_t pieces_of(uint64_t bytes) { return (bytes + kReadPiece - 1) / kReadPiec
 }  // namespace
 
 bool BatchFeed::start(BatchRead& r, BatchDestination& dst) {
-  r.job.reset();
+  WCSV_EXPECTS(!r.job, "a batch read started again before it was waited for");
   BatchSpan& out = r.span;
   // Buffer bytes from kBatchLead - lead on: the lead bytes before the batch,
   // then its n bytes. Piece 0 holds the byte before the batch and byte 0.

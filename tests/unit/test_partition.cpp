@@ -349,6 +349,7 @@ TEST_CASE("BatchFeed: batches read ahead, piece by piece on several threads, til
   for (char& c : data) c = "ab,\n\r\""[rng() % 6];
   data[batch - 1] = '\r';
   data[batch] = '\n';
+  data[2 * batch - 1] = 'x';
   data[2 * batch] = '\n';
   const std::string path = dir.file("big.csv");
   testing::write_file(path, "h1,h2\n" + data);  // the header is not the source's data
@@ -366,11 +367,11 @@ TEST_CASE("BatchFeed: batches read ahead, piece by piece on several threads, til
     bufs.push_back(std::make_unique<SlotBuffer>(feed.buffer_bytes()));
     if (!feed.start(reads[started], *bufs.back())) break;
   }
+  for (size_t i = 0; i < started; ++i) feed.wait(reads[i]);  // all, before a failed check can end the test
   REQUIRE(started == 3);
   REQUIRE(feed.exhausted());
   std::set<std::thread::id> threads;
   for (size_t i = 0; i < started; ++i) {
-    feed.wait(reads[i]);
     const BatchSpan& s = reads[i].span;
     SlotBuffer& b = *bufs[i];
     INFO("batch " << i);
