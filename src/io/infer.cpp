@@ -33,13 +33,18 @@ int significant_int_digits(const char* p, uint32_t n) {
   return d;
 }
 
-TextKind classify(const char* p, uint32_t n) {
+constexpr TextKind kEveryKind{true, true, true, true, true, true, 0, 0};
+
+// The kinds of a field among those `wanted` names (the others are left
+// false): a column's sample no longer tests the kinds an earlier field ruled
+// out, and a column already known to be String tests none.
+TextKind classify(const char* p, uint32_t n, const TextKind& wanted = kEveryKind) {
   TextKind k;
   bool b;
   int64_t i64;
   double f;
-  k.is_bool = parse_bool(p, n, &b);
-  if (!has_leading_zero(p, n)) {
+  if (wanted.is_bool) k.is_bool = parse_bool(p, n, &b);
+  if ((wanted.is_int || wanted.is_dec || wanted.is_float) && !has_leading_zero(p, n)) {
     k.is_int = parse_int64(p, n, &i64);
     int s = decimal_text_scale(p, n);
     if (s >= 0) {
@@ -49,7 +54,7 @@ TextKind classify(const char* p, uint32_t n) {
     }
     k.is_float = k.is_int || k.is_dec || parse_float(p, n, &f);
   }
-  if (n >= 10 && p[4] == '-') {  // cheap pre-check: dates start with YYYY-
+  if ((wanted.is_date || wanted.is_ts) && n >= 10 && p[4] == '-') {  // cheap pre-check: dates start with YYYY-
     k.is_ts = parse_timestamp(p, n, &i64);
     k.is_date = k.is_ts && parse_date(p, n, &i64);
   }
@@ -92,7 +97,14 @@ void TypeGuess::observe(const char* p, uint32_t n) {
   if (n == 0) return;
   for (const auto& t : nulls_)
     if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return;
-  TextKind k = classify(p, n);
+  TextKind still;
+  still.is_bool = can_bool_;
+  still.is_int = can_int_;
+  still.is_dec = can_dec_;
+  still.is_float = can_float_;
+  still.is_date = can_date_;
+  still.is_ts = can_ts_;
+  const TextKind k = classify(p, n, still);
   count_++;
   can_bool_ = can_bool_ && k.is_bool;
   can_int_ = can_int_ && k.is_int;

@@ -1,4 +1,6 @@
 // Type inference, per-row fit checks, widening and --schema parsing (io.hpp).
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,27 @@ TEST_CASE("TypeGuess names the narrowest type") {
   CHECK(guess({"1", "true"}) == T(Type::String));
   CHECK(guess({"1", "2024-01-01"}) == T(Type::String));
   CHECK(guess({"abc"}) == T(Type::String));
+}
+
+TEST_CASE("TypeGuess: the result does not depend on the order of the fields") {
+  // Each field is tested only for the kinds the fields before it left open,
+  // so a wrong skip would show as a result that depends on the order.
+  const std::vector<std::string> pool = {
+      "1", "-7", "0", "true", "FALSE", "1.5", "-0.25", "12.000", "123456789012345678", "1e3", "inf",
+      "2024-01-31", "2024-01-31 12:00:00", "2024-01-31T12:00:00", "007", "x", "", "NA", "1,000",
+      " 5", "99999999999999999999", "0.1234567890123456789", "nan", "2024-13-01", "+3"};
+  std::mt19937_64 rng(11);
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::vector<std::string> fields(1 + rng() % 8);
+    for (auto& f : fields) f = pool[rng() % pool.size()];
+    const ColumnType first = guess(fields, {"NA"});
+    std::vector<std::string> other = fields;
+    std::shuffle(other.begin(), other.end(), rng);
+    const ColumnType again = guess(other, {"NA"});
+    INFO("iter " << iter);
+    REQUIRE(again.type == first.type);
+    REQUIRE(again.scale == first.scale);
+  }
 }
 
 TEST_CASE("TypeGuess: leading zeros, separators and spaces keep text") {
