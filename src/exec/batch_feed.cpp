@@ -127,14 +127,13 @@ void BatchFeed::set_span(BatchSpan& out, uint64_t index, uint64_t avail, bool in
 }
 
 namespace {
-// The pieces of `bytes` bytes, with `fn(at, len)` run for each.
-std::function<void(uint64_t)> in_pieces(uint64_t bytes, std::function<void(uint64_t at, uint64_t len)> fn) {
-  return [bytes, fn = std::move(fn)](uint64_t i) {
+// Posts fn(at, len) for each kReadPiece piece of `bytes` bytes.
+PiecePool::Ticket post_pieces(PiecePool& pool, uint64_t bytes, std::function<void(uint64_t at, uint64_t len)> fn) {
+  return pool.post((bytes + kReadPiece - 1) / kReadPiece, [bytes, fn = std::move(fn)](uint64_t i) {
     const uint64_t at = i * kReadPiece;
     fn(at, std::min(kReadPiece, bytes - at));
-  };
+  });
 }
-uint64_t pieces_of(uint64_t bytes) { return (bytes + kReadPiece - 1) / kReadPiece; }
 }  // namespace
 
 bool BatchFeed::start(BatchRead& r, BatchDestination& dst) {
@@ -142,11 +141,10 @@ bool BatchFeed::start(BatchRead& r, BatchDestination& dst) {
   BatchSpan& out = r.span;
   // Buffer bytes from kBatchLead - lead on: the lead bytes before the batch,
   // then its n bytes. Piece 0 holds the byte before the batch and byte 0.
-  uint64_t lead = 0;
-  auto put_piece = [&dst, &out](uint64_t lead_bytes, uint64_t at, uint64_t len, const std::function<void(char*)>& read) {
-    dst.put(kBatchLead - lead_bytes + at, len, [&](char* p) {
+  auto put_piece = [&dst, &out](uint64_t lead, uint64_t at, uint64_t len, const std::function<void(char*)>& read) {
+    dst.put(kBatchLead - lead + at, len, [&](char* p) {
       read(p);
-      if (at == 0 && lead_bytes) note_batch_edge(out, p[lead_bytes - 1], p[lead_bytes]);
+      if (at == 0 && lead) note_batch_edge(out, p[lead - 1], p[lead]);
     });
   };
   if (src_.can_pread()) {
@@ -158,31 +156,30 @@ bool BatchFeed::start(BatchRead& r, BatchDestination& dst) {
       index = next_index_++;
     }
     set_span(out, index, size - index * batch_, true);
-    lead = std::min(kBatchLead, out.from);
+    const uint64_t lead = std::min(kBatchLead, out.from);
     const uint64_t from = out.from - lead;
     InputSource* src = &src_;
-    r.job = pool_.post(pieces_of(lead + out.n), in_pieces(lead + out.n, [=](uint64_t at, uint64_t len) {
-                         put_piece(lead, at, len, [&](char* p) {
-                           if (src->pread(p, len, from + at) != len)
-                             throw InputError(src->name() +
-                                              " became shorter while it was read; do not change input files during a run");
-                         });
-                       }));
+    r.job = post_pieces(pool_, lead + out.n, [=](uint64_t at, uint64_t len) {
+      put_piece(lead, at, len, [&](char* p) {
+        if (src->pread(p, len, from + at) != len)
+          throw InputError(src->name() + " became shorter while it was read; do not change input files during a run");
+      });
+    });
     return true;
   }
   // A stream: windows only move forward, so batches are read in order, here.
   std::lock_guard<std::mutex> l(m_);
   if (none_left()) return false;
-  lead = std::min(kBatchLead, next_index_ * batch_);
+  const uint64_t lead = std::min(kBatchLead, next_index_ * batch_);
   const Window w = src_.window(next_index_ * batch_ - lead, lead + batch_ + tail_);
   if (w.size <= lead) {
     done_ = true;
     return false;
   }
   set_span(out, next_index_++, w.size - lead, w.at_eof);
-  pool_.run(pieces_of(lead + out.n), in_pieces(lead + out.n, [&](uint64_t at, uint64_t len) {
-              put_piece(lead, at, len, [&](char* p) { std::memcpy(p, w.data + at, len); });
-            }));
+  pool_.wait(post_pieces(pool_, lead + out.n, [&](uint64_t at, uint64_t len) {
+    put_piece(lead, at, len, [&](char* p) { std::memcpy(p, w.data + at, len); });
+  }));
   return true;
 }
 

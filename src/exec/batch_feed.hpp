@@ -52,8 +52,6 @@ class PiecePool {
   Ticket post(uint64_t pieces, std::function<void(uint64_t)> fn);
   // Returns when all of the job's pieces are done; rethrows a piece's error.
   void wait(const Ticket& job);
-  // post + wait.
-  void run(uint64_t pieces, std::function<void(uint64_t)> fn) { wait(post(pieces, std::move(fn))); }
 
  private:
   void loop();
