@@ -51,6 +51,9 @@ class TypeGuess {
   explicit TypeGuess(std::vector<std::string> null_tokens) : nulls_(std::move(null_tokens)) {}
   // Takes one sampled field into account.
   void observe(const char* p, uint32_t n);
+  // Takes the fields `other` observed into account too (fields observed in
+  // pieces give the same result as one by one).
+  void merge(const TypeGuess& other);
   // The narrowest type that holds every observed field.
   ColumnType result() const;
   // Non-null fields observed so far.

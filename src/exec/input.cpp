@@ -9,8 +9,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <unordered_map>
 
+#include "exec/parallel.hpp"
+#include "exec/partitioner.hpp"
 #include "exec/row_issue.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/core/utf8.hpp"
@@ -296,48 +299,70 @@ InputSet InputSet::open(const Options& opts) {
   return in;
 }
 
+namespace {
+
+// Observes the fields of the sampled rows that start in [begin, end) of `w`
+// (begin a row start; the last row may run past end).
+void observe_rows(const Dialect& dialect, const std::vector<std::string>& null_tokens, const Window& w,
+                  uint64_t begin, uint64_t end, std::vector<TypeGuess>& guesses) {
+  const size_t ncols = guesses.size();
+  std::vector<char> scratch;
+  std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
+  std::vector<uint8_t> flags(ncols);
+  for (uint64_t pos = begin; pos < end;) {
+    uint32_t nf = 0;
+    RowResult r = parse_row(dialect, w.data, pos, w.size, w.at_eof, [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+      if (i < ncols) {
+        spans[i] = {b, e};
+        flags[i] = f;
+      }
+      nf = i + 1;
+    });
+    if (r.incomplete) break;
+    const uint64_t row_begin = pos;
+    pos = r.next;
+    if (r.comment || (r.empty && ncols > 1)) continue;
+    // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
+    if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
+    for (size_t c = 0; c < ncols; ++c) {
+      const char* fp = w.data + spans[c].first;
+      uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
+      if (flags[c] & kFieldEscaped) {
+        scratch.resize(len);
+        len = unescape_field(dialect, fp, len, scratch.data());
+        fp = scratch.data();
+      }
+      if (len == 0) continue;
+      bool is_null = false;
+      for (const auto& t : null_tokens)
+        if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
+      if (!is_null) guesses[c].observe(fp, len);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::vector<bool>* unobserved) {
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
-    Window w = src.sample(1 << 20);
-    std::vector<char> scratch;
-    uint64_t pos = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
-    std::vector<uint8_t> flags(ncols);
-    while (pos < w.size) {
-      uint32_t nf = 0;
-      RowResult r = parse_row(in.dialect, w.data, pos, w.size, w.at_eof,
-                              [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
-                                if (i < ncols) {
-                                  spans[i] = {b, e};
-                                  flags[i] = f;
-                                }
-                                nf = i + 1;
-                              });
-      if (r.incomplete) break;
-      const uint64_t row_begin = pos;
-      pos = r.next;
-      if (r.comment || (r.empty && ncols > 1)) continue;
-      // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
-      if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
-      for (size_t c = 0; c < ncols; ++c) {
-        const char* fp = w.data + spans[c].first;
-        uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
-        if (flags[c] & kFieldEscaped) {
-          scratch.resize(len);
-          len = unescape_field(in.dialect, fp, len, scratch.data());
-          fp = scratch.data();
-        }
-        if (len == 0) continue;
-        bool is_null = false;
-        for (const auto& t : opts.dialect.null_tokens)
-          if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
-        if (!is_null) guesses[c].observe(fp, len);
-      }
-    }
+    const Window w = src.sample(kInferSampleBytes);
+    // The sample in pieces on several threads (it took 3.5 ms on one): the
+    // exact state at each piece's start says where its first row starts, and
+    // a column's guesses merge in any order.
+    const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    const uint64_t piece = std::max<uint64_t>(kInferPieceBytes, (w.size + threads - 1) / std::max(1, threads));
+    const PartitionedWindow pw = partition_window(in.dialect, w, piece, threads);
+    std::vector<std::vector<TypeGuess>> part(pw.begin.size(), std::vector<TypeGuess>(ncols));
+    parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
+      if (pw.first_row[j] != kNoRow)
+        observe_rows(in.dialect, opts.dialect.null_tokens, w, pw.first_row[j], pw.end(j), part[j]);
+    });
+    for (const auto& p : part)
+      for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
   }
   if (unobserved) unobserved->assign(ncols, false);
   for (size_t c = 0; c < ncols; ++c) {

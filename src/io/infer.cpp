@@ -118,6 +118,18 @@ void TypeGuess::observe(const char* p, uint32_t n) {
   }
 }
 
+void TypeGuess::merge(const TypeGuess& other) {
+  count_ += other.count_;
+  can_bool_ = can_bool_ && other.can_bool_;
+  can_int_ = can_int_ && other.can_int_;
+  can_dec_ = can_dec_ && other.can_dec_;
+  can_float_ = can_float_ && other.can_float_;
+  can_date_ = can_date_ && other.can_date_;
+  can_ts_ = can_ts_ && other.can_ts_;
+  max_scale_ = std::max(max_scale_, other.max_scale_);
+  max_int_digits_ = std::max(max_int_digits_, other.max_int_digits_);
+}
+
 ColumnType TypeGuess::result() const {
   if (count_ == 0) return make(Type::String);
   if (can_bool_) return make(Type::Bool);

@@ -5,7 +5,10 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/input.hpp"
+#include "test_files.hpp"
 #include "warpcsv/errors.hpp"
+#include "warpcsv/options.hpp"
 #include "warpcsv/io.hpp"
 
 using namespace warpcsv;
@@ -81,9 +84,76 @@ TEST_CASE("TypeGuess: the result does not depend on the order of the fields") {
     std::vector<std::string> other = fields;
     std::shuffle(other.begin(), other.end(), rng);
     const ColumnType again = guess(other, {"NA"});
+    // Observed in two pieces and merged (how inference reads its sample on threads).
+    const size_t cut = rng() % (other.size() + 1);
+    TypeGuess a({"NA"}), b({"NA"});
+    for (size_t i = 0; i < other.size(); ++i) (i < cut ? a : b).observe(other[i].data(), static_cast<uint32_t>(other[i].size()));
+    a.merge(b);
     INFO("iter " << iter);
     REQUIRE(again.type == first.type);
     REQUIRE(again.scale == first.scale);
+    REQUIRE(a.result() == first);
+    REQUIRE(a.observed() == static_cast<uint64_t>(std::count_if(fields.begin(), fields.end(), [](const std::string& f) {
+              return !f.empty() && f != "NA";
+            })));
+  }
+}
+
+// The sample is cut into pieces read on threads; rows (quoted fields with
+// delimiters, quotes and line breaks in them, comment lines, CRLF) cross the
+// pieces' edges.
+TEST_CASE("infer_schema: the sample read on threads gives the types one thread gives") {
+  testing::TempDir dir;
+  for (int variant = 0; variant < 4; ++variant) {
+    std::mt19937_64 rng(100 + variant);
+    const bool comments = variant % 2 == 1;
+    std::string text = "i,d,f,day,s,rare,e\n";
+    // A value that makes the column `rare` String, placed past the first
+    // pieces: a merge that dropped a piece would leave the column Int.
+    const size_t rare_row = 2000 + rng() % 10000;
+    for (size_t row = 0; text.size() < (3u << 19); ++row) {
+      if (comments && rng() % 50 == 0) text += "# a comment, with \"a quote\n";
+      text += std::to_string(static_cast<int64_t>(rng() % 2000000) - 1000000) + ",";
+      text += std::to_string(rng() % 1000) + "." + std::to_string(10 + rng() % 90) + ",";
+      text += rng() % 3 ? std::to_string(rng() % 100) + ".5e" + std::to_string(rng() % 9) : std::string("");
+      text += ",2024-0" + std::to_string(1 + rng() % 9) + "-1" + std::to_string(rng() % 10) + ",";
+      switch (rng() % 4) {
+        case 0: text += "\"a,\n\"\"b\"\",\r\nc\""; break;
+        case 1: text += "\"\""; break;
+        case 2: text += "plain"; break;
+        default: text += "\"x\ny\"";
+      }
+      text += "," + (row == rare_row ? std::string("x") : std::to_string(rng() % 50)) + ",";
+      text += rng() % 10 ? "" : "NA";
+      text += variant >= 2 && rng() % 2 ? "\r\n" : "\n";
+    }
+    const std::string path = dir.file("sample.csv");
+    testing::write_file(path, text);
+    auto infer = [&](int threads) {
+      Options opts;
+      opts.files = {path};
+      opts.threads = threads;
+      if (comments) opts.dialect.comment = '#';
+      InputSet in = InputSet::open(opts);
+      std::vector<bool> unobserved;
+      std::vector<OutputColumn> cols = infer_schema(in, opts, &unobserved);
+      std::vector<std::string> out;
+      for (size_t c = 0; c < cols.size(); ++c)
+        out.push_back(cols[c].name + ":" + std::to_string(static_cast<int>(cols[c].type.type)) + "/" +
+                      std::to_string(cols[c].type.scale) + (unobserved[c] ? "?" : ""));
+      return out;
+    };
+    const std::vector<std::string> one = infer(1);
+    INFO("variant " << variant << ": " << one[0] << " " << one[1] << " " << one[4] << " " << one[5]);
+    REQUIRE(one.size() == 7);
+    CHECK(one[0] == "i:" + std::to_string(static_cast<int>(Type::Int)) + "/0");
+    CHECK(one[1] == "d:" + std::to_string(static_cast<int>(Type::Decimal)) + "/2");
+    CHECK(one[5] == "rare:" + std::to_string(static_cast<int>(Type::String)) + "/0");
+    CHECK(one[6] == "e:" + std::to_string(static_cast<int>(Type::String)) + "/0");  // NA is text here
+    for (int threads : {2, 3, 5, 16}) {
+      INFO("threads " << threads);
+      CHECK(infer(threads) == one);
+    }
   }
 }
 
