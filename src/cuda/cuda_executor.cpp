@@ -68,7 +68,8 @@ void cuda_start_context(int gpu) {
 namespace cuda {
 namespace {
 
-std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0};
+std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
+    g_tables_reused{0};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -76,11 +77,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
 constexpr int kMaxReaders = 64;                 // host threads reading the input
-constexpr int kRing = 6;       // device batch buffers per GPU
+// Readers per GPU. On 2 x H200 (32 cores) 26 readers fed both GPUs at 69 GB/s
+// in-process (mean of 9 runs; 20: 63, 31: 63-66, 40: 54) and 14 fed one GPU
+// at 45 GB/s (31: 41): more threads than that only compete for the cores
+// and the memory the copies use.
+constexpr size_t kReadersPerGpu = 13;
+constexpr int kRing = 8;       // device batch buffers per GPU
 constexpr int kReadAhead = 3;  // batches being read into them at once
 
-// The others: the batch whose row kernels wait for its start state, and one
-// with kernels queued.
+// The others: batches whose row kernels wait for their start states (from
+// other GPUs' vectors), and ones with kernels queued.
 static_assert(kRing >= kReadAhead + 2, "a buffer is read into only after its kernels are queued");
 // Batches of new groups a table grows for: the batches that can be queued
 // past the last counter snapshot (a ring's worth) and the next two, so that
@@ -182,12 +188,11 @@ struct Buffer {
   // time). (Two to eight such streams per buffer, pieces taking turns, were
   // no faster on 2 x H200, and slower on one GPU.)
   cudaStream_t copy = nullptr;
-  BatchRead read;       // the batch being read into it
+  BatchRead read;       // the batch read into it; its span stays until the next read starts
   BatchVectors v{};
   cudaEvent_t computed = nullptr;  // the batch's kernels finished: the buffer is free
   cudaEvent_t copied = nullptr;
   bool used = false;
-  BatchSpan span;
   Bounds through;  // bound totals up to this batch
   // Timing events around the batch's vector kernels and row kernels, for
   // --profile's GPU busy times; `*_queued`: recorded for this batch.
@@ -226,9 +231,16 @@ struct Staging {
   GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
   cudaEvent_t snap_done[kRing] = {};
   std::vector<cudaEvent_t> piece_copied;  // one per pinned slot, recorded after its piece's copy
+  cudaEvent_t download_filled[2] = {};    // on `copy`: a half of the slots holds a piece of a table
   // On `copy` before the first piece of a run and after each batch's last:
   // --profile's copy time, start to end.
   cudaEvent_t copy_span[2] = {};
+  // The group table the last run left, for the next run with as many key
+  // and aggregate words (gcap 0: none). Allocating a table of tens of
+  // millions of groups, and freeing it, took 16 ms of a 0.1 s run on each of
+  // 2 x H200 (both at once); clearing a kept one takes a fraction of that.
+  GpuTable table{};
+  int table_nkeys = 0, table_nwords = 0;
 
   Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, int slots)
       : id(gpu), batch(batch_bytes), buffer_bytes(buffer) {
@@ -243,8 +255,15 @@ struct Staging {
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
 
-  bool fits(uint64_t batch_bytes, uint64_t buffer, int slots) const {
-    return batch == batch_bytes && buffer_bytes == buffer && piece_copied.size() == static_cast<size_t>(slots);
+  bool fits(uint64_t batch_bytes, uint64_t buffer) const { return batch == batch_bytes && buffer_bytes == buffer; }
+
+  // Frees the kept group table.
+  void free_table() noexcept {
+    cudaSetDevice(id);
+    for (void* p : {static_cast<void*>(table.slots), static_cast<void*>(table.hashes), static_cast<void*>(table.keys),
+                    static_cast<void*>(table.words), static_cast<void*>(table.arena)})
+      cudaFree(p);
+    table = GpuTable{};
   }
 
  private:
@@ -278,14 +297,34 @@ struct Staging {
     WCSV_CUDA_TRY(cudaMallocHost(&snap_host, sizeof(GpuCounters) * kRing));
     for (auto& e : snap_done) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     for (auto& e : copy_span) WCSV_CUDA_TRY(cudaEventCreate(&e));
+    for (auto& e : download_filled) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    make_piece_events(slots);
+  }
+
+ public:
+  // An event per pinned slot (another run may have another slot count), and
+  // the ring's destinations, which refer to them.
+  void make_piece_events(int slots) {
+    WCSV_CUDA_TRY(cudaSetDevice(id));
+    for (cudaEvent_t e : piece_copied)
+      if (e) cudaEventDestroy(e);
     piece_copied.assign(static_cast<size_t>(slots), nullptr);
     for (auto& e : piece_copied) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (Buffer& b : ring) {
+      b.dest.piece_copied = piece_copied.data();
+      b.dest.copy = b.copy;
+      b.dest.gpu = id;
+      b.dest.dev = b.dev;
+    }
   }
+
+ private:
 
   // Frees what allocate() made (members it did not reach are null).
   void release() noexcept {
     cudaSetDevice(id);
     cudaDeviceSynchronize();
+    free_table();
     for (auto& b : ring) {
       cudaFree(b.dev);
       cudaFree(b.v.tv);
@@ -307,6 +346,8 @@ struct Staging {
     for (cudaEvent_t e : copy_span)
       if (e) cudaEventDestroy(e);
     for (cudaEvent_t e : piece_copied)
+      if (e) cudaEventDestroy(e);
+    for (cudaEvent_t e : download_filled)
       if (e) cudaEventDestroy(e);
     if (copy) cudaStreamDestroy(copy);
     if (compute) cudaStreamDestroy(compute);
@@ -360,7 +401,10 @@ std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_by
       shelf().stagings.erase(it);
     }
   }
-  if (kept && kept->fits(batch, buffer_bytes, slots)) return kept;
+  if (kept && kept->fits(batch, buffer_bytes)) {
+    if (kept->piece_copied.size() != static_cast<size_t>(slots)) kept->make_piece_events(slots);
+    return kept;
+  }
   kept.reset();  // another batch size: its memory goes before the new one is made
   ++g_stagings_built;
   return std::make_unique<Staging>(id, batch, buffer_bytes, slots);
@@ -391,28 +435,21 @@ class Gpu {
         st_(take_staging(id, batch, buffer_bytes, slots.count())), ring_(st_->ring), copy_(st_->copy),
         compute_(st_->compute), counters_(st_->counters) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
-    for (int i = 0; i < kRing; ++i) {
-      GpuDestination& d = ring_[i].dest;
-      d.slots = &slots_;
-      d.piece_copied = st_->piece_copied.data();
-      d.copy = ring_[i].copy;
-      d.gpu = id_;
-      d.dev = ring_[i].dev;
-    }
+    for (int i = 0; i < kRing; ++i) ring_[i].dest.slots = &slots_;  // the rest is the staging's
     upload_plan(host_plan, plan);
     WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, sizeof(GpuCounters), compute_));
+    adopt_table();
   }
 
   ~Gpu() {
     cudaSetDevice(id_);
     cudaDeviceSynchronize();
-    cudaFree(table_.slots);
-    cudaFree(table_.hashes);
-    cudaFree(table_.keys);
-    cudaFree(table_.words);
-    cudaFree(table_.arena);
     cudaFree(dplan_);
     cudaFree(dblob_);
+    st_->free_table();  // none: adopted or freed at the start
+    st_->table = table_;  // for the next run (freed with the staging if the GPU failed)
+    st_->table_nkeys = hplan_.nkeys;
+    st_->table_nwords = hplan_.nwords;
     shelve_staging(std::move(st_));
   }
   Gpu(const Gpu&) = delete;
@@ -421,10 +458,13 @@ class Gpu {
   enum class Step { Submitted, Exhausted, Flagged };
 
   // Keeps kReadAhead batches of `feed` being read into free buffers; once the
-  // oldest is in, queues its vector phase; then queues the row phase of the
-  // batch before it, whose start state is known by then (or soon: the wait
-  // is for other GPUs' vectors). Throws StateChain::Aborted when another GPU
-  // gave up.
+  // oldest is in, queues its vector phase; then queues the row phases of the
+  // batches before it whose start states are known. It waits for a state
+  // only when a buffer is needed again: a GPU thread that waited for the
+  // state of its last batch (which needs the other GPUs' vectors) before
+  // queueing its next vector made each batch wait for a round trip through
+  // the other GPUs' threads (2 x H200: 33-35 ms of an 85 ms scan). Throws
+  // StateChain::Aborted when another GPU gave up.
   Step submit(BatchFeed& feed, StateChain& chain) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     start_reads(feed);
@@ -437,13 +477,13 @@ class Gpu {
     const auto t_read = std::chrono::steady_clock::now();
     feed.wait(buf.read);
     read_s += seconds_since(t_read);
-    buf.span = buf.read.span;
+    const BatchSpan& span = buf.read.span;  // not restarted before the batch's kernels are done
     ++batches;
-    bytes += buf.span.own;
-    last_own = buf.span.own;
-    copied_bytes += std::min(kBatchLead, buf.span.from) + buf.span.n;
+    bytes += span.own;
+    last_own = span.own;
+    copied_bytes += std::min(kBatchLead, span.from) + span.n;
     const auto t_table = std::chrono::steady_clock::now();
-    const bool ok = ensure_table(buf, buf.span.own);
+    const bool ok = ensure_table(buf, span.own);
     wait_s += seconds_since(t_table);
     if (!ok) return Step::Flagged;
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, buf.copy));  // after the batch's pieces
@@ -460,8 +500,8 @@ class Gpu {
     buf.chain = &chain;
     WCSV_CUDA_TRY(cudaLaunchHostFunc(compute_, &Gpu::publish, &buf));
     buf.used = true;
-    finish_pending();
-    pending_ = &buf;
+    pending_.push_back(&buf);
+    launch_pending(0);
     return Step::Submitted;
   }
 
@@ -478,17 +518,32 @@ class Gpu {
     feed_done_ = false;
   }
 
-  // Queues the row phase of the batch still waiting for its start state.
-  void finish_pending() {
-    if (!pending_) return;
-    Buffer& buf = *pending_;
-    pending_ = nullptr;
-    const auto t = std::chrono::steady_clock::now();
-    const uint8_t state = buf.chain->wait_state(buf.span.index, [this] {
-      const cudaError_t e = cudaStreamQuery(compute_);
-      if (e != cudaErrorNotReady) WCSV_CUDA_TRY(e);  // a fault: throw instead of waiting for ever
-    });
-    wait_s += seconds_since(t);
+  // Queues the row phases of the batches still waiting for their start states.
+  void finish_pending() { launch_pending(pending_.size()); }
+
+  // Queues the row phases of the pending batches, in order: the first `wait`
+  // of them after waiting for their start states, the rest while their
+  // states are known already.
+  void launch_pending(size_t wait) {
+    for (size_t done = 0; !pending_.empty(); ++done) {
+      Buffer& buf = *pending_.front();
+      uint8_t state;
+      if (!buf.chain->known_state(buf.read.span.index, &state)) {
+        if (done >= wait) return;
+        const auto t = std::chrono::steady_clock::now();
+        state = buf.chain->wait_state(buf.read.span.index, [this] {
+          const cudaError_t e = cudaStreamQuery(compute_);
+          if (e != cudaErrorNotReady) WCSV_CUDA_TRY(e);  // a fault: throw instead of waiting for ever
+        });
+        state_wait_s += seconds_since(t);
+      }
+      pending_.pop_front();
+      launch_rows(buf, state);
+    }
+  }
+
+  // Queues the row phase of the batch in `buf`, which starts in `state`.
+  void launch_rows(Buffer& buf, uint8_t state) {
     const GpuBatch b = batch_of(buf, state);
     WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[0], compute_));
     launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->sms, compute_);
@@ -503,8 +558,8 @@ class Gpu {
     sn.through = launched_ = buf.through;
   }
 
-  // Forgets a batch left waiting when the scan stopped early.
-  void drop_pending() { pending_ = nullptr; }
+  // Forgets the batches left waiting when the scan stopped early.
+  void drop_pending() { pending_.clear(); }
 
   // Waits until the queued work is done, so no host callback still refers to
   // this source's StateChain (the last batch's vector is published after the
@@ -533,8 +588,9 @@ class Gpu {
 
   int id() const { return id_; }
   // Host time waiting for a batch to be read (helping the readers meanwhile);
-  // waiting for the GPU.
-  double read_s = 0, wait_s = 0;
+  // for a start state (other GPUs' vectors); for the GPU.
+  double read_s = 0, state_wait_s = 0, wait_s = 0;
+  double grow_s = 0;  // host time growing the group table (part of wait_s when it stopped the GPU)
   double ring_wait_s = 0;  // host time waiting for a ring buffer the GPU still uses
   // GPU time from the first piece's copy to the last one's; busy in the
   // vector kernels and in the row kernels.
@@ -629,7 +685,7 @@ class Gpu {
     constexpr uint64_t kPiece = 1ull << 20;
     const uint64_t half = std::max<uint64_t>(kPiece, slots_.bytes() / 2 / kPiece * kPiece);
     char* const pinned[2] = {slots_.data(), slots_.data() + half};
-    const cudaEvent_t filled[2] = {ring_[0].copied, ring_[1].copied};
+    const cudaEvent_t* filled = st_->download_filled;
     const uint64_t rounds = (bytes + half - 1) / half;
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));  // the table's last kernels are done
     auto start_round = [&](uint64_t r) {
@@ -791,6 +847,21 @@ class Gpu {
     WCSV_CUDA_TRY(cudaMemcpy(dplan_, &hplan_, sizeof(GpuPlan), cudaMemcpyHostToDevice));
   }
 
+  // Takes the group table the last run on this GPU left, cleared, when it has
+  // this plan's key and word counts; else frees it.
+  void adopt_table() {
+    if (!st_->table.gcap || st_->table_nkeys != hplan_.nkeys || st_->table_nwords != hplan_.nwords) {
+      st_->free_table();
+      return;
+    }
+    table_ = st_->table;
+    st_->table = GpuTable{};
+    ++g_tables_reused;
+    WCSV_CUDA_TRY(cudaMemsetAsync(table_.slots, 0, (table_.mask + 1) * 4, compute_));
+    table_.counters = counters_;
+    launch_init_words(table_, dplan_, hplan_.nwords, 0, table_.gcap, compute_);
+  }
+
   // Adds the GPU times of the batch last queued in `buf`, whose work is done,
   // to the busy totals (once).
   void add_busy(Buffer& buf) {
@@ -812,6 +883,10 @@ class Gpu {
   void start_reads(BatchFeed& feed) {
     while (!feed_done_ && reading_.size() < static_cast<size_t>(kReadAhead)) {
       Buffer& buf = ring_[next_ % kRing];
+      // A batch whose rows still wait for its state keeps its buffer until
+      // they are queued.
+      const auto waiting = std::find(pending_.begin(), pending_.end(), &buf);
+      if (waiting != pending_.end()) launch_pending(static_cast<size_t>(waiting - pending_.begin()) + 1);
       if (buf.used) {
         const auto t_ring = std::chrono::steady_clock::now();
         WCSV_CUDA_TRY(cudaEventSynchronize(buf.computed));
@@ -835,14 +910,14 @@ class Gpu {
 
   // The batch in `buf` as the kernels see it.
   static GpuBatch batch_of(const Buffer& buf, uint8_t state) {
-    const BatchSpan& sp = buf.span;
+    const BatchSpan& sp = buf.read.span;
     return GpuBatch{buf.dev + kBatchLead, sp.n, sp.own, state, batch_starts_row(sp, state), sp.at_eof};
   }
 
   // Host callback after a batch's vector reached pinned memory (no CUDA calls here).
   static void CUDART_CB publish(void* p) {
     const Buffer& buf = *static_cast<const Buffer*>(p);
-    buf.chain->publish(buf.span.index, *buf.tv_host);
+    buf.chain->publish(buf.read.span.index, *buf.tv_host);
   }
 
   // Makes sure the table cannot fill during the batch in `buf` (n own bytes):
@@ -926,6 +1001,7 @@ class Gpu {
   // A table of `gcap` groups holding the `groups` exact ones there are now
   // (read after a synchronize).
   void grow_groups(uint64_t gcap, uint64_t groups) {
+    const auto t_grow = std::chrono::steady_clock::now();
     if (gcap > 0xfff00000ull) gcap = 0xfff00000ull;
     const uint64_t count = std::min(groups, table_.gcap);  // never past the old arrays
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
@@ -957,10 +1033,12 @@ class Gpu {
     t.arena = table_.arena;
     t.arena_cap = table_.arena_cap;
     table_ = t;
+    grow_s += seconds_since(t_grow);
   }
 
   // A key arena of `cap` bytes holding the `used_now` bytes in use (exact).
   void grow_arena(uint64_t cap, uint64_t used_now) {
+    const auto t_grow = std::chrono::steady_clock::now();
     char* a = nullptr;
     WCSV_CUDA_TRY(cudaMalloc(&a, cap));
     const uint64_t used = std::min(used_now, table_.arena_cap);  // never past the old arena
@@ -969,6 +1047,7 @@ class Gpu {
     cudaFree(table_.arena);
     table_.arena = a;
     table_.arena_cap = cap;
+    grow_s += seconds_since(t_grow);
   }
 
   int id_;
@@ -985,7 +1064,7 @@ class Gpu {
   bool feed_done_ = false;       // the source has no batch left to start
   bool copy_started_ = false;    // st_->copy_span[0] recorded for this run
   bool copy_ended_ = false;      // st_->copy_span[1] too
-  Buffer* pending_ = nullptr;    // vector phase queued, row phase not yet
+  std::deque<Buffer*> pending_;  // vector phase queued, row phase not yet, oldest first
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
   char* dblob_ = nullptr;
@@ -1084,15 +1163,25 @@ class CudaExecutor : public ScanExecutor {
     // buffers) runs on its own thread while the read pool starts. (Scanning
     // the first windows on the CPU meanwhile was measured on 2 x H200 and did
     // not pay: see the notes of issue 4.)
-    Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
-    if (scan_gpu(in, settings, *groups, stats, startup)) {
+    const auto t_setup = std::chrono::steady_clock::now();
+    bool done, no_gpu;
+    std::chrono::steady_clock::time_point t_teardown;
+    {
+      Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
+      done = scan_gpu(in, settings, *groups, stats, startup, t_setup);
+      no_gpu = startup.no_gpu;
+      t_teardown = std::chrono::steady_clock::now();
+    }
+    if (done) {
+      // The GPUs' tables freed, their stagings and the slots kept for the next run.
+      stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
       ++g_gpu_scans;
       return;
     }
     // No usable GPU under --device auto, or the GPUs met a bad row, a bad
     // value or a limit: the CPU executor scans from the start and reports
     // exactly what the user must see.
-    ++(startup.no_gpu ? g_cpu_plans : g_cpu_reruns);
+    ++(no_gpu ? g_cpu_plans : g_cpu_reruns);
     *groups = GroupTable(&groups->layout());
     const uint64_t chunk = stats.chunk_size;
     stats = ScanStats{};
@@ -1212,12 +1301,15 @@ class CudaExecutor : public ScanExecutor {
 
   // False when the GPUs flagged something for the host path, or there are
   // none (startup.no_gpu) under --device auto.
+  // `t_setup`: when the run's set-up began (for --profile).
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
-                Startup& startup) {
-    // Readers: every host thread but the GPU threads' own, which read too.
-    PiecePool pool(std::max(0, std::min(settings.threads, kMaxReaders) - 1));
+                Startup& startup, std::chrono::steady_clock::time_point t_setup) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
+    // Readers, besides the GPU threads (which read too while they wait):
+    // kReadersPerGpu per GPU, within the threads allowed.
+    const int readers = static_cast<int>(std::min<size_t>(kReadersPerGpu * ngpus, kMaxReaders));
+    PiecePool pool(std::max(0, std::min(settings.threads - 1, readers)));
     if (!ngpus || !startup.wait_gpu(0, [] { return false; })) {
       startup.join();
       if (startup.error) std::rethrow_exception(startup.error);
@@ -1227,6 +1319,7 @@ class CudaExecutor : public ScanExecutor {
       for (size_t g = 1; g < ngpus; ++g) startup.wait_gpu(g, [] { return false; });
     const double startup_wait_s = seconds_since(t_wait);
     const auto t_scan = std::chrono::steady_clock::now();
+    const double setup_s = std::chrono::duration<double>(t_scan - t_setup).count() - startup_wait_s;
     for (auto& src : in.sources) {
       if (src->header().empty() && in.column_names.empty()) continue;
       BatchFeed feed(*src, startup.batch, kTail, pool);
@@ -1296,14 +1389,17 @@ class CudaExecutor : public ScanExecutor {
     stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
     if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: start all gpus", "all", startup.all_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: scan waited for gpu0", "cpu", startup_wait_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: set-up, not waiting", "cpu", setup_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", scan_s, stats.bytes, 0});
     if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: merge on gpu0", "gpu0", device_merge_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
       stats.stages.push_back(StageTiming{"gpu: wait for reads", dev, g->read_s, g->bytes, 0});
-      stats.stages.push_back(StageTiming{"gpu: wait (state, table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
+      stats.stages.push_back(StageTiming{"gpu: wait for start states", dev, g->state_wait_s, 0, 0});
+      stats.stages.push_back(StageTiming{"gpu: wait (table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
       stats.stages.push_back(StageTiming{"gpu: wait for a buffer", dev, g->ring_wait_s, 0, 0});
+      stats.stages.push_back(StageTiming{"gpu: grow group table", dev, g->grow_s, 0, 0});
       stats.stages.push_back(StageTiming{"gpu: copy in, start to end", dev, g->copy_s, g->copied_bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: quote vectors", dev, g->vector_busy_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: rows+aggregate", dev, g->rows_busy_s, g->bytes, 0});
@@ -1325,6 +1421,7 @@ CudaRunInfo cuda_run_info() {
   r.cpu_reruns = cuda::g_cpu_reruns;
   r.stagings_built = cuda::g_stagings_built;
   r.table_stops = cuda::g_table_stops;
+  r.tables_reused = cuda::g_tables_reused;
   return r;
 }
 

@@ -27,13 +27,14 @@ std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, b
 // row, a bad value or a limit; GPU stagings (device buffers, and the pinned slots)
 // built, as a run reuses the one the run before it left on the same GPU; and
 // times a GPU thread stopped to read the exact group count because the group
-// table might not hold the next batch.
+// table might not hold the next batch; group tables a run took over.
 struct CudaRunInfo {
   uint64_t gpu_scans = 0;
   uint64_t cpu_plans = 0;
   uint64_t cpu_reruns = 0;
   uint64_t stagings_built = 0;
   uint64_t table_stops = 0;
+  uint64_t tables_reused = 0;  // GPU tables a run took over (cleared) from the run before
 };
 CudaRunInfo cuda_run_info();
 

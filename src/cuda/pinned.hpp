@@ -60,8 +60,9 @@ class PinnedSlots {
     int index;
     char* mem;
   };
-  // The slot given back longest ago, once its last copy is done (waits for
-  // one to be given back when all are taken).
+  // A free slot whose last copy is done, else the one given back longest ago
+  // once its copy is done (waits for one to be given back when all are
+  // taken).
   Slot take();
   // Gives slot `index` back; `copied` (or null) completes when the copy that
   // reads it is done.
@@ -76,6 +77,7 @@ class PinnedSlots {
   const uint64_t slot_bytes_;
   std::mutex m_;
   std::condition_variable cv_;
+  static constexpr size_t kLookAhead = 8;  // free slots take() checks for a finished copy
   std::deque<int> free_;
   std::vector<cudaEvent_t> copied_;  // per slot: its last copy's event, or null
 };

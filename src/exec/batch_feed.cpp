@@ -234,6 +234,16 @@ uint8_t StateChain::wait_state(uint64_t i, const std::function<void()>& poll) {
   throw Aborted{};
 }
 
+bool StateChain::known_state(uint64_t i, uint8_t* state) {
+  std::lock_guard<std::mutex> l(m_);
+  if (i < state_.size()) {
+    *state = state_[i];
+    return true;
+  }
+  if (aborted_) throw Aborted{};
+  return false;
+}
+
 void StateChain::abort() {
   {
     std::lock_guard<std::mutex> l(m_);

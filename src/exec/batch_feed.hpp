@@ -150,6 +150,9 @@ class StateChain {
   // failed runs no more host callbacks, so a waiter checks its own device
   // rather than wait for a vector that will never come.
   uint8_t wait_state(uint64_t i, const std::function<void()>& poll = nullptr);
+  // Batch i's start state in *state when it is known already (no wait);
+  // throws Aborted after abort().
+  bool known_state(uint64_t i, uint8_t* state);
   void abort();
   struct Aborted {};
 

@@ -50,6 +50,7 @@ struct RunConfig {
   std::vector<std::string> nulls;
   std::string schema;
   bool gpus_together = true;  // false: GPUs join the scan when ready, as on the command line
+  int threads = 0;            // --threads (0: all)
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
@@ -58,6 +59,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.pipeline = pipeline;
   opts.files = {input};
   opts.chunk_size = c.chunk;
+  opts.threads = c.threads;
   opts.device = c.device;
   opts.gpus_start_together = c.gpus_together;  // a list of GPUs shares even these small inputs
   opts.quiet = true;
@@ -331,9 +333,43 @@ TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[
     CHECK(built >= 1);
     CHECK(run_tool(dir, p, f, c).out == cpu.out);  // same GPUs, same batch size: nothing built
     CHECK(cuda_run_info().stagings_built - before == built);
+    // Other threads: other pinned slots (built), the GPUs' stagings kept
+    // (their slot events made again).
+    c.threads = 3;
+    const uint64_t before_threads = cuda_run_info().stagings_built;
+    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(cuda_run_info().stagings_built - before_threads == 1);
+    c.threads = 0;
+    CHECK(run_tool(dir, p, f, c).out == cpu.out);
     c.chunk = 4096;  // another batch size: built again, and still the same bytes
     CHECK(run_tool(dir, p, f, c).out == cpu.out);
     CHECK(cuda_run_info().stagings_built - before > built);
+  }
+}
+
+TEST_CASE("gpu: a run takes over the group table the run before it left, cleared", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dataset_file(dir, "tables.csv", 78, 3000);
+  // min and max: the same key and word counts, other initial words; then
+  // more keys (a new table), and the first pipeline again.
+  const std::vector<std::string> pipelines = {"groupby k1 | agg min(v1)", "groupby k1 | agg max(v1)",
+                                              "groupby k1, k2 | agg min(v1)", "groupby k1 | agg min(v1)"};
+  RunConfig c;
+  std::vector<std::string> cpu;
+  for (const auto& p : pipelines) {
+    cpu.push_back(run_tool(dir, p, f, c).out);
+    REQUIRE(!cpu.back().empty());
+  }
+  for (const std::string& dev : gpu_devices()) {
+    c.device = dev;
+    c.chunk = 2048;
+    const uint64_t before = cuda_run_info().tables_reused;
+    for (size_t i = 0; i < pipelines.size(); ++i) {
+      INFO(dev << ": " << pipelines[i]);
+      CHECK(run_tool(dir, pipelines[i], f, c).out == cpu[i]);
+    }
+    CHECK(cuda_run_info().tables_reused - before >= 1);  // at least max(v1) after min(v1)
   }
 }
 
@@ -366,6 +402,11 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
   };
   CHECK(seconds_of("gpu: wait for reads") >= 0);  // may round to 0: reads run ahead
   CHECK(seconds_of("gpu: wait for a buffer") >= 0);
+  CHECK(seconds_of("gpu: wait for start states") >= 0);
+  CHECK(seconds_of("gpu: wait (table, end)") >= 0);
+  CHECK(seconds_of("gpu: grow group table") > 0);   // the table's first allocation
+  CHECK(seconds_of("gpu: set-up, not waiting") > 0);
+  CHECK(seconds_of("gpu: end of run") >= 0);
   CHECK(seconds_of("gpu: copy in, start to end") > 0);
   CHECK(seconds_of("gpu busy: quote vectors") > 0);
   CHECK(seconds_of("gpu busy: rows+aggregate") > 0);
