@@ -18,6 +18,13 @@ SKIP_CTEST=1 BENCH_ROWS=${BENCH_ROWS:-100000000} timeout 330 scripts/gpu-check.s
 echo "gpu-check rc=$?" >>"$OUT/gpu-check.txt"
 G1=/dev/shm/warpcsv_g1_${BENCH_ROWS:-100000000}.csv
 W=build-gpu/warpcsv
+# More warm in-process runs of q1 (gpu-check did 3 per device): 3 processes x 3 warm runs.
+for dev in gpu $( [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -gt 1 ] && echo 0,1 ); do
+  for i in 1 2 3; do
+    WARPCSV_BENCH_DEVICE=$dev WARPCSV_BENCH_FILE="$G1" timeout 60 build-gpu/tests/gpu_tests '[.bench]' -s 2>&1 |
+      grep '^bench: run [1-9]'
+  done
+done >"$OUT/inprocess.txt"
 # --device gpu keeps a 5 GB file on GPU 0; the GPUs listed is the 2-GPU run.
 n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 ALL_GPUS=""
@@ -57,9 +64,10 @@ fi
 (cd build-gpu && timeout 200 ctest -j"$(nproc)" --output-on-failure >"$OUT/ctest.txt" 2>&1)
 tail -3 "$OUT/ctest.txt"
 cat "$OUT/gpu-check.txt" | sed -n '/---- warpcsv gpu-check summary/,$p'
+awk '{ k = $NF; sub(/\)/, "", k); g[k] += $6; n[k]++; v[k] = v[k] sprintf(" %.1f", $6) } END { for (k in g) printf "in-process q1 --device %s mean %.1f GB/s:%s\n", k, g[k] / n[k], v[k] }' "$OUT/inprocess.txt"
 cat "$OUT"/bench-*.txt | grep -E '^\|' || true
 tail -25 "$OUT/check-duckdb-gpu.txt" 2>/dev/null
 cat "$OUT/memory.txt" "$OUT/profiles.txt"
 # The device returns at most 8 files: fold the small ones into one.
-cat "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt" >"$OUT/run-notes.txt" 2>/dev/null &&
-  rm -f "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt"
+cat "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt" "$OUT/inprocess.txt" >"$OUT/run-notes.txt" 2>/dev/null &&
+  rm -f "$OUT/machine.txt" "$OUT/memory.txt" "$OUT/profiles.txt" "$OUT/inprocess.txt"
