@@ -1,8 +1,10 @@
-// A minimal fork-join loop over host threads.
+// A minimal fork-join loop over host threads, and a stable sort on them.
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -51,6 +53,77 @@ template <class Fn>
 void parallel_ranges(size_t n, int threads, Fn&& fn) {
   const size_t parts = range_parts(n, threads);
   parallel_for(parts, threads, [&](size_t p, int) { fn(n * p / parts, n * (p + 1) / parts); });
+}
+
+namespace detail {
+
+// How many of the first k elements of the stable merge of a[0, m) and
+// b[0, n) come from a (a's elements go first on ties).
+template <class It, class Cmp>
+size_t merge_split(It a, size_t m, It b, size_t n, size_t k, Cmp& cmp) {
+  size_t lo = k > n ? k - n : 0, hi = std::min(k, m);
+  while (lo < hi) {
+    const size_t i = lo + (hi - lo) / 2;
+    // a[i] goes before b[k - i - 1] unless b's is strictly less: then more
+    // of the first k come from a.
+    if (!cmp(b[k - i - 1], a[i])) lo = i + 1;
+    else hi = i;
+  }
+  return lo;
+}
+
+}  // namespace detail
+
+// A stable sort on several threads: ranges sorted in parallel, then merged
+// pairwise, level by level, between the range and a buffer. Each merge is
+// cut into pieces of its output (found by binary search, as in merge path)
+// so that the last levels, with few pairs, still use every thread: merging
+// the last two halves of a million sort items on one thread took most of
+// the sort.
+template <class It, class Cmp>
+void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
+  using T = typename std::iterator_traits<It>::value_type;
+  const size_t n = static_cast<size_t>(last - first);
+  const size_t parts = range_parts(n, threads);
+  if (parts <= 1) {
+    std::stable_sort(first, last, cmp);
+    return;
+  }
+  std::vector<size_t> b(parts + 1);
+  for (size_t t = 0; t <= parts; ++t) b[t] = n * t / parts;
+  parallel_for(parts, threads, [&](size_t t, int) { std::stable_sort(first + b[t], first + b[t + 1], cmp); });
+  std::unique_ptr<T[]> buffer(new T[n]);
+  T* const data = &*first;
+  T* from = data;
+  T* to = buffer.get();
+  const size_t workers = static_cast<size_t>(std::max(1, threads));
+  for (size_t width = 1; width < parts; width *= 2) {
+    // Tasks: output pieces of each pair's merge (or of a lone range's copy),
+    // about n / workers elements each.
+    struct Task {
+      size_t lo, mid, hi, k0, k1;
+    };
+    std::vector<Task> tasks;
+    for (size_t lo = 0; lo < parts; lo += 2 * width) {
+      const size_t mid = std::min(parts, lo + width), hi = std::min(parts, lo + 2 * width);
+      const size_t len = b[hi] - b[lo];
+      const size_t pieces = std::max<size_t>(1, len * workers / n);
+      for (size_t p = 0; p < pieces; ++p)
+        tasks.push_back(Task{b[lo], b[mid], b[hi], len * p / pieces, len * (p + 1) / pieces});
+    }
+    parallel_for(tasks.size(), threads, [&](size_t i, int) {
+      const Task& t = tasks[i];
+      const T* a = from + t.lo;
+      const T* c = from + t.mid;
+      const size_t m = t.mid - t.lo, nb = t.hi - t.mid;
+      const size_t i0 = detail::merge_split(a, m, c, nb, t.k0, cmp);
+      const size_t i1 = detail::merge_split(a, m, c, nb, t.k1, cmp);
+      std::merge(a + i0, a + i1, c + (t.k0 - i0), c + (t.k1 - i1), to + t.lo + t.k0, cmp);
+    });
+    std::swap(from, to);
+  }
+  if (from != data)
+    parallel_ranges(n, threads, [&](size_t lo, size_t hi) { std::copy(from + lo, from + hi, data + lo); });
 }
 
 }  // namespace warpcsv

@@ -19,28 +19,6 @@ constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
-// A stable sort on several threads: ranges sorted in parallel, then merged
-// pairwise (std::inplace_merge keeps the left range first on ties).
-template <class It, class Cmp>
-void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
-  const size_t n = static_cast<size_t>(last - first);
-  const size_t parts = range_parts(n, threads);
-  if (parts <= 1) {
-    std::stable_sort(first, last, cmp);
-    return;
-  }
-  std::vector<size_t> b(parts + 1);
-  for (size_t t = 0; t <= parts; ++t) b[t] = n * t / parts;
-  parallel_for(parts, threads, [&](size_t t, int) { std::stable_sort(first + b[t], first + b[t + 1], cmp); });
-  for (size_t width = 1; width < parts; width *= 2) {
-    const size_t pairs = (parts + 2 * width - 1) / (2 * width);
-    parallel_for(pairs, threads, [&](size_t p, int) {
-      const size_t lo = p * 2 * width, mid = lo + width, hi = std::min(parts, lo + 2 * width);
-      if (mid < hi) std::inplace_merge(first + b[lo], first + b[mid], first + b[hi], cmp);
-    });
-  }
-}
-
 // Reorders `t`'s rows by `keys` (stable).
 // An order-preserving 128-bit prefix of a sort key, so most comparisons
 // touch only the (sequential) sort items instead of the rows' keys: strings
