@@ -515,6 +515,10 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
               << ", --device " << opts.device << ")" << std::endl;
   }
   CHECK(cuda_run_info().gpu_scans >= 3);
+  // Whether the pinned slots got huge pages (the runs' speed varies by process).
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  for (std::string line; std::getline(rollup, line);)
+    if (line.rfind("AnonHugePages", 0) == 0) std::cout << "bench: " << line << std::endl;
 }
 
 #else
