@@ -59,11 +59,20 @@ class TypeGuess {
   // Non-null fields observed so far.
   uint64_t observed() const { return count_; }
 
+  // Kinds of value a field (or every field of a column) can be read as.
+  struct Kinds {
+    bool is_bool, is_int, is_dec, is_float, is_date, is_ts;
+    // The kinds both allow.
+    Kinds both(const Kinds& o) const {
+      return {is_bool && o.is_bool, is_int && o.is_int,   is_dec && o.is_dec,
+              is_float && o.is_float, is_date && o.is_date, is_ts && o.is_ts};
+    }
+  };
+
  private:
   std::vector<std::string> nulls_;
   uint64_t count_ = 0;
-  bool can_bool_ = true, can_int_ = true, can_dec_ = true, can_float_ = true;
-  bool can_date_ = true, can_ts_ = true;
+  Kinds can_{true, true, true, true, true, true};  // what every observed field can be
   int max_scale_ = 0;       // largest fraction digit count among decimals
   int max_int_digits_ = 0;  // most significant digits before the point
 };

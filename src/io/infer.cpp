@@ -12,9 +12,7 @@ namespace warpcsv {
 namespace {
 
 // What one field could be. Numbers with a leading zero ("007") are none of the numeric kinds.
-struct TextKind {
-  bool is_bool = false, is_int = false, is_dec = false, is_float = false;
-  bool is_date = false, is_ts = false;
+struct TextKind : TypeGuess::Kinds {
   int scale = 0;       // fraction digits, when is_dec
   int int_digits = 0;  // significant digits before the point, when is_dec
 };
@@ -33,13 +31,13 @@ int significant_int_digits(const char* p, uint32_t n) {
   return d;
 }
 
-constexpr TextKind kEveryKind{true, true, true, true, true, true, 0, 0};
+constexpr TypeGuess::Kinds kEveryKind{true, true, true, true, true, true};
 
 // The kinds of a field among those `wanted` names (the others are left
 // false): a column's sample no longer tests the kinds an earlier field ruled
 // out, and a column already known to be String tests none.
-TextKind classify(const char* p, uint32_t n, const TextKind& wanted = kEveryKind) {
-  TextKind k;
+TextKind classify(const char* p, uint32_t n, const TypeGuess::Kinds& wanted = kEveryKind) {
+  TextKind k{};  // no kind until tested
   bool b;
   int64_t i64;
   double f;
@@ -97,21 +95,9 @@ void TypeGuess::observe(const char* p, uint32_t n) {
   if (n == 0) return;
   for (const auto& t : nulls_)
     if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return;
-  TextKind still;
-  still.is_bool = can_bool_;
-  still.is_int = can_int_;
-  still.is_dec = can_dec_;
-  still.is_float = can_float_;
-  still.is_date = can_date_;
-  still.is_ts = can_ts_;
-  const TextKind k = classify(p, n, still);
+  const TextKind k = classify(p, n, can_);
   count_++;
-  can_bool_ = can_bool_ && k.is_bool;
-  can_int_ = can_int_ && k.is_int;
-  can_dec_ = can_dec_ && k.is_dec;
-  can_float_ = can_float_ && k.is_float;
-  can_date_ = can_date_ && k.is_date;
-  can_ts_ = can_ts_ && k.is_ts;
+  can_ = can_.both(k);
   if (k.is_dec) {
     max_scale_ = std::max(max_scale_, k.scale);
     max_int_digits_ = std::max(max_int_digits_, k.int_digits);
@@ -120,25 +106,20 @@ void TypeGuess::observe(const char* p, uint32_t n) {
 
 void TypeGuess::merge(const TypeGuess& other) {
   count_ += other.count_;
-  can_bool_ = can_bool_ && other.can_bool_;
-  can_int_ = can_int_ && other.can_int_;
-  can_dec_ = can_dec_ && other.can_dec_;
-  can_float_ = can_float_ && other.can_float_;
-  can_date_ = can_date_ && other.can_date_;
-  can_ts_ = can_ts_ && other.can_ts_;
+  can_ = can_.both(other.can_);
   max_scale_ = std::max(max_scale_, other.max_scale_);
   max_int_digits_ = std::max(max_int_digits_, other.max_int_digits_);
 }
 
 ColumnType TypeGuess::result() const {
   if (count_ == 0) return make(Type::String);
-  if (can_bool_) return make(Type::Bool);
-  if (can_int_) return make(Type::Int);
-  if (can_dec_ && max_int_digits_ + max_scale_ <= kMaxDecimalScale)
+  if (can_.is_bool) return make(Type::Bool);
+  if (can_.is_int) return make(Type::Int);
+  if (can_.is_dec && max_int_digits_ + max_scale_ <= kMaxDecimalScale)
     return make(Type::Decimal, max_scale_);
-  if (can_float_) return make(Type::Float);
-  if (can_date_) return make(Type::Date);
-  if (can_ts_) return make(Type::Timestamp);
+  if (can_.is_float) return make(Type::Float);
+  if (can_.is_date) return make(Type::Date);
+  if (can_.is_ts) return make(Type::Timestamp);
   return make(Type::String);
 }
 
