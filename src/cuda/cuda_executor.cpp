@@ -86,8 +86,9 @@ constexpr int kRing = 8;       // device batch buffers per GPU
 constexpr int kReadAhead = 3;  // batches being read into them at once
 
 // The others: batches whose row kernels wait for their start states (from
-// other GPUs' vectors), and ones with kernels queued.
-static_assert(kRing >= kReadAhead + 2, "a buffer is read into only after its kernels are queued");
+// other GPUs' vectors), and ones with kernels queued (start_reads queues a
+// waiting batch's rows before its buffer is read into again).
+static_assert(kRing >= kReadAhead + 2, "room for a waiting batch and one with kernels queued");
 // Batches of new groups a table grows for: the batches that can be queued
 // past the last counter snapshot (a ring's worth) and the next two, so that
 // ensure_table need not stop the pipeline at every batch.
@@ -563,10 +564,12 @@ class Gpu {
 
   // Waits until the queued work is done, so no host callback still refers to
   // this source's StateChain (the last batch's vector is published after the
-  // loop has stopped waiting for it). Errors are left for finish().
-  void quiesce() noexcept {
-    if (cudaSetDevice(id_) == cudaSuccess) (void)cudaStreamSynchronize(compute_);
+  // loop has stopped waiting for it). Errors are left for finish(); false
+  // when the stream failed.
+  bool quiesce() noexcept {
+    const bool ok = cudaSetDevice(id_) == cudaSuccess && cudaStreamSynchronize(compute_) == cudaSuccess;
     (void)cudaGetLastError();
+    return ok;
   }
 
   // Waits for the GPU; its counters (flags, groups, rows).
@@ -854,12 +857,14 @@ class Gpu {
       st_->free_table();
       return;
     }
-    table_ = st_->table;
+    // Cleared while the staging still owns it (freed with it if this throws).
+    const GpuTable& kept = st_->table;
+    WCSV_CUDA_TRY(cudaMemsetAsync(kept.slots, 0, (kept.mask + 1) * 4, compute_));
+    launch_init_words(kept, dplan_, hplan_.nwords, 0, kept.gcap, compute_);
+    table_ = kept;
+    table_.counters = counters_;
     st_->table = GpuTable{};
     ++g_tables_reused;
-    WCSV_CUDA_TRY(cudaMemsetAsync(table_.slots, 0, (table_.mask + 1) * 4, compute_));
-    table_.counters = counters_;
-    launch_init_words(table_, dplan_, hplan_.nwords, 0, table_.gcap, compute_);
   }
 
   // Adds the GPU times of the batch last queued in `buf`, whose work is done,
@@ -1173,7 +1178,7 @@ class CudaExecutor : public ScanExecutor {
       t_teardown = std::chrono::steady_clock::now();
     }
     if (done) {
-      // The GPUs' tables freed, their stagings and the slots kept for the next run.
+      // The GPUs' stagings (with their group tables) and the slots kept for the next run.
       stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
       ++g_gpu_scans;
       return;
@@ -1335,7 +1340,7 @@ class CudaExecutor : public ScanExecutor {
           feed.stop();
           chain.abort();  // before the drain, so the other GPUs stop waiting for states now
           gpu.drain_reads(feed);
-          gpu.quiesce();
+          (void)gpu.quiesce();
         };
         try {
           for (;;) {
@@ -1349,7 +1354,9 @@ class CudaExecutor : public ScanExecutor {
             }
           }
           gpu.finish_pending();
-          gpu.quiesce();
+          // A failed stream published none of its last vectors: the other
+          // GPUs must not wait for them (finish() reports the error).
+          if (!gpu.quiesce()) chain.abort();
         } catch (const StateChain::Aborted&) {
           stop_all();
         } catch (...) {

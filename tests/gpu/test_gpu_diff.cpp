@@ -404,7 +404,7 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
   CHECK(seconds_of("gpu: wait for a buffer") >= 0);
   CHECK(seconds_of("gpu: wait for start states") >= 0);
   CHECK(seconds_of("gpu: wait (table, end)") >= 0);
-  CHECK(seconds_of("gpu: grow group table") > 0);   // the table's first allocation
+  CHECK(seconds_of("gpu: grow group table") >= 0);  // 0 when a kept table was big enough
   CHECK(seconds_of("gpu: set-up, not waiting") >= 0);  // may round to 0
   CHECK(seconds_of("gpu: end of run") >= 0);
   CHECK(seconds_of("gpu: copy in, start to end") > 0);
