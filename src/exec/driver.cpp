@@ -150,7 +150,7 @@ int run_pipeline(const Options& opts) {
 
   InputSet in = InputSet::open(opts);
   std::vector<bool> unobserved;
-  std::vector<OutputColumn> inferred = infer_schema(in, opts, &unobserved);
+  std::vector<OutputColumn> inferred = infer_schema(in, opts, threads, &unobserved);
   driver_stages.push_back(StageTiming{"open+infer", "cpu", seconds_since(t_start), 0, 0});
   std::vector<bool> from_schema(inferred.size(), false);
   if (!opts.schema.empty())

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 #include <unordered_map>
 
 #include "exec/parallel.hpp"
@@ -303,8 +302,8 @@ namespace {
 
 // Observes the fields of the sampled rows that start in [begin, end) of `w`
 // (begin a row start; the last row may run past end).
-void observe_rows(const Dialect& dialect, const std::vector<std::string>& null_tokens, const Window& w,
-                  uint64_t begin, uint64_t end, std::vector<TypeGuess>& guesses) {
+void observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
+                  std::vector<TypeGuess>& guesses) {
   const size_t ncols = guesses.size();
   std::vector<char> scratch;
   std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
@@ -332,18 +331,14 @@ void observe_rows(const Dialect& dialect, const std::vector<std::string>& null_t
         len = unescape_field(dialect, fp, len, scratch.data());
         fp = scratch.data();
       }
-      if (len == 0) continue;
-      bool is_null = false;
-      for (const auto& t : null_tokens)
-        if (t.size() == len && std::memcmp(t.data(), fp, len) == 0) is_null = true;
-      if (!is_null) guesses[c].observe(fp, len);
+      guesses[c].observe(fp, len);  // skips nulls
     }
   }
 }
 
 }  // namespace
 
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::vector<bool>* unobserved) {
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved) {
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
@@ -353,13 +348,12 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, std::v
     // The sample in pieces on several threads (it took 3.5 ms on one): the
     // exact state at each piece's start says where its first row starts, and
     // a column's guesses merge in any order.
-    const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     const uint64_t piece = std::max<uint64_t>(kInferPieceBytes, (w.size + threads - 1) / std::max(1, threads));
     const PartitionedWindow pw = partition_window(in.dialect, w, piece, threads);
-    std::vector<std::vector<TypeGuess>> part(pw.begin.size(), std::vector<TypeGuess>(ncols));
+    std::vector<std::vector<TypeGuess>> part(pw.begin.size(),
+                                             std::vector<TypeGuess>(ncols, TypeGuess(opts.dialect.null_tokens)));
     parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
-      if (pw.first_row[j] != kNoRow)
-        observe_rows(in.dialect, opts.dialect.null_tokens, w, pw.first_row[j], pw.end(j), part[j]);
+      if (pw.first_row[j] != kNoRow) observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
     });
     for (const auto& p : part)
       for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);

@@ -92,14 +92,14 @@ struct InputSet {
 };
 
 // Inference reads the first kInferSampleBytes of the first source, in pieces
-// of at least kInferPieceBytes on the run's threads.
+// of at least kInferPieceBytes on `threads` threads.
 constexpr uint64_t kInferSampleBytes = 1 << 20;
 constexpr uint64_t kInferPieceBytes = 64 << 10;
 
 // The narrowest types that hold the sampled rows of the first source, with
 // --schema overrides applied. `unobserved` (optional) gets, per column,
 // whether the sample held no value for it (no evidence for any type).
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts,
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads,
                                        std::vector<bool>* unobserved = nullptr);
 
 }  // namespace warpcsv

@@ -132,11 +132,10 @@ TEST_CASE("infer_schema: the sample read on threads gives the types one thread g
     auto infer = [&](int threads) {
       Options opts;
       opts.files = {path};
-      opts.threads = threads;
       if (comments) opts.dialect.comment = '#';
       InputSet in = InputSet::open(opts);
       std::vector<bool> unobserved;
-      std::vector<OutputColumn> cols = infer_schema(in, opts, &unobserved);
+      std::vector<OutputColumn> cols = infer_schema(in, opts, threads, &unobserved);
       std::vector<std::string> out;
       for (size_t c = 0; c < cols.size(); ++c)
         out.push_back(cols[c].name + ":" + std::to_string(static_cast<int>(cols[c].type.type)) + "/" +
