@@ -929,7 +929,7 @@ class Gpu {
   // a row that reaches the table has all its fields, so at least ncols bytes.
   // The upper bounds count every batch queued: the exact counts of the last
   // snapshot (or of a synchronize) plus the bounds of the batches whose rows
-  // it does not include yet, the pending batch's among them.
+  // it does not include yet, the pending batches' among them.
   bool ensure_table(Buffer& buf, uint64_t n) {
     const uint64_t bound_groups = n / std::max<size_t>(1, ncols_) + 2;
     const uint64_t bound_arena = nstring_keys_ ? static_cast<uint64_t>(nstring_keys_) * 2 * n + 4096 : 0;
@@ -1221,8 +1221,9 @@ class CudaExecutor : public ScanExecutor {
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
-      // Two slots per reader (each reads a piece while its last one's copy
-      // runs), and a few to spare.
+      // Two slots per host thread, made before the GPU count (which sets the
+      // readers, at most that many) is known: each reader reads a piece while
+      // its last one's copy runs. And a few to spare.
       const int slot_count = 2 * std::min(settings.threads, kMaxReaders) + 4;
       thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, slot_count] {
         try {

@@ -31,7 +31,7 @@ constexpr uint64_t kBatchLead = 16;
 
 // Bytes per read (pread or memcpy) work unit, and the size of a GPU's pinned
 // staging slot: each piece goes to its GPU as soon as it is read, while it is
-// still in the host's cache (see cuda/pinned_slots.hpp).
+// still in the host's cache (see cuda/pinned.hpp).
 constexpr uint64_t kReadPiece = 2ull << 20;
 
 // Threads that share work split into pieces (reading or copying a batch).
@@ -151,7 +151,7 @@ class StateChain {
   // rather than wait for a vector that will never come.
   uint8_t wait_state(uint64_t i, const std::function<void()>& poll = nullptr);
   // Batch i's start state in *state when it is known already (no wait);
-  // throws Aborted after abort().
+  // throws Aborted when it is not known and abort() was called.
   bool known_state(uint64_t i, uint8_t* state);
   void abort();
   struct Aborted {};
