@@ -70,6 +70,7 @@ namespace {
 
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
+std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -81,7 +82,14 @@ constexpr int kMaxReaders = 64;                 // host threads reading the inpu
 // in-process (mean of 9 runs; 20: 63, 31: 63-66, 40: 54) and 14 fed one GPU
 // at 45 GB/s (31: 41): more threads than that only compete for the cores
 // and the memory the copies use.
-constexpr size_t kReadersPerGpu = 13;
+constexpr int kReadersPerGpu = 13;
+// Pinned slots per GPU besides one per reading thread: the pieces whose
+// copies are queued. Fewer slots stay in the host's cache between a piece's
+// read and its copy: on 2 x H200, 40 slots (26 readers and two GPU threads)
+// fed both GPUs at 65.7 GB/s in-process against 61.9 with 36, 65.1 with 44
+// and 58.4 with 68 (mean of 9 runs in 3 processes, interleaved); one GPU with
+// 20 slots ran at 45.6 against 44.4 with 68.
+constexpr int kSlotsInFlightPerGpu = 6;
 constexpr int kRing = 8;       // device batch buffers per GPU
 constexpr int kReadAhead = 3;  // batches being read into them at once
 
@@ -215,6 +223,40 @@ struct ProgramBlob {
   }
 };
 
+// Frees a group table's device arrays on the current device (null ones are
+// skipped), the key arena too unless `keep_arena`, and empties them.
+void free_table_arrays(GpuTable& t, bool keep_arena = false) noexcept {
+  for (void* p : {static_cast<void*>(t.slots), static_cast<void*>(t.hashes), static_cast<void*>(t.keys),
+                  static_cast<void*>(t.words)})
+    cudaFree(p);
+  t.slots = nullptr;
+  t.hashes = nullptr;
+  t.keys = nullptr;
+  t.words = nullptr;
+  if (!keep_arena) {
+    cudaFree(t.arena);
+    t.arena = nullptr;
+  }
+}
+
+// Arrays being made for a table: freed when the scope ends, by an error too,
+// unless handed over (release()). The arena is the owner's when it is kept.
+class TableArrays {
+ public:
+  explicit TableArrays(GpuTable& t, bool owns_arena = true) : t_(t), owns_arena_(owns_arena) {}
+  ~TableArrays() {
+    if (armed_) free_table_arrays(t_, !owns_arena_);
+  }
+  TableArrays(const TableArrays&) = delete;
+  TableArrays& operator=(const TableArrays&) = delete;
+  void release() { armed_ = false; }
+
+ private:
+  GpuTable& t_;
+  bool owns_arena_;
+  bool armed_ = true;
+};
+
 // A GPU's staging for batches of one size: the device buffers of its ring,
 // the batches' vectors, the row scratch, streams, events and counters.
 // Building it is much of a GPU's start-up once its context is up, so the
@@ -261,9 +303,7 @@ struct Staging {
   // Frees the kept group table.
   void free_table() noexcept {
     cudaSetDevice(id);
-    for (void* p : {static_cast<void*>(table.slots), static_cast<void*>(table.hashes), static_cast<void*>(table.keys),
-                    static_cast<void*>(table.words), static_cast<void*>(table.arena)})
-      cudaFree(p);
+    free_table_arrays(table);
     table = GpuTable{};
   }
 
@@ -287,6 +327,9 @@ struct Staging {
       WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.odd_bytes, 4));
       b.tv_host = tv_host + i;
+      b.dest.copy = b.copy;
+      b.dest.gpu = id;
+      b.dest.dev = b.dev;
     }
     WCSV_CUDA_TRY(cudaMalloc(&scratch.counts, nseg * 4));
     WCSV_CUDA_TRY(cudaMalloc(&scratch.offsets, (nseg + 1) * 4));
@@ -303,20 +346,15 @@ struct Staging {
   }
 
  public:
-  // An event per pinned slot (another run may have another slot count), and
-  // the ring's destinations, which refer to them.
+  // An event per pinned slot (another run may use another slot count), to
+  // which the ring's destinations refer.
   void make_piece_events(int slots) {
     WCSV_CUDA_TRY(cudaSetDevice(id));
     for (cudaEvent_t e : piece_copied)
       if (e) cudaEventDestroy(e);
     piece_copied.assign(static_cast<size_t>(slots), nullptr);
     for (auto& e : piece_copied) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    for (Buffer& b : ring) {
-      b.dest.piece_copied = piece_copied.data();
-      b.dest.copy = b.copy;
-      b.dest.gpu = id;
-      b.dest.dev = b.dev;
-    }
+    for (Buffer& b : ring) b.dest.piece_copied = piece_copied.data();
   }
 
  private:
@@ -370,18 +408,31 @@ Shelf& shelf() {
   return *kept;
 }
 
-// Pinned slots of `count` pieces: the kept ones when they fit, else new ones
-// (faulted in, not yet pinned).
-std::unique_ptr<PinnedSlots> take_slots(int count) {
+// Host threads that read for `ngpus` GPUs (the pool's helpers; the GPU
+// threads read too while they wait), within the run's `threads`.
+int read_helpers(size_t ngpus, int threads) {
+  return std::max(0, std::min({threads - 1, kReadersPerGpu * static_cast<int>(ngpus), kMaxReaders}));
+}
+
+// Room for pinned slots with any GPU count on `threads` threads: two per
+// thread and a few. pin_count picks how many a run uses.
+int slot_capacity(int threads) { return 2 * std::min(threads, kMaxReaders) + 4; }
+int pin_count(size_t ngpus, int threads) {
+  return read_helpers(ngpus, threads) + static_cast<int>(ngpus) * (1 + kSlotsInFlightPerGpu);
+}
+
+// Room for `capacity` pinned slots: the kept ones when they fit, else new
+// ones (faulted in, not yet pinned).
+std::unique_ptr<PinnedSlots> take_slots(int capacity) {
   std::unique_ptr<PinnedSlots> kept;
   {
     std::lock_guard<std::mutex> l(shelf().m);
     kept = std::move(shelf().slots);
   }
-  if (kept && kept->count() == count && kept->slot_bytes() == kReadPiece) return kept;
+  if (kept && kept->capacity() == capacity && kept->slot_bytes() == kReadPiece) return kept;
   kept.reset();  // another size: its memory goes before the new one is made
   ++g_stagings_built;
-  return std::make_unique<PinnedSlots>(count, kReadPiece);
+  return std::make_unique<PinnedSlots>(capacity, kReadPiece);
 }
 
 void shelve_slots(std::unique_ptr<PinnedSlots> s) {
@@ -624,7 +675,8 @@ class Gpu {
       (void)cudaGetLastError();
     }
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
-    GpuTable src{};
+    GpuTable src{};  // the other GPU's table, copied here
+    const TableArrays src_arrays(src);
     WCSV_CUDA_TRY(cudaMalloc(&src.hashes, count * 8));
     WCSV_CUDA_TRY(cudaMalloc(&src.keys, std::max<uint64_t>(1, count * nkeys) * sizeof(Value)));
     WCSV_CUDA_TRY(cudaMalloc(&src.words, count * nwords * 8));
@@ -638,10 +690,6 @@ class Gpu {
     peer(src.arena, other.table_.arena, theirs.arena_used);
     launch_merge_table(table(), dplan_, src, count, compute_);
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
-    cudaFree(src.hashes);
-    cudaFree(src.keys);
-    cudaFree(src.words);
-    cudaFree(src.arena);
     WCSV_CUDA_TRY(cudaMemcpy(&mine, counters_, sizeof mine, cudaMemcpyDeviceToHost));
     mine.rows += theirs.rows;
     return mine.flags == 0;
@@ -1012,7 +1060,12 @@ class Gpu {
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
     uint64_t nslots = 64;
     while (nslots < 2 * gcap) nslots *= 2;
-    GpuTable t = table_;
+    GpuTable t = table_;  // new arrays, the same arena
+    t.slots = nullptr;
+    t.hashes = nullptr;
+    t.keys = nullptr;
+    t.words = nullptr;
+    TableArrays new_arrays(t, /*owns_arena=*/false);
     WCSV_CUDA_TRY(cudaMalloc(&t.slots, nslots * 4));
     WCSV_CUDA_TRY(cudaMalloc(&t.hashes, gcap * 8));
     WCSV_CUDA_TRY(cudaMalloc(&t.keys, std::max<uint64_t>(1, gcap * nkeys) * sizeof(Value)));
@@ -1031,12 +1084,8 @@ class Gpu {
     launch_init_words(t, dplan_, nwords, count, gcap, compute_);
     launch_rehash(t, count, compute_);
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
-    cudaFree(table_.slots);
-    cudaFree(table_.hashes);
-    cudaFree(table_.keys);
-    cudaFree(table_.words);
-    t.arena = table_.arena;
-    t.arena_cap = table_.arena_cap;
+    free_table_arrays(table_, /*keep_arena=*/true);
+    new_arrays.release();
     table_ = t;
     grow_s += seconds_since(t_grow);
   }
@@ -1047,8 +1096,13 @@ class Gpu {
     char* a = nullptr;
     WCSV_CUDA_TRY(cudaMalloc(&a, cap));
     const uint64_t used = std::min(used_now, table_.arena_cap);  // never past the old arena
-    if (used) WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, used, cudaMemcpyDeviceToDevice, compute_));
-    WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    try {
+      if (used) WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, used, cudaMemcpyDeviceToDevice, compute_));
+      WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    } catch (...) {
+      cudaFree(a);
+      throw;
+    }
     cudaFree(table_.arena);
     table_.arena = a;
     table_.arena_cap = cap;
@@ -1221,15 +1275,13 @@ class CudaExecutor : public ScanExecutor {
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
-      // Two slots per host thread, made before the GPU count (which sets the
-      // readers, at most that many) is known: each reader reads a piece while
-      // its last one's copy runs. And a few to spare.
-      const int slot_count = 2 * std::min(settings.threads, kMaxReaders) + 4;
-      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, slot_count] {
+      const int threads = settings.threads;
+      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, threads] {
         try {
           // The slots' memory is faulted in while the driver starts (the
-          // probe thread started it), unless an earlier run left slots.
-          slots = take_slots(slot_count);
+          // probe thread started it), unless an earlier run left slots: room
+          // for any GPU count, as that count is not known yet.
+          slots = take_slots(slot_capacity(threads));
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
           driver_s = seconds_since(t0);
@@ -1243,7 +1295,11 @@ class CudaExecutor : public ScanExecutor {
           const auto t1 = std::chrono::steady_clock::now();
           for (size_t i = 0; i < chosen.size(); ++i) {
             WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
-            if (i == 0) slots->pin();  // portable: every GPU copies from them
+            if (i == 0) {
+              slots->pin(pin_count(chosen.size(), threads));  // portable: every GPU copies from them
+              g_slots_in_use = slots->count();
+              g_slot_capacity = slots->capacity();
+            }
             auto gpu = std::make_unique<Gpu>(chosen[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
                                              buffer_bytes, *slots);
             if (i == 0) first_s = seconds_since(t1);
@@ -1312,10 +1368,7 @@ class CudaExecutor : public ScanExecutor {
                 Startup& startup, std::chrono::steady_clock::time_point t_setup) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
-    // Readers, besides the GPU threads (which read too while they wait):
-    // kReadersPerGpu per GPU, within the threads allowed.
-    const int readers = static_cast<int>(std::min<size_t>(kReadersPerGpu * ngpus, kMaxReaders));
-    PiecePool pool(std::max(0, std::min(settings.threads - 1, readers)));
+    PiecePool pool(read_helpers(ngpus, settings.threads));
     if (!ngpus || !startup.wait_gpu(0, [] { return false; })) {
       startup.join();
       if (startup.error) std::rethrow_exception(startup.error);
@@ -1430,6 +1483,8 @@ CudaRunInfo cuda_run_info() {
   r.stagings_built = cuda::g_stagings_built;
   r.table_stops = cuda::g_table_stops;
   r.tables_reused = cuda::g_tables_reused;
+  r.slots_in_use = cuda::g_slots_in_use;
+  r.slot_capacity = cuda::g_slot_capacity;
   return r;
 }
 

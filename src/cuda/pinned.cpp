@@ -22,33 +22,50 @@ PinnedBlock::PinnedBlock(uint64_t bytes) {
   data_ = static_cast<char*>(p);
 }
 
-void PinnedBlock::pin() {
-  if (pinned_) return;
-  if (data_ && cudaHostRegister(data_, bytes_, cudaHostRegisterPortable) == cudaSuccess) {
-    pinned_ = mapped_ = true;
+void PinnedBlock::pin(uint64_t bytes) {
+  constexpr uint64_t kHuge = 2ull << 20;
+  bytes = std::min(bytes_, (bytes + kHuge - 1) / kHuge * kHuge);
+  if (pinned_bytes_ && (!mapped_ || pinned_bytes_ == bytes)) return;  // all of it, or this size
+  if (pinned_bytes_) {  // registered with another size
+    (void)cudaHostUnregister(data_);
+    pinned_bytes_ = 0;
+  }
+  if (data_ && cudaHostRegister(data_, bytes, cudaHostRegisterPortable) == cudaSuccess) {
+    mapped_ = true;
+    pinned_bytes_ = bytes;
+    // The rest goes back (a later, larger pin faults it in again).
+    if (bytes < bytes_) (void)::madvise(data_ + bytes, bytes_ - bytes, MADV_DONTNEED);
     return;
   }
   (void)cudaGetLastError();
   if (data_) ::munmap(data_, bytes_);
   data_ = nullptr;
+  mapped_ = false;
   WCSV_CUDA_TRY(cudaHostAlloc(&data_, bytes_, cudaHostAllocPortable));
-  pinned_ = true;
+  pinned_bytes_ = bytes_;
 }
 
 PinnedBlock::~PinnedBlock() {
   if (!data_) return;
-  if (!pinned_ || mapped_) {
-    if (pinned_) cudaHostUnregister(data_);
+  if (!pinned_bytes_ || mapped_) {
+    if (pinned_bytes_) cudaHostUnregister(data_);
     ::munmap(data_, bytes_);
   } else {
     cudaFreeHost(data_);
   }
 }
 
-PinnedSlots::PinnedSlots(int count, uint64_t slot_bytes)
-    : block_(static_cast<uint64_t>(count) * slot_bytes), count_(count), slot_bytes_(slot_bytes),
-      copied_(static_cast<size_t>(count), nullptr) {
+PinnedSlots::PinnedSlots(int capacity, uint64_t slot_bytes)
+    : block_(static_cast<uint64_t>(capacity) * slot_bytes), capacity_(capacity), slot_bytes_(slot_bytes) {}
+
+void PinnedSlots::pin(int count) {
+  count = std::max(1, std::min(count, capacity_));
+  block_.pin(static_cast<uint64_t>(count) * slot_bytes_);
+  std::lock_guard<std::mutex> l(m_);
+  count_ = count;
+  free_.clear();
   for (int i = 0; i < count; ++i) free_.push_back(i);
+  copied_.assign(static_cast<size_t>(count), nullptr);
 }
 
 PinnedSlots::Slot PinnedSlots::take() {

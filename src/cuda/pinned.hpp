@@ -25,17 +25,19 @@ class PinnedBlock {
   ~PinnedBlock();
   PinnedBlock(const PinnedBlock&) = delete;
   PinnedBlock& operator=(const PinnedBlock&) = delete;
-  // Page-locks the block (once, for all GPUs): registers the mapping, or else
-  // allocates with cudaMallocHost.
-  void pin();
+  // Page-locks the block's first `bytes` (for all GPUs) and gives the rest of
+  // a mapping back to the system; again with another size, registers that
+  // size instead. When registering fails, allocates the whole block with
+  // cudaMallocHost.
+  void pin(uint64_t bytes);
   char* data() const { return data_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
   char* data_ = nullptr;
   uint64_t bytes_ = 0;
-  bool pinned_ = false;
-  bool mapped_ = false;  // pinned by registering the mapping, else cudaMallocHost
+  uint64_t pinned_bytes_ = 0;  // 0: not pinned
+  bool mapped_ = false;        // pinned by registering the mapping, else cudaMallocHost
 };
 
 // Staging slots of `slot_bytes` in one pinned block. A reader takes a slot,
@@ -48,11 +50,17 @@ class PinnedBlock {
 // then crosses memory three times: read, written, read by the copy).
 class PinnedSlots {
  public:
-  PinnedSlots(int count, uint64_t slot_bytes);
-  void pin() { block_.pin(); }
+  // Room for `capacity` slots, faulted in; pin() says how many a run uses.
+  PinnedSlots(int capacity, uint64_t slot_bytes);
+  // Page-locks the first `count` slots (at most the capacity) and hands out
+  // only those: the fewer slots, the more of them stay in the host's cache
+  // (see pin_count in cuda_executor.cpp). Called before a run's readers
+  // start, with no copy reading a slot.
+  void pin(int count);
+  int capacity() const { return capacity_; }
   int count() const { return count_; }
   uint64_t slot_bytes() const { return slot_bytes_; }
-  // The whole block, for a copy back from a GPU when no reader runs.
+  // The slots in use, for a copy back from a GPU when no reader runs.
   char* data() const { return block_.data(); }
   uint64_t bytes() const { return static_cast<uint64_t>(count_) * slot_bytes_; }
 
@@ -73,7 +81,8 @@ class PinnedSlots {
 
  private:
   PinnedBlock block_;
-  const int count_;
+  const int capacity_;
+  int count_ = 0;  // slots in use (pinned), the first ones
   const uint64_t slot_bytes_;
   std::mutex m_;
   std::condition_variable cv_;

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda/cuda_executor.hpp"
@@ -344,6 +345,42 @@ TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[
     c.chunk = 4096;  // another batch size: built again, and still the same bytes
     CHECK(run_tool(dir, p, f, c).out == cpu.out);
     CHECK(cuda_run_info().stagings_built - before > built);
+  }
+}
+
+// The slots are made before the GPU count is known, with room for any; each
+// run pins those its readers and GPUs use, so one GPU, then all, then one
+// again re-pins the same slots.
+TEST_CASE("gpu: a run pins the slots its GPUs read into, fewer for fewer GPUs", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dataset_file(dir, "slots.csv", 99, 3000);
+  const std::string p = "groupby k2 | agg sum(v1), count(), min(f)";
+  RunConfig c;
+  const RunResult cpu = run_tool(dir, p, f, c);
+  REQUIRE(cpu.code == 0);
+  c.chunk = 4096;
+  std::vector<std::string> order = {"0"};
+  if (cuda_device_count() > 1) order = {"0", all_gpus(), "0"};
+  std::vector<int> pinned;
+  for (const std::string& dev : order) {
+    c.device = dev;
+    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    const CudaRunInfo info = cuda_run_info();
+    CHECK(info.slots_in_use >= 1);
+    CHECK(info.slots_in_use <= info.slot_capacity);
+    pinned.push_back(info.slots_in_use);
+  }
+  if (pinned.size() == 3) {
+    CHECK(pinned[0] < pinned[1]);  // more GPUs: more readers and copies in flight
+    CHECK(pinned[2] == pinned[0]);
+  }
+  // Fewer threads: fewer readers, so fewer slots, and the same bytes.
+  if (std::thread::hardware_concurrency() > 4) {
+    c.device = "0";
+    c.threads = 3;
+    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(cuda_run_info().slots_in_use < pinned[0]);
   }
 }
 
