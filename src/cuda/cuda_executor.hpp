@@ -28,7 +28,7 @@ std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, b
 // built, as a run reuses the one the run before it left on the same GPU; and
 // times a GPU thread stopped to read the exact group count because the group
 // table might not hold the next batch; group tables a run took over; and
-// the pinned slots the last GPU run read into.
+// the pinned slots of the last run that started its GPUs.
 struct CudaRunInfo {
   uint64_t gpu_scans = 0;
   uint64_t cpu_plans = 0;
@@ -36,7 +36,7 @@ struct CudaRunInfo {
   uint64_t stagings_built = 0;
   uint64_t table_stops = 0;
   uint64_t tables_reused = 0;  // GPU tables a run took over (cleared) from the run before
-  int slots_in_use = 0;        // of the last GPU run (its readers and GPUs set it)
+  int slots_in_use = 0;        // (its readers and GPUs set how many)
   int slot_capacity = 0;       // room the slots of that run were made with
 };
 CudaRunInfo cuda_run_info();

@@ -25,16 +25,19 @@ PinnedBlock::PinnedBlock(uint64_t bytes) {
 void PinnedBlock::pin(uint64_t bytes) {
   constexpr uint64_t kHuge = 2ull << 20;
   bytes = std::min(bytes_, (bytes + kHuge - 1) / kHuge * kHuge);
-  if (pinned_bytes_ && (!mapped_ || pinned_bytes_ == bytes)) return;  // all of it, or this size
-  if (pinned_bytes_) {  // registered with another size
-    (void)cudaHostUnregister(data_);
+  // All of it (cudaHostAlloc), or at least these bytes: a run that uses fewer
+  // slots does not pay for registering again (4 ms on 2 x H200).
+  if (pinned_bytes_ >= bytes) return;
+  const bool first = pinned_bytes_ == 0;
+  if (pinned_bytes_) {  // registered, but too few bytes: 11 ms to grow 40 to 80 MiB there
+    WCSV_CUDA_TRY(cudaHostUnregister(data_));
     pinned_bytes_ = 0;
   }
   if (data_ && cudaHostRegister(data_, bytes, cudaHostRegisterPortable) == cudaSuccess) {
     mapped_ = true;
     pinned_bytes_ = bytes;
     // The rest goes back (a later, larger pin faults it in again).
-    if (bytes < bytes_) (void)::madvise(data_ + bytes, bytes_ - bytes, MADV_DONTNEED);
+    if (first && bytes < bytes_) (void)::madvise(data_ + bytes, bytes_ - bytes, MADV_DONTNEED);
     return;
   }
   (void)cudaGetLastError();

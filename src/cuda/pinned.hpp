@@ -26,12 +26,13 @@ class PinnedBlock {
   PinnedBlock(const PinnedBlock&) = delete;
   PinnedBlock& operator=(const PinnedBlock&) = delete;
   // Page-locks the block's first `bytes` (for all GPUs) and gives the rest of
-  // a mapping back to the system; again with another size, registers that
-  // size instead. When registering fails, allocates the whole block with
-  // cudaMallocHost.
+  // a mapping back to the system; later, with more bytes, registers those
+  // instead (with fewer, keeps what is pinned). When registering fails,
+  // allocates the whole block with cudaMallocHost.
   void pin(uint64_t bytes);
   char* data() const { return data_; }
   uint64_t bytes() const { return bytes_; }
+  uint64_t pinned_bytes() const { return pinned_bytes_; }
 
  private:
   char* data_ = nullptr;
@@ -59,6 +60,8 @@ class PinnedSlots {
   void pin(int count);
   int capacity() const { return capacity_; }
   int count() const { return count_; }
+  // Page-locked bytes from data() on: at least count() slots.
+  uint64_t pinned_bytes() const { return block_.pinned_bytes(); }
   uint64_t slot_bytes() const { return slot_bytes_; }
   // The slots in use, for a copy back from a GPU when no reader runs.
   char* data() const { return block_.data(); }

@@ -21,7 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime.h>
+
 #include "cuda/cuda_executor.hpp"
+#include "cuda/pinned.hpp"
 #include "diff/random_csv.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
@@ -349,9 +352,8 @@ TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[
 }
 
 // The slots are made before the GPU count is known, with room for any; each
-// run pins those its readers and GPUs use, so one GPU, then all, then one
-// again re-pins the same slots.
-TEST_CASE("gpu: a run pins the slots its GPUs read into, fewer for fewer GPUs", "[gpu]") {
+// run hands out only those its readers and GPUs use.
+TEST_CASE("gpu: a run uses the slots its GPUs read into, fewer for fewer GPUs", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
   const std::string f = dataset_file(dir, "slots.csv", 99, 3000);
@@ -362,26 +364,67 @@ TEST_CASE("gpu: a run pins the slots its GPUs read into, fewer for fewer GPUs", 
   c.chunk = 4096;
   std::vector<std::string> order = {"0"};
   if (cuda_device_count() > 1) order = {"0", all_gpus(), "0"};
-  std::vector<int> pinned;
+  const bool many_threads = std::thread::hardware_concurrency() > 4;  // room for more than one GPU's slots
+  std::vector<int> used;
   for (const std::string& dev : order) {
     c.device = dev;
+    const uint64_t scans = cuda_run_info().gpu_scans;
     CHECK(run_tool(dir, p, f, c).out == cpu.out);
     const CudaRunInfo info = cuda_run_info();
+    CHECK(info.gpu_scans == scans + 1);  // it ran on the GPUs
     CHECK(info.slots_in_use >= 1);
     CHECK(info.slots_in_use <= info.slot_capacity);
-    pinned.push_back(info.slots_in_use);
+    if (dev == "0" && many_threads) CHECK(info.slots_in_use < info.slot_capacity);
+    used.push_back(info.slots_in_use);
   }
-  if (pinned.size() == 3) {
-    CHECK(pinned[0] < pinned[1]);  // more GPUs: more readers and copies in flight
-    CHECK(pinned[2] == pinned[0]);
+  if (used.size() == 3) {
+    CHECK(used[0] < used[1]);  // more GPUs: more readers and copies in flight
+    CHECK(used[2] == used[0]);
   }
   // Fewer threads: fewer readers, so fewer slots, and the same bytes.
-  if (std::thread::hardware_concurrency() > 4) {
+  if (many_threads) {
     c.device = "0";
     c.threads = 3;
     CHECK(run_tool(dir, p, f, c).out == cpu.out);
-    CHECK(cuda_run_info().slots_in_use < pinned[0]);
+    CHECK(cuda_run_info().slots_in_use < used[0]);
   }
+}
+
+// PinnedSlots itself: pin(n) page-locks at least the first n slots (more
+// only when it had to allocate all of them with CUDA), hands out only those,
+// and a later, larger pin locks more.
+TEST_CASE("gpu: pinned slots lock and hand out the first n", "[gpu]") {
+  if (!have_gpu()) return;
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  const uint64_t piece = 2ull << 20;
+  cuda::PinnedSlots slots(8, piece);
+  auto locked = [&](uint64_t at) {
+    unsigned flags = 0;
+    const bool yes = cudaHostGetFlags(&flags, slots.data() + at) == cudaSuccess;
+    (void)cudaGetLastError();
+    return yes;
+  };
+  for (int n : {3, 2, 6}) {
+    slots.pin(n);
+    INFO("pin(" << n << ")");
+    CHECK(slots.count() == n);
+    REQUIRE(slots.pinned_bytes() >= n * piece);
+    CHECK(locked(0));
+    CHECK(locked(n * piece - 1));
+    if (slots.pinned_bytes() < 8 * piece) CHECK_FALSE(locked(slots.pinned_bytes()));
+    std::vector<int> taken;
+    for (int i = 0; i < n; ++i) {
+      const cuda::PinnedSlots::Slot s = slots.take();
+      CHECK(s.mem == slots.data() + static_cast<uint64_t>(s.index) * piece);
+      taken.push_back(s.index);
+    }
+    std::sort(taken.begin(), taken.end());
+    std::vector<int> first_n(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) first_n[static_cast<size_t>(i)] = i;
+    CHECK(taken == first_n);  // each of the first n once, none past them
+    for (int i : taken) slots.give(i, nullptr);
+  }
+  CHECK(slots.pinned_bytes() >= 6 * piece);  // after 3, 2 (kept 3) and 6
 }
 
 TEST_CASE("gpu: a run takes over the group table the run before it left, cleared", "[gpu]") {
