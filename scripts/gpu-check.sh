@@ -3,7 +3,8 @@
 # the GPU differential tests, runs compute-sanitizer (memcheck, racecheck) on a
 # small pipeline, generates a db-benchmark group-by table, measures the host's
 # ceilings for reading it into staging memory with and without the GPUs
-# copying in (scripts/read_copy_ceiling.cu), times q1 in-process and as a
+# copying in (scripts/read_copy_ceiling.cu) and for warpcsv's feed with no
+# kernels (scripts/feed_ceiling.cu), times q1 in-process and as a
 # whole process (checking its bytes against the CPU executor), and prints a
 # summary table. Logs go to build-gpu/gpu-check; when $OUT is set,
 # the summary and a tarball of the logs are copied there too.
@@ -141,6 +142,13 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   "$NVCC" -O2 -std=c++17 -o "$BUILD/read_copy_ceiling" "$ROOT/scripts/read_copy_ceiling.cu" >"$LOG/ceiling.log" 2>&1 &&
     "$BUILD/read_copy_ceiling" "$G1" "$JOBS" "$gpus" >>"$LOG/ceiling.log" 2>&1
   read_ceiling=$(tail -1 "$LOG/ceiling.log")
+  # The feed as warpcsv runs it (its readers and slots for these GPUs), with
+  # no kernels: the second of two rounds (the first pays for first touches).
+  readers=$(( JOBS - 1 < 13 * gpus ? JOBS - 1 : 13 * gpus ))
+  "$NVCC" -O2 -std=c++17 -arch=sm_90 -Xcompiler -mavx2,-mclflushopt -o "$BUILD/feed_ceiling" \
+    "$ROOT/scripts/feed_ceiling.cu" >"$LOG/feed.log" 2>&1 &&
+    "$BUILD/feed_ceiling" "$G1" $((readers + gpus)) $((readers + 7 * gpus)) "$gpus" 00 >>"$LOG/feed.log" 2>&1
+  feed_ceiling=$(tail -1 "$LOG/feed.log")
   step "q1 in-process ($size bytes)"
   # The runs after the first (which starts CUDA): best and worst GB/s (seconds).
   warm_runs() {
@@ -184,6 +192,7 @@ row "gpu diff tests" "$diff_result"
 row "sanitizer errors" "$san_result"
 row "300k groups, 4 KiB batches" "$many_result"
 row "host ceiling (no scan)" "${read_ceiling:-skipped}"
+row "feed ceiling (no kernels)" "${feed_ceiling:-skipped}"
 row "q1 in-process (warm runs)" "$q1_inproc"
 [ -n "${q1_inproc_all:-}" ] && row "q1 in-process, all GPUs listed" "$q1_inproc_all"
 row "q1 whole process" "$q1_whole"
