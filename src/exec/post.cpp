@@ -19,7 +19,6 @@ constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
-// Reorders `t`'s rows by `keys` (stable).
 // An order-preserving 128-bit prefix of a sort key, so most comparisons
 // touch only the (sequential) sort items instead of the rows' keys: strings
 // by their first 16 bytes, integral types by their value. Floats get none.

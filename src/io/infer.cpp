@@ -66,16 +66,20 @@ ColumnType make(Type t, int scale = 0) {
   return c;
 }
 
-// The narrowest type holding one field of kind k.
-ColumnType type_of(const TextKind& k) {
+// The narrowest type among the kinds `k` allows: a decimal only when its
+// `int_digits` and `scale` fit; String when none does.
+ColumnType narrowest(const TypeGuess::Kinds& k, int scale, int int_digits) {
   if (k.is_bool) return make(Type::Bool);
   if (k.is_int) return make(Type::Int);
-  if (k.is_dec && k.int_digits + k.scale <= kMaxDecimalScale) return make(Type::Decimal, k.scale);
+  if (k.is_dec && int_digits + scale <= kMaxDecimalScale) return make(Type::Decimal, scale);
   if (k.is_float) return make(Type::Float);
   if (k.is_date) return make(Type::Date);
   if (k.is_ts) return make(Type::Timestamp);
   return make(Type::String);
 }
+
+// The narrowest type holding one field of kind k.
+ColumnType type_of(const TextKind& k) { return narrowest(k, k.scale, k.int_digits); }
 
 std::string trim(const std::string& s) {
   size_t b = 0, e = s.size();
@@ -113,14 +117,7 @@ void TypeGuess::merge(const TypeGuess& other) {
 
 ColumnType TypeGuess::result() const {
   if (count_ == 0) return make(Type::String);
-  if (can_.is_bool) return make(Type::Bool);
-  if (can_.is_int) return make(Type::Int);
-  if (can_.is_dec && max_int_digits_ + max_scale_ <= kMaxDecimalScale)
-    return make(Type::Decimal, max_scale_);
-  if (can_.is_float) return make(Type::Float);
-  if (can_.is_date) return make(Type::Date);
-  if (can_.is_ts) return make(Type::Timestamp);
-  return make(Type::String);
+  return narrowest(can_, max_scale_, max_int_digits_);
 }
 
 bool text_fits(const char* p, uint32_t n, ColumnType t) {
