@@ -18,9 +18,8 @@ struct PiecePool::Job {
   std::exception_ptr error;
 };
 
-PiecePool::PiecePool(int helpers) {
-  for (int i = 0; i < helpers; ++i) threads_.emplace_back([this] { loop(); });
-}
+PiecePool::PiecePool(int helpers)
+    : helpers_(std::max(0, helpers)), team_(WorkerPool::shared().start(helpers_, [this](int) { loop(); })) {}
 
 PiecePool::~PiecePool() {
   {
@@ -28,7 +27,7 @@ PiecePool::~PiecePool() {
     stop_ = true;
   }
   cv_.notify_all();
-  for (auto& t : threads_) t.join();
+  WorkerPool::shared().finish(team_);
 }
 
 void PiecePool::run_piece(Job& j, uint64_t i) {
@@ -47,7 +46,7 @@ PiecePool::Ticket PiecePool::post(uint64_t pieces, std::function<void(uint64_t)>
   auto j = std::make_shared<Job>();
   j->fn = std::move(fn);
   j->pieces = pieces;
-  if (pieces <= 1 || threads_.empty()) {  // not worth a hand-over: done here
+  if (pieces <= 1 || helpers_ == 0) {  // not worth a hand-over: done here
     for (uint64_t i = 0; i < pieces; ++i) run_piece(*j, i);
     j->next = pieces;
     return j;

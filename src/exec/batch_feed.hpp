@@ -17,10 +17,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "exec/input.hpp"
+#include "exec/workers.hpp"
 #include "warpcsv/core/dialect.hpp"
 
 namespace warpcsv {
@@ -34,11 +34,12 @@ constexpr uint64_t kBatchLead = 16;
 // still in the host's cache (see cuda/pinned.hpp).
 constexpr uint64_t kReadPiece = 2ull << 20;
 
-// Threads that share work split into pieces (reading or copying a batch).
-// Jobs are posted and waited for separately, so a caller can keep several
-// batches being read; helpers take pieces from the oldest job first, and a
-// caller waiting for its job works on it too. An exception thrown by a piece
-// is rethrown to the waiter.
+// Threads that share work split into pieces (reading or copying a batch):
+// helpers lent by WorkerPool::shared() while the pool lives. Jobs are posted
+// and waited for separately, so a caller can keep several batches being read;
+// helpers take pieces from the oldest job first, and a caller waiting for its
+// job works on it too. An exception thrown by a piece is rethrown to the
+// waiter.
 class PiecePool {
  public:
   struct Job;
@@ -60,7 +61,8 @@ class PiecePool {
   std::condition_variable cv_, done_cv_;
   std::deque<Ticket> jobs_;
   bool stop_ = false;
-  std::vector<std::thread> threads_;
+  const int helpers_;
+  WorkerPool::TeamHandle team_;
 };
 
 // One batch as read into a buffer: buffer + kBatchLead holds data bytes

@@ -1,4 +1,5 @@
-// A minimal fork-join loop over host threads, and a stable sort on them.
+// A minimal fork-join loop over the process's kept host threads, and a
+// stable sort on them.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -6,12 +7,14 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
+
+#include "exec/workers.hpp"
 
 namespace warpcsv {
 
-// Calls fn(i, worker) for i in [0, n) on up to `threads` threads; worker ids
+// Calls fn(i, worker) for i in [0, n) on up to `threads` threads: the caller
+// and helpers from WorkerPool::shared() (a nested call is fine). Worker ids
 // are stable in [0, threads). The first exception thrown is rethrown.
 template <class Fn>
 void parallel_for(size_t n, int threads, Fn&& fn) {
@@ -33,10 +36,10 @@ void parallel_for(size_t n, int threads, Fn&& fn) {
       next.store(n);
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < t; ++w) pool.emplace_back(body, static_cast<int>(w));
+  WorkerPool& pool = WorkerPool::shared();
+  const WorkerPool::TeamHandle team = pool.start(static_cast<int>(t - 1), [&](int worker) { body(worker); });
   body(0);
-  for (auto& th : pool) th.join();
+  pool.finish(team);
   if (error) std::rethrow_exception(error);
 }
 
