@@ -223,16 +223,22 @@ struct ProgramBlob {
   }
 };
 
+// Forgets a group table's device arrays, all but the key arena (they are not
+// freed here).
+void clear_table_arrays(GpuTable& t) noexcept {
+  t.slots = nullptr;
+  t.hashes = nullptr;
+  t.keys = nullptr;
+  t.words = nullptr;
+}
+
 // Frees a group table's device arrays on the current device (null ones are
 // skipped), the key arena too unless `keep_arena`, and empties them.
 void free_table_arrays(GpuTable& t, bool keep_arena = false) noexcept {
   for (void* p : {static_cast<void*>(t.slots), static_cast<void*>(t.hashes), static_cast<void*>(t.keys),
                   static_cast<void*>(t.words)})
     cudaFree(p);
-  t.slots = nullptr;
-  t.hashes = nullptr;
-  t.keys = nullptr;
-  t.words = nullptr;
+  clear_table_arrays(t);
   if (!keep_arena) {
     cudaFree(t.arena);
     t.arena = nullptr;
@@ -422,8 +428,8 @@ int pin_count(size_t ngpus, int threads) {
 }
 
 // Room for `capacity` pinned slots: the kept ones when they fit, else new
-// ones (faulted in, not yet pinned).
-std::unique_ptr<PinnedSlots> take_slots(int capacity) {
+// ones (the first `likely` faulted in, none pinned yet).
+std::unique_ptr<PinnedSlots> take_slots(int capacity, int likely) {
   std::unique_ptr<PinnedSlots> kept;
   {
     std::lock_guard<std::mutex> l(shelf().m);
@@ -432,7 +438,7 @@ std::unique_ptr<PinnedSlots> take_slots(int capacity) {
   if (kept && kept->capacity() == capacity && kept->slot_bytes() == kReadPiece) return kept;
   kept.reset();  // another size: its memory goes before the new one is made
   ++g_stagings_built;
-  return std::make_unique<PinnedSlots>(capacity, kReadPiece);
+  return std::make_unique<PinnedSlots>(capacity, kReadPiece, likely);
 }
 
 void shelve_slots(std::unique_ptr<PinnedSlots> s) {
@@ -1061,10 +1067,7 @@ class Gpu {
     uint64_t nslots = 64;
     while (nslots < 2 * gcap) nslots *= 2;
     GpuTable t = table_;  // new arrays, the same arena
-    t.slots = nullptr;
-    t.hashes = nullptr;
-    t.keys = nullptr;
-    t.words = nullptr;
+    clear_table_arrays(t);
     TableArrays new_arrays(t, /*owns_arena=*/false);
     WCSV_CUDA_TRY(cudaMalloc(&t.slots, nslots * 4));
     WCSV_CUDA_TRY(cudaMalloc(&t.hashes, gcap * 8));
@@ -1280,8 +1283,10 @@ class CudaExecutor : public ScanExecutor {
         try {
           // The slots' memory is faulted in while the driver starts (the
           // probe thread started it), unless an earlier run left slots: room
-          // for any GPU count, as that count is not known yet.
-          slots = take_slots(slot_capacity(threads));
+          // for any GPU count, as that count is not known yet, and faulted
+          // in for the GPUs listed (all of the room when all are used).
+          const int likely = x.gpus_.empty() ? slot_capacity(threads) : pin_count(x.gpus_.size(), threads);
+          slots = take_slots(slot_capacity(threads), likely);
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
           driver_s = seconds_since(t0);

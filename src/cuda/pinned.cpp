@@ -10,7 +10,7 @@
 namespace warpcsv {
 namespace cuda {
 
-PinnedBlock::PinnedBlock(uint64_t bytes) {
+PinnedBlock::PinnedBlock(uint64_t bytes, uint64_t fault_bytes) {
   constexpr uint64_t kHuge = 2ull << 20;
   bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -18,7 +18,7 @@ PinnedBlock::PinnedBlock(uint64_t bytes) {
   (void)::madvise(p, bytes_, MADV_HUGEPAGE);
   // A write per 4 KiB page faults it in (the kernel zeroes it) before it is
   // pinned; writing every byte again would double the time.
-  for (uint64_t at = 0; at < bytes_; at += 4096) static_cast<char*>(p)[at] = 0;
+  for (uint64_t at = 0; at < std::min(fault_bytes, bytes_); at += 4096) static_cast<char*>(p)[at] = 0;
   data_ = static_cast<char*>(p);
 }
 
@@ -58,8 +58,11 @@ PinnedBlock::~PinnedBlock() {
   }
 }
 
-PinnedSlots::PinnedSlots(int capacity, uint64_t slot_bytes)
-    : block_(static_cast<uint64_t>(capacity) * slot_bytes), capacity_(capacity), slot_bytes_(slot_bytes) {}
+PinnedSlots::PinnedSlots(int capacity, uint64_t slot_bytes, int likely)
+    : block_(static_cast<uint64_t>(capacity) * slot_bytes,
+             static_cast<uint64_t>(std::min(likely, capacity)) * slot_bytes),
+      capacity_(capacity),
+      slot_bytes_(slot_bytes) {}
 
 void PinnedSlots::pin(int count) {
   count = std::max(1, std::min(count, capacity_));

@@ -13,15 +13,17 @@ namespace warpcsv {
 namespace cuda {
 
 // Page-locked host memory in one block, made in two steps: the constructor
-// maps it and faults it in (as huge pages where THP allows; no CUDA, so it can
-// run while the driver starts), pin() registers it with CUDA. Huge pages
+// maps it and faults in the bytes likely used (as huge pages where THP
+// allows; no CUDA, so it can run while the driver starts), pin() registers
+// them with CUDA (registering faults in any others). Huge pages
 // registered with CUDA pin in about half the time of cudaMallocHost (2 x H200:
 // 4 x 33 MiB in 25-40 ms instead of 47-88 ms), which is start-up the user
 // waits for; without them (no THP, or registering fails) it falls back to
 // cudaMallocHost.
 class PinnedBlock {
  public:
-  explicit PinnedBlock(uint64_t bytes);
+  // `bytes` of room, the first `fault_bytes` of them faulted in now.
+  PinnedBlock(uint64_t bytes, uint64_t fault_bytes);
   ~PinnedBlock();
   PinnedBlock(const PinnedBlock&) = delete;
   PinnedBlock& operator=(const PinnedBlock&) = delete;
@@ -51,8 +53,9 @@ class PinnedBlock {
 // then crosses memory three times: read, written, read by the copy).
 class PinnedSlots {
  public:
-  // Room for `capacity` slots, faulted in; pin() says how many a run uses.
-  PinnedSlots(int capacity, uint64_t slot_bytes);
+  // Room for `capacity` slots, the first `likely` of them faulted in; pin()
+  // says how many a run uses.
+  PinnedSlots(int capacity, uint64_t slot_bytes, int likely);
   // Page-locks the first `count` slots (at most the capacity) and hands out
   // only those: the fewer slots, the more of them stay in the host's cache
   // (see pin_count in cuda_executor.cpp). Called before a run's readers

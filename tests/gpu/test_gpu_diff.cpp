@@ -98,6 +98,20 @@ std::string dataset_file(const TempDir& dir, const std::string& name, uint64_t s
   return f;
 }
 
+// A random dataset in a temp dir and a pipeline's CPU output for it: the
+// bytes every GPU run of the pipeline must give.
+struct CpuReference {
+  TempDir dir;
+  std::string file, pipeline;
+  RunResult cpu;
+  CpuReference(const std::string& name, uint64_t seed, size_t rows, std::string p)
+      : file(dataset_file(dir, name, seed, rows)), pipeline(std::move(p)), cpu(run_tool(dir, pipeline, file, RunConfig{})) {
+    REQUIRE(cpu.code == 0);
+  }
+  // Whether the pipeline run with `c` gives the CPU's bytes.
+  bool same(const RunConfig& c) const { return run_tool(dir, pipeline, file, c).out == cpu.out; }
+};
+
 bool have_gpu() {
   if (cuda_device_count() > 0) return true;
   WARN("no GPU: GPU tests skipped");
@@ -322,31 +336,27 @@ TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]
 
 TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[gpu]") {
   if (!have_gpu()) return;
-  TempDir dir;
-  const std::string f = dataset_file(dir, "reuse.csv", 77, 3000);
-  const std::string p = "groupby k1 | agg sum(v1), count(), max(f)";
+  const CpuReference ref("reuse.csv", 77, 3000, "groupby k1 | agg sum(v1), count(), max(f)");
   RunConfig c;
-  const RunResult cpu = run_tool(dir, p, f, c);
-  REQUIRE(cpu.code == 0);
   for (const std::string& dev : gpu_devices()) {
     c.device = dev;
     c.chunk = 333;  // no other test uses this batch size: the first run builds
     const uint64_t before = cuda_run_info().stagings_built;
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     const uint64_t built = cuda_run_info().stagings_built - before;
     CHECK(built >= 1);
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);  // same GPUs, same batch size: nothing built
+    CHECK(ref.same(c));  // same GPUs, same batch size: nothing built
     CHECK(cuda_run_info().stagings_built - before == built);
     // Other threads: other pinned slots (built), the GPUs' stagings kept
     // (their slot events made again).
     c.threads = 3;
     const uint64_t before_threads = cuda_run_info().stagings_built;
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     CHECK(cuda_run_info().stagings_built - before_threads == 1);
     c.threads = 0;
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     c.chunk = 4096;  // another batch size: built again, and still the same bytes
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     CHECK(cuda_run_info().stagings_built - before > built);
   }
 }
@@ -355,12 +365,8 @@ TEST_CASE("gpu: a run reuses the staging the run before it left on its GPUs", "[
 // run hands out only those its readers and GPUs use.
 TEST_CASE("gpu: a run uses the slots its GPUs read into, fewer for fewer GPUs", "[gpu]") {
   if (!have_gpu()) return;
-  TempDir dir;
-  const std::string f = dataset_file(dir, "slots.csv", 99, 3000);
-  const std::string p = "groupby k2 | agg sum(v1), count(), min(f)";
+  const CpuReference ref("slots.csv", 99, 3000, "groupby k2 | agg sum(v1), count(), min(f)");
   RunConfig c;
-  const RunResult cpu = run_tool(dir, p, f, c);
-  REQUIRE(cpu.code == 0);
   c.chunk = 4096;
   std::vector<std::string> order = {"0"};
   if (cuda_device_count() > 1) order = {"0", all_gpus(), "0"};
@@ -369,7 +375,7 @@ TEST_CASE("gpu: a run uses the slots its GPUs read into, fewer for fewer GPUs", 
   for (const std::string& dev : order) {
     c.device = dev;
     const uint64_t scans = cuda_run_info().gpu_scans;
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     const CudaRunInfo info = cuda_run_info();
     CHECK(info.gpu_scans == scans + 1);  // it ran on the GPUs
     CHECK(info.slots_in_use >= 1);
@@ -385,7 +391,7 @@ TEST_CASE("gpu: a run uses the slots its GPUs read into, fewer for fewer GPUs", 
   if (many_threads) {
     c.device = "0";
     c.threads = 3;
-    CHECK(run_tool(dir, p, f, c).out == cpu.out);
+    CHECK(ref.same(c));
     CHECK(cuda_run_info().slots_in_use < used[0]);
   }
 }
@@ -397,7 +403,7 @@ TEST_CASE("gpu: pinned slots lock and hand out the first n", "[gpu]") {
   if (!have_gpu()) return;
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   const uint64_t piece = 2ull << 20;
-  cuda::PinnedSlots slots(8, piece);
+  cuda::PinnedSlots slots(8, piece, 2);  // two faulted in: pin() faults the others
   auto locked = [&](uint64_t at) {
     unsigned flags = 0;
     const bool yes = cudaHostGetFlags(&flags, slots.data() + at) == cudaSuccess;
