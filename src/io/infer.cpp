@@ -36,8 +36,11 @@ constexpr TypeGuess::Kinds kEveryKind{true, true, true, true, true, true};
 // The kinds of a field among those `wanted` names (the others are left
 // false): a column's sample no longer tests the kinds an earlier field ruled
 // out, and a column already known to be String tests none.
-TextKind classify(const char* p, uint32_t n, const TypeGuess::Kinds& wanted = kEveryKind) {
-  TextKind k{};  // no kind until tested
+// Writes to `k` (returning the small struct by value made the compiler
+// assemble it in memory from byte stores and load it back whole, a stall on
+// every field: most of inference's time).
+void classify(const char* p, uint32_t n, TextKind& k, const TypeGuess::Kinds& wanted = kEveryKind) {
+  k = TextKind{};  // no kind until tested
   bool b;
   int64_t i64;
   double f;
@@ -56,7 +59,6 @@ TextKind classify(const char* p, uint32_t n, const TypeGuess::Kinds& wanted = kE
     k.is_ts = parse_timestamp(p, n, &i64);
     k.is_date = k.is_ts && parse_date(p, n, &i64);
   }
-  return k;
 }
 
 ColumnType make(Type t, int scale = 0) {
@@ -99,7 +101,8 @@ void TypeGuess::observe(const char* p, uint32_t n) {
   if (n == 0) return;
   for (const auto& t : nulls_)
     if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return;
-  const TextKind k = classify(p, n, can_);
+  TextKind k;
+  classify(p, n, k, can_);
   count_++;
   can_ = can_.both(k);
   if (k.is_dec) {
@@ -140,7 +143,8 @@ bool text_fits(const char* p, uint32_t n, ColumnType t) {
 
 ColumnType widen_for(ColumnType current, const char* p, uint32_t n) {
   if (text_fits(p, n, current)) return current;
-  const TextKind k = classify(p, n);
+  TextKind k;
+  classify(p, n, k);
   switch (current.type) {
     case Type::Null: return type_of(k);
     case Type::Int:
