@@ -24,13 +24,14 @@ WorkerPool& WorkerPool::shared() {
 WorkerPool::TeamHandle WorkerPool::start(int helpers, std::function<void(int)> body) {
   auto team = std::make_shared<Team>();
   team->body = std::move(body);
-  team->places = std::max(0, helpers);
-  if (team->places == 0) return team;
+  const int places = std::max(0, helpers);  // team->places is the workers' once it is open
+  team->places = places;
+  if (places == 0) return team;
   int spawn;
   {
     std::lock_guard<std::mutex> l(m_);
     open_.push_back(team);
-    wanted_ += team->places;
+    wanted_ += places;
     // Threads asleep take the places; more are made for the rest. A new
     // thread counts as idle from now on, so two starts do not both make it.
     spawn = std::max(0, std::min(wanted_ - idle_, kMaxThreads - threads_));
@@ -47,7 +48,7 @@ WorkerPool::TeamHandle WorkerPool::start(int helpers, std::function<void(int)> b
       break;
     }
   }
-  if (team->places == 1) work_.notify_one();
+  if (places == 1) work_.notify_one();
   else work_.notify_all();
   return team;
 }

@@ -426,6 +426,20 @@ TEST_CASE("PiecePool: jobs posted together finish in any wait order; a piece's e
   alone.wait(t);
 }
 
+TEST_CASE("PiecePool: each pool borrows the process's kept threads and gives them back") {
+  // A pool per scan: after the first, later ones make no threads.
+  auto scan = [] {
+    PiecePool pool(6);
+    std::atomic<int> pieces{0};
+    pool.wait(pool.post(64, [&](uint64_t) { ++pieces; }));
+    return pieces.load();
+  };
+  CHECK(scan() == 64);
+  const int made = WorkerPool::shared().threads();
+  for (int i = 0; i < 20; ++i) REQUIRE(scan() == 64);
+  CHECK(WorkerPool::shared().threads() == made);
+}
+
 TEST_CASE("StateChain: a waiting batch wakes when the vectors before it arrive, or on abort") {
   StateChain chain(kRowStart);
   const Dialect d = make_dialect(',', '"', -1, -1);
