@@ -71,6 +71,7 @@ namespace {
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
+std::atomic<uint64_t> g_table_groups{0};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -94,8 +95,9 @@ constexpr int kRing = 8;       // device batch buffers per GPU
 constexpr int kReadAhead = 3;  // batches being read into them at once
 
 // The others: batches whose row kernels wait for their start states (from
-// other GPUs' vectors), and ones with kernels queued (start_reads queues a
-// waiting batch's rows before its buffer is read into again).
+// other GPUs' vectors) or their LF and CR counts, and ones with kernels
+// queued (start_reads queues a waiting batch's rows before its buffer is read
+// into again).
 static_assert(kRing >= kReadAhead + 2, "room for a waiting batch and one with kernels queued");
 // Batches of new groups a table grows for: the batches that can be queued
 // past the last counter snapshot (a ring's worth) and the next two, so that
@@ -105,6 +107,13 @@ constexpr uint64_t kTableBatches = kRing + 2;
 // these; past that only as far as the next batch needs.
 constexpr uint64_t kTableBytes = 1ull << 30;
 constexpr uint64_t kTableShareOfFree = 2;  // of the GPU's free memory at the time
+// Hash slots (4 bytes each) per group a table has room for, at least. The
+// row kernels probe the slots for every row, and a sparse slot array made
+// them faster even at low load: on 1 x H200, q3 on 1e8 rows (1M groups, room
+// for 6.5M) spent 85 ms in them with 16.7M slots, 80 with 33.5M, 70-72 with
+// 67M and 67 with 134M or more. So the room follows the rows in flight and
+// stays small, and the slots do not.
+constexpr uint64_t kSlotsPerGroup = 16;
 
 // ---- which plans run on the GPU ---------------------------------------------
 
@@ -207,8 +216,10 @@ struct Buffer {
   // --profile's GPU busy times; `*_queued`: recorded for this batch.
   cudaEvent_t vector_at[2] = {}, rows_at[2] = {};
   bool vector_queued = false, rows_queued = false;
-  // Read by the host callback that publishes the batch's vector.
-  uint32_t* tv_host = nullptr;  // pinned
+  // Pinned: [0] the batch's vector, read by the host callback that
+  // publishes it; [1] its LF and CR count (rows_bound), on the host once
+  // vector_at[1] is done.
+  uint32_t* tv_host = nullptr;
   StateChain* chain = nullptr;
 };
 
@@ -274,7 +285,7 @@ struct Staging {
   int sms = 1;
   cudaStream_t copy = nullptr, compute = nullptr;  // copy: tables back to the host
   Buffer ring[kRing];
-  uint32_t* tv_host = nullptr;  // pinned, one per ring buffer
+  uint32_t* tv_host = nullptr;  // pinned, two words per ring buffer
   GpuScratch scratch{};
   GpuCounters* counters = nullptr;   // on the GPU; zeroed for each run
   GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
@@ -321,7 +332,7 @@ struct Staging {
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaMalloc(&counters, sizeof(GpuCounters)));
     const uint64_t nseg = segments_of(batch) + 1;
-    WCSV_CUDA_TRY(cudaMallocHost(&tv_host, sizeof(uint32_t) * kRing));
+    WCSV_CUDA_TRY(cudaMallocHost(&tv_host, 2 * sizeof(uint32_t) * kRing));
     for (int i = 0; i < kRing; ++i) {
       Buffer& b = ring[i];
       WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
@@ -331,8 +342,8 @@ struct Staging {
       WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
       WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.odd_bytes, 4));
-      b.tv_host = tv_host + i;
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.census, 2 * sizeof(uint32_t)));
+      b.tv_host = tv_host + 2 * i;
       b.dest.copy = b.copy;
       b.dest.gpu = id;
       b.dest.dev = b.dev;
@@ -374,7 +385,7 @@ struct Staging {
       cudaFree(b.dev);
       cudaFree(b.v.tv);
       cudaFree(b.v.prefix);
-      cudaFree(b.v.odd_bytes);
+      cudaFree(b.v.census);
       for (cudaEvent_t e : {b.copied, b.computed, b.vector_at[0], b.vector_at[1], b.rows_at[0], b.rows_at[1]})
         if (e) cudaEventDestroy(e);
       if (b.copy) cudaStreamDestroy(b.copy);
@@ -540,10 +551,6 @@ class Gpu {
     bytes += span.own;
     last_own = span.own;
     copied_bytes += std::min(kBatchLead, span.from) + span.n;
-    const auto t_table = std::chrono::steady_clock::now();
-    const bool ok = ensure_table(buf, span.own);
-    wait_s += seconds_since(t_table);
-    if (!ok) return Step::Flagged;
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, buf.copy));  // after the batch's pieces
     WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[1], buf.copy));
     copy_ended_ = true;
@@ -551,16 +558,17 @@ class Gpu {
     const GpuBatch b = batch_of(buf, kRowStart);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
     launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->sms, compute_);
-    WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
-    buf.vector_queued = true;
     const uint64_t nseg = segments_of(b.row_end);
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
+    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host + 1, buf.v.census + 1, 4, cudaMemcpyDeviceToHost, compute_));
+    WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
+    buf.vector_queued = true;
     buf.chain = &chain;
     WCSV_CUDA_TRY(cudaLaunchHostFunc(compute_, &Gpu::publish, &buf));
     buf.used = true;
     pending_.push_back(&buf);
     launch_pending(0);
-    return Step::Submitted;
+    return flagged_ ? Step::Flagged : Step::Submitted;
   }
 
   // Waits for the batches still being read when the scan stops early (they
@@ -576,14 +584,21 @@ class Gpu {
     feed_done_ = false;
   }
 
-  // Queues the row phases of the batches still waiting for their start states.
-  void finish_pending() { launch_pending(pending_.size()); }
+  // Queues the row phases of the batches still waiting for their start
+  // states; false when the GPU has flagged something for the host path.
+  bool finish_pending() {
+    launch_pending(pending_.size());
+    return !flagged_;
+  }
 
   // Queues the row phases of the pending batches, in order: the first `wait`
-  // of them after waiting for their start states, the rest while their
-  // states are known already.
+  // of them after waiting for their start states and LF and CR counts, the
+  // rest once both are in already. (A batch's count is on the host a little
+  // after its vector kernels run: its rows then go in with the next batch.)
+  // Stops, setting flagged_, when the GPU has flagged something for the host
+  // path.
   void launch_pending(size_t wait) {
-    for (size_t done = 0; !pending_.empty(); ++done) {
+    for (size_t done = 0; !pending_.empty() && !flagged_; ++done) {
       Buffer& buf = *pending_.front();
       uint8_t state;
       if (!buf.chain->known_state(buf.read.span.index, &state)) {
@@ -595,13 +610,33 @@ class Gpu {
         });
         state_wait_s += seconds_since(t);
       }
+      if (!counted(buf)) {
+        if (done >= wait) return;
+        const auto t = std::chrono::steady_clock::now();
+        WCSV_CUDA_TRY(cudaEventSynchronize(buf.vector_at[1]));
+        wait_s += seconds_since(t);
+      }
       pending_.pop_front();
-      launch_rows(buf, state);
+      flagged_ = !launch_rows(buf, state);
     }
   }
 
-  // Queues the row phase of the batch in `buf`, which starts in `state`.
-  void launch_rows(Buffer& buf, uint8_t state) {
+  // Whether the LF and CR count of the batch in `buf` is on the host.
+  static bool counted(const Buffer& buf) {
+    const cudaError_t q = cudaEventQuery(buf.vector_at[1]);
+    if (q == cudaErrorNotReady) return false;
+    WCSV_CUDA_TRY(q);
+    return true;
+  }
+
+  // Queues the row phase of the batch in `buf`, which starts in `state`, once
+  // the table has room for its rows; false (nothing queued) when the GPU has
+  // flagged something for the host path.
+  bool launch_rows(Buffer& buf, uint8_t state) {
+    const auto t_table = std::chrono::steady_clock::now();
+    const bool room = ensure_table(buf);
+    wait_s += seconds_since(t_table);
+    if (!room) return false;
     const GpuBatch b = batch_of(buf, state);
     WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[0], compute_));
     launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->sms, compute_);
@@ -613,7 +648,8 @@ class Gpu {
                                   cudaMemcpyDeviceToHost, compute_));
     WCSV_CUDA_TRY(cudaEventRecord(st_->snap_done[seq_ % kRing], compute_));
     sn.seq = seq_++;
-    sn.through = launched_ = buf.through;
+    sn.through = buf.through;
+    return true;
   }
 
   // Forgets the batches left waiting when the scan stopped early.
@@ -647,6 +683,7 @@ class Gpu {
   }
 
   int id() const { return id_; }
+  uint64_t table_groups() const { return table_.gcap; }
   // Host time waiting for a batch to be read (helping the readers meanwhile);
   // for a start state (other GPUs' vectors); for the GPU.
   double read_s = 0, state_wait_s = 0, wait_s = 0;
@@ -979,13 +1016,23 @@ class Gpu {
     buf.chain->publish(buf.read.span.index, *buf.tv_host);
   }
 
-  // Makes sure the table cannot fill during the batch in `buf` (n own bytes):
-  // a row that reaches the table has all its fields, so at least ncols bytes.
-  // The upper bounds count every batch queued: the exact counts of the last
-  // snapshot (or of a synchronize) plus the bounds of the batches whose rows
-  // it does not include yet, the pending batches' among them.
-  bool ensure_table(Buffer& buf, uint64_t n) {
-    const uint64_t bound_groups = n / std::max<size_t>(1, ncols_) + 2;
+  // At most the rows that start in the batch in `buf` (each adds at most one
+  // group): one more than its LF and CR bytes once the vector kernels have
+  // counted them, else its own bytes over the columns (a row that reaches the
+  // table has all its fields, so at least ncols bytes). q1's 9 columns in
+  // rows of 52 bytes: a bound 5.8 times tighter, and a table that much smaller.
+  uint64_t rows_bound(const Buffer& buf) const {
+    const uint64_t by_bytes = buf.read.span.own / std::max<size_t>(1, ncols_);
+    return counted(buf) ? std::min<uint64_t>(by_bytes, uint64_t{buf.tv_host[1]} + 1) : by_bytes;
+  }
+
+  // Makes sure the table cannot fill during the rows of the batch in `buf`.
+  // The upper bounds count every batch whose rows are queued: the exact
+  // counts of the last snapshot (or of a synchronize) plus the bounds of the
+  // batches whose rows it does not include yet.
+  bool ensure_table(Buffer& buf) {
+    const uint64_t n = buf.read.span.own;
+    const uint64_t bound_groups = rows_bound(buf) + 2;
     const uint64_t bound_arena = nstring_keys_ ? static_cast<uint64_t>(nstring_keys_) * 2 * n + 4096 : 0;
     if (!refresh_bounds()) return false;
     if (groups_upper_ + bound_groups > table_.gcap || arena_upper_ + bound_arena > table_.arena_cap) {
@@ -994,9 +1041,10 @@ class Gpu {
       GpuCounters c;
       WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
       if (c.flags) return false;
-      groups_upper_ = c.groups + (queued_.groups - launched_.groups);
-      arena_upper_ = c.arena_used + (queued_.arena - launched_.arena);
-      const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 16;
+      groups_upper_ = c.groups;  // every batch given room has its rows queued, so done now
+      arena_upper_ = c.arena_used;
+      // Hash, keys, words, and the slots (a power of two: up to twice as many).
+      const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 2 * 4 * kSlotsPerGroup;
       const uint64_t gcap =
           grown_size(table_.gcap, groups_upper_, bound_groups, [&] { return table_room() / per_group; });
       if (gcap > table_.gcap) grow_groups(gcap, c.groups);
@@ -1065,7 +1113,7 @@ class Gpu {
     const uint64_t count = std::min(groups, table_.gcap);  // never past the old arrays
     const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
     uint64_t nslots = 64;
-    while (nslots < 2 * gcap) nslots *= 2;
+    while (nslots < kSlotsPerGroup * gcap) nslots *= 2;
     GpuTable t = table_;  // new arrays, the same arena
     clear_table_arrays(t);
     TableArrays new_arrays(t, /*owns_arena=*/false);
@@ -1142,8 +1190,8 @@ class Gpu {
   };
   Snapshot snaps_[kRing];
   uint64_t seq_ = 0;
-  Bounds queued_;    // bound totals of all batches queued
-  Bounds launched_;  // bound totals of the batches whose rows are queued
+  Bounds queued_;  // bound totals of the batches whose rows are queued
+  bool flagged_ = false;  // ensure_table found the GPU's flags set: no more rows go in
 };
 
 // The GpuPlan of a run (device pointers are filled in per GPU).
@@ -1412,7 +1460,10 @@ class CudaExecutor : public ScanExecutor {
               throw StateChain::Aborted{};
             }
           }
-          gpu.finish_pending();
+          if (!gpu.finish_pending()) {
+            flagged = true;
+            throw StateChain::Aborted{};
+          }
           // A failed stream published none of its last vectors: the other
           // GPUs must not wait for them (finish() reports the error).
           if (!gpu.quiesce()) chain.abort();
@@ -1432,6 +1483,9 @@ class CudaExecutor : public ScanExecutor {
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
     for (const auto& c : counters)
       if (c.flags) return false;
+    uint64_t most_groups = 0;
+    for (const auto& g : gpus) most_groups = std::max(most_groups, g->table_groups());
+    g_table_groups = most_groups;
     const double scan_s = seconds_since(t_scan);
     for (const auto& g : gpus) {
       stats.bytes += g->bytes;
@@ -1490,6 +1544,7 @@ CudaRunInfo cuda_run_info() {
   r.tables_reused = cuda::g_tables_reused;
   r.slots_in_use = cuda::g_slots_in_use;
   r.slot_capacity = cuda::g_slot_capacity;
+  r.table_groups = cuda::g_table_groups;
   return r;
 }
 

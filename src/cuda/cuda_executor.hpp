@@ -38,6 +38,7 @@ struct CudaRunInfo {
   uint64_t tables_reused = 0;  // GPU tables a run took over (cleared) from the run before
   int slots_in_use = 0;        // (its readers and GPUs set how many)
   int slot_capacity = 0;       // room the slots of that run were made with
+  uint64_t table_groups = 0;   // room of the largest GPU group table at the end of that run's scan
 };
 CudaRunInfo cuda_run_info();
 

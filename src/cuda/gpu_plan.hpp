@@ -131,7 +131,9 @@ inline uint64_t segments_of(uint64_t bytes) { return (bytes + kSegBytes - 1) / k
 struct BatchVectors {
   uint32_t* tv;      // nseg + 1
   uint32_t* prefix;  // nseg + 1
-  uint32_t* odd_bytes;  // set when the buffer holds a NUL or a byte >= 0x80
+  // Two words: [0] is set when the buffer holds a NUL or a byte >= 0x80;
+  // [1] counts the LF and CR bytes of the batch's own bytes (newline_bits).
+  uint32_t* census;
 };
 
 // Work arrays of one GPU for the row phase, sized for the largest batch.

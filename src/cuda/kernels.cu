@@ -95,20 +95,33 @@ __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t
   }
 }
 
-// Sets *odd when bytes [0, n) hold a NUL or a byte >= 0x80: only then do the
-// rows need the exact UTF-8 check (most files are ASCII).
-__global__ void k_odd_bytes(const char* data, uint64_t n, uint32_t* odd) {
+// Sets census[0] when bytes [0, n) hold a NUL or a byte >= 0x80: only then
+// do the rows need the exact UTF-8 check (most files are ASCII). Adds the LF
+// and CR bytes of [0, own) to census[1]: the host bounds the batch's new
+// groups by them.
+__global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, uint32_t* census) {
   bool found = false;
+  uint32_t newlines = 0;
   const uint64_t words = n / 8;
   const unsigned long long* w = reinterpret_cast<const unsigned long long*>(data);  // 16-byte aligned
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const u64 v = w[i];
     found |= nul_or_high_bits(v) != 0;
+    if (i * 8 < own) {
+      u64 nl = newline_bits(v);
+      if (own - i * 8 < 8) nl &= (1ull << (8 * (own - i * 8))) - 1;  // own bytes only
+      newlines += __popcll(nl);
+    }
   }
   if (blockIdx.x == 0 && threadIdx.x == 0)
-    for (uint64_t i = words * 8; i < n; ++i) found |= data[i] == 0 || (data[i] & 0x80);
-  if (found) *odd = 1;
+    for (uint64_t i = words * 8; i < n; ++i) {
+      found |= data[i] == 0 || (data[i] & 0x80);
+      newlines += i < own && (data[i] == '\n' || data[i] == '\r');
+    }
+  if (found) census[0] = 1;
+  for (int d = 16; d > 0; d /= 2) newlines += __shfl_down_sync(0xffffffffu, newlines, d);  // whole warps get here
+  if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(census + 1, newlines);
 }
 
 // Walks each segment from its true start state; counts (Write = false) or
@@ -637,8 +650,8 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVect
   size_t bytes = s.cub_bytes;
   WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, v.tv, v.prefix, TvCompose(),
                                                tv_identity(), static_cast<int>(nseg + 1), stream));
-  WCSV_CUDA_TRY(cudaMemsetAsync(v.odd_bytes, 0, sizeof(uint32_t), stream));
-  k_odd_bytes<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, v.odd_bytes);
+  WCSV_CUDA_TRY(cudaMemsetAsync(v.census, 0, 2 * sizeof(uint32_t), stream));
+  k_byte_census<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, b.row_end, v.census);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
@@ -669,7 +682,7 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
   const unsigned row_grid = static_cast<unsigned>(sms) * 2;
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            v.odd_bytes, cache_cap);
+                                                            v.census, cache_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

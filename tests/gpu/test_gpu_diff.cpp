@@ -515,6 +515,38 @@ TEST_CASE("gpu: a table with room for the batches in flight stops the pipeline r
   }
 }
 
+// The table is sized by each batch's LF and CR count, not by its bytes over
+// the columns: long rows of three columns and five groups, batches of 20000
+// bytes (no other test uses that size, so no table is kept from before).
+TEST_CASE("gpu: the group table is sized by the rows in a batch, not its bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("long_rows.csv");
+  std::string text = "k,v,pad\n";
+  for (int i = 0; i < 3000; ++i)
+    text += "key" + std::to_string(i % 5) + "," + std::to_string(i * 37 % 1000 - 500) + "," + std::string(70, 'x') + "\n";
+  write_file(f, text);
+  RunConfig c;
+  const RunResult cpu = run_tool(dir, "groupby k | agg sum(v), count()", f, c);
+  REQUIRE(cpu.code == 0);
+  for (const std::string& dev : gpu_devices()) {
+    c.device = dev;
+    c.chunk = 20000;
+    const CudaRunInfo before = cuda_run_info();
+    CHECK(run_tool(dir, "groupby k | agg sum(v), count()", f, c).out == cpu.out);
+    const CudaRunInfo after = cuda_run_info();
+    CHECK(after.gpu_scans == before.gpu_scans + 1);
+    CHECK(after.cpu_reruns == before.cpu_reruns);
+    // 20000 bytes hold at most 243 rows of 82 bytes: ten batches ahead (and
+    // doubling) is a few thousand groups. By bytes over columns it was 6668
+    // per batch, ten times that ahead.
+    INFO("table groups " << after.table_groups);
+    CHECK(after.table_groups > 0);
+    CHECK(after.table_groups < 20000 / 3);
+    CHECK(after.table_stops - before.table_stops <= static_cast<uint64_t>(cuda_device_count()));
+  }
+}
+
 TEST_CASE("gpu: plans without a GPU form run on the CPU with the same bytes", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;

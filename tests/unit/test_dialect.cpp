@@ -154,6 +154,23 @@ TEST_CASE("dialect: host fast path transition_vector equals tv_of_bytes") {
   }
 }
 
+TEST_CASE("dialect: newline_bits marks exactly the LF and CR bytes of a word") {
+  // Bytes next to LF and CR (0x09-0x0e), zero, 0x80 and 0xff test the borrow
+  // and high-bit cases; whole words of them in every order of a random mix.
+  const uint8_t pool[] = {0x00, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x2c, 0x7f, 0x80, 0x8a, 0x8d, 0xff};
+  std::mt19937_64 rng(17);
+  for (int round = 0; round < 20000; ++round) {
+    uint64_t w = 0, want = 0;
+    for (int b = 0; b < 8; ++b) {
+      const uint8_t c = round < 10000 ? pool[rng() % sizeof pool] : static_cast<uint8_t>(rng());
+      w |= static_cast<uint64_t>(c) << (8 * b);
+      if (c == '\n' || c == '\r') want |= 0x80ull << (8 * b);
+    }
+    INFO("word " << std::hex << w);
+    REQUIRE(newline_bits(w) == want);
+  }
+}
+
 TEST_CASE("parse_row: quotes, doubled quotes and embedded separators") {
   const Dialect d = make_dialect(',', '"', -1, -1);
 

@@ -33,6 +33,20 @@ enum CharClass : uint8_t {
   kNumClasses
 };
 
+// The high bit of each zero byte of `w`, exactly (no borrow between bytes).
+WCSV_HD constexpr uint64_t zero_byte_bits(uint64_t w) {
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  return ~(((w & kLow7) + kLow7) | w | kLow7);
+}
+
+// The high bit of each byte of `w` that is LF or CR. Every row terminator is
+// one, so the rows that start in a range of bytes are at most one more than
+// the LF and CR bytes in it.
+WCSV_HD constexpr uint64_t newline_bits(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  return zero_byte_bits(w ^ (kOnes * '\n')) | zero_byte_bits(w ^ (kOnes * '\r'));
+}
+
 // Plain table form of a dialect; copyable to device constant memory as is.
 struct Dialect {
   uint8_t char_class[256];
