@@ -537,9 +537,9 @@ TEST_CASE("gpu: the group table is sized by the rows in a batch, not its bytes",
     const CudaRunInfo after = cuda_run_info();
     CHECK(after.gpu_scans == before.gpu_scans + 1);
     CHECK(after.cpu_reruns == before.cpu_reruns);
-    // 20000 bytes hold at most 243 rows of 82 bytes: ten batches ahead (and
-    // doubling) is a few thousand groups. By bytes over columns it was 6668
-    // per batch, ten times that ahead.
+    // Rows of 79-82 bytes: at most 254 start in 20000 bytes, and ten batches
+    // ahead (and doubling) is a few thousand groups. By bytes over columns
+    // the bound was 6668 per batch, ten times that ahead.
     INFO("table groups " << after.table_groups);
     CHECK(after.table_groups > 0);
     CHECK(after.table_groups < 20000 / 3);
