@@ -71,13 +71,12 @@ namespace {
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
-std::atomic<uint64_t> g_table_groups{0};
+std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0};
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-constexpr uint64_t kTail = 1ull << 20;          // bytes after a batch for its last row
 constexpr int kMaxReaders = 64;                 // host threads reading the input
 // Readers per GPU. On 2 x H200 (32 cores) 26 readers fed both GPUs at 69 GB/s
 // in-process (mean of 9 runs; 20: 63, 31: 63-66, 40: 54) and 14 fed one GPU
@@ -679,8 +678,12 @@ class Gpu {
     copy_started_ = copy_ended_ = false;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) used_bytes = total_b - free_b;
+    (void)unflagged(c);
     return c;
   }
+
+  // The flags this GPU's counters showed so far (GpuFlag bits).
+  uint32_t flags_seen() const { return flags_seen_; }
 
   int id() const { return id_; }
   uint64_t table_groups() const { return table_.gcap; }
@@ -1017,13 +1020,14 @@ class Gpu {
   }
 
   // At most the rows that start in the batch in `buf` (each adds at most one
-  // group): one more than its LF and CR bytes once the vector kernels have
-  // counted them, else its own bytes over the columns (a row that reaches the
-  // table has all its fields, so at least ncols bytes). q1's 9 columns in
-  // rows of 52 bytes: a bound 5.8 times tighter, and a table that much smaller.
+  // group): one more than its LF and CR bytes, which launch_pending waited
+  // for, and never more than its own bytes over the columns (a row that
+  // reaches the table has all its fields, so at least ncols bytes). q1's 9
+  // columns in rows of 52 bytes: the count is 5.8 times tighter, and the
+  // table that much smaller.
   uint64_t rows_bound(const Buffer& buf) const {
     const uint64_t by_bytes = buf.read.span.own / std::max<size_t>(1, ncols_);
-    return counted(buf) ? std::min<uint64_t>(by_bytes, uint64_t{buf.tv_host[1]} + 1) : by_bytes;
+    return std::min<uint64_t>(by_bytes, uint64_t{buf.tv_host[1]} + 1);
   }
 
   // Makes sure the table cannot fill during the rows of the batch in `buf`.
@@ -1040,7 +1044,7 @@ class Gpu {
       WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
       GpuCounters c;
       WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
-      if (c.flags) return false;
+      if (!unflagged(c)) return false;
       groups_upper_ = c.groups;  // every batch given room has its rows queued, so done now
       arena_upper_ = c.arena_used;
       // Hash, keys, words, and the slots (a power of two: up to twice as many).
@@ -1097,7 +1101,7 @@ class Gpu {
       if (q == cudaErrorNotReady) continue;
       WCSV_CUDA_TRY(q);
       const GpuCounters& c = st_->snap_host[s % kRing];
-      if (c.flags) return false;
+      if (!unflagged(c)) return false;
       groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (queued_.groups - sn.through.groups));
       arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (queued_.arena - sn.through.arena));
       return true;
@@ -1192,6 +1196,13 @@ class Gpu {
   uint64_t seq_ = 0;
   Bounds queued_;  // bound totals of the batches whose rows are queued
   bool flagged_ = false;  // ensure_table found the GPU's flags set: no more rows go in
+  uint32_t flags_seen_ = 0;  // GpuFlag bits of the counters read so far
+
+  // Whether counters read from the GPU hold no flags; notes those they hold.
+  bool unflagged(const GpuCounters& c) {
+    flags_seen_ |= c.flags;
+    return c.flags == 0;
+  }
 };
 
 // The GpuPlan of a run (device pointers are filled in per GPU).
@@ -1269,35 +1280,58 @@ class CudaExecutor : public ScanExecutor {
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    // CUDA start-up (driver and contexts when not yet up, streams, pinned
-    // buffers) runs on its own thread while the read pool starts. (Scanning
-    // the first windows on the CPU meanwhile was measured on 2 x H200 and did
-    // not pay: see the notes of issue 4.)
-    const auto t_setup = std::chrono::steady_clock::now();
-    bool done, no_gpu;
-    std::chrono::steady_clock::time_point t_teardown;
-    {
-      Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
-      done = scan_gpu(in, settings, *groups, stats, startup, t_setup);
-      no_gpu = startup.no_gpu;
-      t_teardown = std::chrono::steady_clock::now();
-    }
-    if (done) {
-      // The GPUs' stagings (with their group tables) and the slots kept for the next run.
-      stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
-      ++g_gpu_scans;
+    auto start_over = [&] {
+      *groups = GroupTable(&groups->layout());
+      const uint64_t chunk = stats.chunk_size;
+      stats = ScanStats{};
+      stats.chunk_size = chunk;
+      in = InputSet::open(*settings.opts);
+      settings.progress->restart();
+    };
+    // Batch tails sized from the sample's rows: most are far shorter than
+    // the longest tail, which every batch would read and copy again (3% of
+    // the input with 32 MiB batches).
+    uint64_t tail = gpu_batch_tail(settings.longest_sampled_row);
+    for (;;) {
+      // CUDA start-up (driver and contexts when not yet up, streams, pinned
+      // buffers) runs on its own thread while the read pool starts. (Scanning
+      // the first windows on the CPU meanwhile was measured on 2 x H200 and
+      // did not pay: see the notes of issue 4.)
+      const auto t_setup = std::chrono::steady_clock::now();
+      bool done, no_gpu;
+      uint32_t flags = 0;
+      std::chrono::steady_clock::time_point t_teardown;
+      {
+        Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
+        done = scan_gpu(in, settings, *groups, stats, startup, t_setup, tail, &flags);
+        no_gpu = startup.no_gpu;
+        t_teardown = std::chrono::steady_clock::now();
+      }
+      if (done) {
+        // The GPUs' stagings (with their group tables) and the slots kept for the next run.
+        stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
+        ++g_gpu_scans;
+        return;
+      }
+      if (!no_gpu && flags == kFlagLongRow && tail < kGpuMaxTail) {
+        // A row longer than the sample's rows promised: the GPUs scan again
+        // with the longest tail.
+        ++g_tail_reruns;
+        const double tried_s = seconds_since(t_setup);
+        start_over();
+        stats.stages.push_back(
+            StageTiming{"gpu: scan with " + std::to_string(tail >> 10) + " KiB tails, a row longer", "all", tried_s, 0, 0});
+        tail = kGpuMaxTail;
+        continue;
+      }
+      // No usable GPU under --device auto, or the GPUs met a bad row, a bad
+      // value or a limit: the CPU executor scans from the start and reports
+      // exactly what the user must see.
+      ++(no_gpu ? g_cpu_plans : g_cpu_reruns);
+      start_over();
+      make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    // No usable GPU under --device auto, or the GPUs met a bad row, a bad
-    // value or a limit: the CPU executor scans from the start and reports
-    // exactly what the user must see.
-    ++(no_gpu ? g_cpu_plans : g_cpu_reruns);
-    *groups = GroupTable(&groups->layout());
-    const uint64_t chunk = stats.chunk_size;
-    stats = ScanStats{};
-    stats.chunk_size = chunk;
-    in = InputSet::open(*settings.opts);
-    make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
   }
 
  private:
@@ -1321,7 +1355,7 @@ class CudaExecutor : public ScanExecutor {
             const Dialect& dialect, size_t ncols) {
       // --chunk-size sets the batch size (tiny ones test every boundary).
       batch = settings.opts->chunk_size ? settings.chunk_size : kGpuBatchBytes;
-      buffer_bytes = kBatchLead + batch + kTail;
+      buffer_bytes = kBatchLead + batch + kGpuMaxTail;  // any tail a scan reads
       const auto& nulls = settings.opts->dialect.null_tokens;
       const GpuPlan host_plan = make_host_plan(plan, layout, dialect, ncols, nulls.size(), settings.type_from_schema);
       int nstring_keys = 0;
@@ -1418,7 +1452,7 @@ class CudaExecutor : public ScanExecutor {
   // none (startup.no_gpu) under --device auto.
   // `t_setup`: when the run's set-up began (for --profile).
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
-                Startup& startup, std::chrono::steady_clock::time_point t_setup) {
+                Startup& startup, std::chrono::steady_clock::time_point t_setup, uint64_t tail, uint32_t* flags) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
     PiecePool pool(read_helpers(ngpus, settings.threads));
@@ -1434,9 +1468,10 @@ class CudaExecutor : public ScanExecutor {
     const double setup_s = std::chrono::duration<double>(t_scan - t_setup).count() - startup_wait_s;
     for (auto& src : in.sources) {
       if (src->header().empty() && in.column_names.empty()) continue;
-      BatchFeed feed(*src, startup.batch, kTail, pool);
+      BatchFeed feed(*src, startup.batch, tail, pool);
       StateChain chain(kRowStart);
       std::atomic<bool> flagged{false};
+      std::atomic<uint32_t> flags_seen{0};
       on_threads(ngpus, [&](size_t g) {
         Gpu* ready = startup.wait_gpu(g, [&] { return feed.exhausted(); });
         if (!ready) return;  // the input was used up first (or start-up failed: rethrown below)
@@ -1473,16 +1508,20 @@ class CudaExecutor : public ScanExecutor {
           stop_all();
           throw;
         }
+        flags_seen |= gpu.flags_seen();
       });
-      if (flagged) return false;
+      if (flagged) {
+        *flags = flags_seen;
+        return false;
+      }
     }
     startup.join();
     if (startup.error) std::rethrow_exception(startup.error);
     std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
-    for (const auto& c : counters)
-      if (c.flags) return false;
+    for (const auto& c : counters) *flags |= c.flags;
+    if (*flags) return false;
     uint64_t most_groups = 0;
     for (const auto& g : gpus) most_groups = std::max(most_groups, g->table_groups());
     g_table_groups = most_groups;
@@ -1499,7 +1538,10 @@ class CudaExecutor : public ScanExecutor {
     const double device_merge_s = seconds_since(t_merge);
     // GPU 0's table was grown to fit first, so this is not expected; if a
     // limit was hit anyway, the CPU executor runs the scan.
-    if (merged < gpus.size()) return false;
+    if (merged < gpus.size()) {
+      *flags = counters[0].flags;
+      return false;
+    }
     const auto t_back = std::chrono::steady_clock::now();
     gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;
@@ -1545,6 +1587,7 @@ CudaRunInfo cuda_run_info() {
   r.slots_in_use = cuda::g_slots_in_use;
   r.slot_capacity = cuda::g_slot_capacity;
   r.table_groups = cuda::g_table_groups;
+  r.tail_reruns = cuda::g_tail_reruns;
   return r;
 }
 

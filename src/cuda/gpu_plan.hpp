@@ -49,6 +49,7 @@ enum GpuFlag : uint32_t {
   kFlagIssue = 1,
   kFlagUnsupported = 2,  // unescaped text or scratch over its cap, internal mismatch
   kFlagCapacity = 4,     // group table or key arena full
+  kFlagLongRow = 8,      // a row ran past the batch's tail (a longer tail may do)
 };
 
 // One aggregate's GPU state: `words` 64-bit words at `word` in the group's row

@@ -457,7 +457,7 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
                                   }
                                   nfields = i + 1;
                                 });
-  if (r.incomplete) return kFlagUnsupported;
+  if (r.incomplete) return kFlagLongRow;
   const bool multi_column = ncols > 1;
   if (r.comment || (r.empty && multi_column)) return 0;
   ++rows;

@@ -10,8 +10,10 @@
 namespace warpcsv {
 namespace cuda {
 
+// Sizes are whole huge pages (2 MiB), which madvise asks for.
+constexpr uint64_t kHuge = 2ull << 20;
+
 PinnedBlock::PinnedBlock(uint64_t bytes, uint64_t fault_bytes) {
-  constexpr uint64_t kHuge = 2ull << 20;
   bytes_ = (bytes + kHuge - 1) / kHuge * kHuge;
   void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return;  // pin() allocates with CUDA instead
@@ -23,7 +25,6 @@ PinnedBlock::PinnedBlock(uint64_t bytes, uint64_t fault_bytes) {
 }
 
 void PinnedBlock::pin(uint64_t bytes) {
-  constexpr uint64_t kHuge = 2ull << 20;
   bytes = std::min(bytes_, (bytes + kHuge - 1) / kHuge * kHuge);
   // All of it (cudaHostAlloc), or at least these bytes: a run that uses fewer
   // slots does not pay for registering again (4 ms on 2 x H200).

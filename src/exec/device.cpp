@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 
@@ -94,6 +95,11 @@ std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
   return gpus_for_input(d, input_bytes(opts));
 }
 }  // namespace
+
+uint64_t gpu_batch_tail(uint64_t longest_sampled_row) {
+  if (longest_sampled_row == 0 || longest_sampled_row > kGpuMaxTail / kGpuRowSlack) return kGpuMaxTail;
+  return std::max(kGpuMinTail, longest_sampled_row * kGpuRowSlack);
+}
 
 std::vector<int> gpus_for_input(const DeviceChoice& d, uint64_t input_bytes) {
   if (!d.gpus.empty()) return d.gpus;

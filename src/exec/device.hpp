@@ -16,6 +16,18 @@ namespace warpcsv {
 // offsets of the input (see exec/batch_feed.hpp).
 constexpr uint64_t kGpuBatchBytes = 32ull << 20;
 
+// Bytes read after a GPU batch so that the row starting last in it can be
+// finished there (every batch's tail is read again as the next batch's head).
+// A GPU run reads kGpuRowSlack times the longest row of the inference sample,
+// from kGpuMinTail up to kGpuMaxTail (unknown: kGpuMaxTail). A row longer than
+// its tail makes the GPUs scan again with kGpuMaxTail, and one longer than
+// that makes the CPU executor scan.
+constexpr uint64_t kGpuMinTail = 64ull << 10;
+constexpr uint64_t kGpuMaxTail = 1ull << 20;
+constexpr uint64_t kGpuRowSlack = 64;
+// `longest_sampled_row`: bytes, or 0 when unknown.
+uint64_t gpu_batch_tail(uint64_t longest_sampled_row);
+
 struct DeviceChoice {
   enum Kind { Cpu, Gpu, Auto } kind = Auto;
   std::vector<int> gpus;  // explicit list, or empty for all

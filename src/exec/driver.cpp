@@ -150,7 +150,8 @@ int run_pipeline(const Options& opts) {
 
   InputSet in = InputSet::open(opts);
   std::vector<bool> unobserved;
-  std::vector<OutputColumn> inferred = infer_schema(in, opts, threads, &unobserved);
+  uint64_t longest_sampled_row = 0;
+  std::vector<OutputColumn> inferred = infer_schema(in, opts, threads, &unobserved, &longest_sampled_row);
   driver_stages.push_back(StageTiming{"open+infer", "cpu", seconds_since(t_start), 0, 0});
   std::vector<bool> from_schema(inferred.size(), false);
   if (!opts.schema.empty())
@@ -175,6 +176,7 @@ int run_pipeline(const Options& opts) {
     settings.type_from_schema = from_schema;
     settings.chunk_size = chunk;
     settings.threads = threads;
+    settings.longest_sampled_row = longest_sampled_row;
     uint64_t total_bytes = 0;
     for (const auto& src : in.sources) total_bytes += src->size_bytes();
     Progress progress(opts.progress, total_bytes);

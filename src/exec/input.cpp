@@ -301,9 +301,11 @@ InputSet InputSet::open(const Options& opts) {
 namespace {
 
 // Observes the fields of the sampled rows that start in [begin, end) of `w`
-// (begin a row start; the last row may run past end).
-void observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
-                  std::vector<TypeGuess>& guesses) {
+// (begin a row start; the last row may run past end). Returns the bytes of
+// the longest of these rows (one the window cuts: the bytes it holds).
+uint64_t observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
+                      std::vector<TypeGuess>& guesses) {
+  uint64_t longest = 0;
   const size_t ncols = guesses.size();
   std::vector<char> scratch;
   std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
@@ -317,9 +319,10 @@ void observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint6
       }
       nf = i + 1;
     });
-    if (r.incomplete) break;
+    if (r.incomplete) return std::max(longest, w.size - pos);
     const uint64_t row_begin = pos;
     pos = r.next;
+    longest = std::max(longest, r.next - row_begin);
     if (r.comment || (r.empty && ncols > 1)) continue;
     // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
     if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
@@ -334,14 +337,17 @@ void observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint6
       guesses[c].observe(fp, len);  // skips nulls
     }
   }
+  return longest;
 }
 
 }  // namespace
 
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved) {
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved,
+                                       uint64_t* longest_row) {
   const size_t ncols = in.column_names.size();
   std::vector<TypeGuess> guesses(ncols);
   std::vector<OutputColumn> schema(ncols);
+  if (longest_row) *longest_row = 0;
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
     const Window w = src.sample(kInferSampleBytes);
@@ -352,11 +358,14 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
     const PartitionedWindow pw = partition_window(in.dialect, w, piece, threads);
     std::vector<std::vector<TypeGuess>> part(pw.begin.size(),
                                              std::vector<TypeGuess>(ncols, TypeGuess(opts.dialect.null_tokens)));
+    std::vector<uint64_t> longest(pw.begin.size(), 0);
     parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
-      if (pw.first_row[j] != kNoRow) observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
+      if (pw.first_row[j] != kNoRow) longest[j] = observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
     });
     for (const auto& p : part)
       for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
+    for (uint64_t n : longest)
+      if (longest_row) *longest_row = std::max(*longest_row, n);
   }
   if (unobserved) unobserved->assign(ncols, false);
   for (size_t c = 0; c < ncols; ++c) {

@@ -98,8 +98,11 @@ constexpr uint64_t kInferPieceBytes = 64 << 10;
 
 // The narrowest types that hold the sampled rows of the first source, with
 // --schema overrides applied. `unobserved` (optional) gets, per column,
-// whether the sample held no value for it (no evidence for any type).
+// whether the sample held no value for it (no evidence for any type);
+// `longest_row` (optional) the bytes of the sample's longest row, its
+// terminator included (a row the sample cuts counts the bytes sampled; 0:
+// no data).
 std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads,
-                                       std::vector<bool>* unobserved = nullptr);
+                                       std::vector<bool>* unobserved = nullptr, uint64_t* longest_row = nullptr);
 
 }  // namespace warpcsv

@@ -29,6 +29,11 @@ class Progress {
     last_ = now;
     draw(done, now);
   }
+  // The scan starts over from byte 0 (no add() may run meanwhile).
+  void restart() {
+    done_ = 0;
+    start_ = std::chrono::steady_clock::now();
+  }
   void finish() {
     if (!enabled_ || finished_) return;
     finished_ = true;

@@ -43,6 +43,9 @@ struct ScanSettings {
   uint64_t chunk_size = 0;
   int threads = 1;
   Progress* progress = nullptr;  // never null while scanning
+  // Bytes of the longest row in the inference sample (0: unknown), which
+  // sizes the GPUs' batch tails (see gpu_batch_tail).
+  uint64_t longest_sampled_row = 0;
 };
 
 // Receives the non-aggregate rows of consecutive partitions, in input order.

@@ -26,6 +26,7 @@
 #include "cuda/cuda_executor.hpp"
 #include "cuda/pinned.hpp"
 #include "diff/random_csv.hpp"
+#include "exec/device.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/run.hpp"
@@ -269,8 +270,10 @@ TEST_CASE("gpu: random files, every GPU aggregate and expression, every chunk si
       CHECK(r.out.size() > 10);
     }
     const CudaRunInfo after = cuda_run_info();
-    // Clean files: every GPU pipeline ran on the GPU, none was run again on the CPU.
+    // Clean files: every GPU pipeline ran on the GPU, none was run again on
+    // the CPU, and the tails sized from the sample held every row.
     CHECK(after.cpu_reruns == before.cpu_reruns);
+    CHECK(after.tail_reruns == before.tail_reruns);
     CHECK(after.gpu_scans > before.gpu_scans);
   }
 }
@@ -544,6 +547,47 @@ TEST_CASE("gpu: the group table is sized by the rows in a batch, not its bytes",
     CHECK(after.table_groups > 0);
     CHECK(after.table_groups < 20000 / 3);
     CHECK(after.table_stops - before.table_stops <= static_cast<uint64_t>(cuda_device_count()));
+  }
+}
+
+// Batch tails are sized from the inference sample's rows (short here: the
+// 64 KiB minimum). A quoted field of many lines, far past the sample and
+// across batch edges, makes a row longer than that tail: the GPUs scan again
+// with the 1 MiB tail; a row longer than that makes the CPU scan.
+TEST_CASE("gpu: a row longer than the sampled rows' tail makes the GPUs scan again", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("long_row.csv");
+  const std::string pipeline = "groupby k | agg sum(v), count()";
+  auto file_with_row_of = [&](uint64_t field_bytes) {
+    std::string text = "k,s,v\n";
+    for (int i = 0; text.size() < (2u << 20) - 1000; ++i)
+      text += "k" + std::to_string(i % 7) + ",s" + std::to_string(i % 100) + "," + std::to_string(i % 1000) + "\n";
+    std::string field;
+    while (field.size() < field_bytes) field += "line, \"\"quoted\"\"\r\n";
+    text += "k3,\"" + field + "\",-5\n";  // starts 1000 bytes before the 2 MiB batch edge
+    for (int i = 0; text.size() < (3u << 20) + field_bytes; ++i)
+      text += "k" + std::to_string(i % 5) + ",t," + std::to_string(i % 300) + "\n";
+    write_file(f, text);
+  };
+  for (const uint64_t field_bytes : {uint64_t{200} << 10, uint64_t{2} << 20}) {
+    file_with_row_of(field_bytes);
+    const RunResult cpu = run_tool(dir, pipeline, f, RunConfig{});
+    REQUIRE(cpu.code == 0);
+    const bool fits_longest_tail = field_bytes < kGpuMaxTail;
+    for (const std::string& dev : gpu_devices())
+      for (const uint64_t chunk : {uint64_t{4096}, uint64_t{1} << 20}) {
+        INFO("field " << field_bytes << " bytes, --device " << dev << ", chunk " << chunk);
+        RunConfig c;
+        c.device = dev;
+        c.chunk = chunk;
+        const CudaRunInfo before = cuda_run_info();
+        CHECK(run_tool(dir, pipeline, f, c).out == cpu.out);
+        const CudaRunInfo after = cuda_run_info();
+        CHECK(after.tail_reruns == before.tail_reruns + 1);
+        CHECK(after.gpu_scans == before.gpu_scans + (fits_longest_tail ? 1 : 0));
+        CHECK(after.cpu_reruns == before.cpu_reruns + (fits_longest_tail ? 0 : 1));
+      }
   }
 }
 

@@ -156,6 +156,42 @@ TEST_CASE("infer_schema: the sample read on threads gives the types one thread g
   }
 }
 
+// The longest sampled row sizes the GPUs' batch tails: it must be the whole
+// row (quoted line breaks included), wherever the pieces are cut.
+TEST_CASE("infer_schema: the longest sampled row, in bytes, on any thread count") {
+  testing::TempDir dir;
+  const std::string path = dir.file("rows.csv");
+  auto longest = [&](int threads) {
+    Options opts;
+    opts.files = {path};
+    InputSet in = InputSet::open(opts);
+    uint64_t n = 12345;
+    (void)infer_schema(in, opts, threads, nullptr, &n);
+    return n;
+  };
+  std::mt19937_64 rng(7);
+  for (int variant = 0; variant < 3; ++variant) {
+    std::string text = "a,b\n";
+    std::string big;  // a quoted field of short lines: longer as a row than any line
+    for (int i = 0; i < 300; ++i) big += "line " + std::to_string(i) + ",\"\"x\"\"\r\n";
+    const std::string big_row = "1,\"" + big + "\"" + (variant == 2 ? "\r\n" : "\n");
+    std::string rows;
+    while (rows.size() < (variant == 1 ? 900000u : 200000u))
+      rows += std::to_string(rng() % 1000) + "," + std::string(rng() % 40, 'y') + "\n";
+    const size_t cut = rows.find('\n', rows.size() / 2) + 1;
+    text += rows.substr(0, cut) + big_row + rows.substr(cut);
+    testing::write_file(path, text);
+    INFO("variant " << variant);
+    for (int threads : {1, 2, 5, 16}) CHECK(longest(threads) == big_row.size());
+  }
+  // A row the sample cuts counts the bytes sampled.
+  testing::write_file(path, "a,b\n1,\"" + std::string(kInferSampleBytes * 2, 'z') + "\"\n");
+  CHECK(longest(4) >= kInferSampleBytes);
+  // No data rows.
+  testing::write_file(path, "a,b\n");
+  CHECK(longest(4) == 0);
+}
+
 TEST_CASE("TypeGuess: leading zeros, separators and spaces keep text") {
   CHECK(guess({"1", "007"}) == T(Type::String));
   CHECK(guess({"-01"}) == T(Type::String));

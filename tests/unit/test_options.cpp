@@ -205,6 +205,18 @@ TEST_CASE("devices: an input too small for several GPUs runs on GPU 0; a list is
   CHECK(gpus_for_input(listed, 10) == std::vector<int>{1, 0});
 }
 
+TEST_CASE("devices: GPU batch tails are the sampled rows' length times the slack, within bounds") {
+  CHECK(gpu_batch_tail(0) == kGpuMaxTail);  // nothing sampled
+  CHECK(gpu_batch_tail(1) == kGpuMinTail);
+  CHECK(gpu_batch_tail(52) == kGpuMinTail);  // q1's rows: 3.3 KiB
+  CHECK(gpu_batch_tail(kGpuMinTail / kGpuRowSlack + 1) == kGpuMinTail + kGpuRowSlack);
+  CHECK(gpu_batch_tail(5000) == 5000 * kGpuRowSlack);
+  CHECK(gpu_batch_tail(kGpuMaxTail / kGpuRowSlack) == kGpuMaxTail);
+  CHECK(gpu_batch_tail(kGpuMaxTail / kGpuRowSlack + 1) == kGpuMaxTail);
+  CHECK(gpu_batch_tail(~0ull) == kGpuMaxTail);  // no overflow
+  CHECK(kGpuMinTail < kGpuMaxTail);
+}
+
 TEST_CASE("devices: the driver is shown GPUs 0..k-1 only, in the user's numbering") {
   CHECK(visible_devices_for({0}, nullptr) == std::optional<std::string>("0"));
   CHECK(visible_devices_for({0, 1}, nullptr) == std::optional<std::string>("0,1"));
