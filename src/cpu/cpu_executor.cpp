@@ -73,7 +73,7 @@ class CpuScan {
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
       uint64_t from = 0, line = src->header_lines() + 1;
-      uint64_t window = std::max<uint64_t>(8 * s_.chunk_size, 1 << 20);
+      uint64_t window = cpu_window_bytes(s_.chunk_size, s_.threads);
       for (;;) {
         if (interrupted()) throw Interrupted();
         Window w = src->window(from, window);

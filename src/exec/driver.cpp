@@ -23,7 +23,6 @@ namespace warpcsv {
 
 namespace {
 
-constexpr uint64_t kDefaultCpuChunk = 16ull << 20;
 constexpr uint64_t kMaxChunk = 1ull << 30;  // order keys hold a row index in 32 bits
 
 // Owns the output stream: stdout, or the -o file.
@@ -145,7 +144,7 @@ int run_pipeline(const Options& opts) {
   const DeviceChoice device = choose_device(opts);
   start_gpu_probe(opts);
   const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
-  uint64_t chunk = opts.chunk_size ? opts.chunk_size : kDefaultCpuChunk;
+  uint64_t chunk = opts.chunk_size ? opts.chunk_size : default_cpu_chunk(threads);
   if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
 
   InputSet in = InputSet::open(opts);

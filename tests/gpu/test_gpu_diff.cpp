@@ -655,7 +655,9 @@ TEST_CASE("gpu: bad rows are reported exactly as the CPU executor reports them",
 
 // Not a test: q1 throughput on a file named by WARPCSV_BENCH_FILE, run four
 // times in-process (the first run pays CUDA start-up; the last one prints its
-// --profile). scripts/gpu-check.sh runs it.
+// --profile). scripts/gpu-check.sh runs it. WARPCSV_BENCH_PIPELINE,
+// WARPCSV_BENCH_DEVICE and WARPCSV_BENCH_CHUNK (the batch size in bytes)
+// change the pipeline, --device and --chunk-size.
 TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
   const char* path = std::getenv("WARPCSV_BENCH_FILE");
   if (!path || !have_gpu()) return;
@@ -665,6 +667,7 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
   opts.files = {path};
   const char* device = std::getenv("WARPCSV_BENCH_DEVICE");  // e.g. 0,1 for both GPUs of a small file
   opts.device = device ? device : "gpu";
+  if (const char* chunk = std::getenv("WARPCSV_BENCH_CHUNK")) opts.chunk_size = std::strtoull(chunk, nullptr, 10);
   opts.quiet = true;
   opts.output_path = "/dev/null";
   const double bytes = static_cast<double>(std::filesystem::file_size(path));

@@ -20,6 +20,7 @@
 #include "catch.hpp"
 #include "exec/batch_feed.hpp"
 #include "exec/partitioner.hpp"
+#include "exec/scan.hpp"
 #include "test_files.hpp"
 #include "warpcsv/core/tokenize.hpp"
 
@@ -273,6 +274,30 @@ std::vector<uint64_t> batch_row_starts(const Dialect& d, const std::vector<FedBa
 }
 
 }  // namespace
+
+// The CPU executor's windows give every thread partitions, stay bounded, and
+// keep at least 8 partitions of a chunk the user chose.
+TEST_CASE("CPU windows: several partitions per thread, bounded, default chunks shrink with threads") {
+  CHECK(default_cpu_chunk(1) == 16ull << 20);
+  CHECK(default_cpu_chunk(2) == 16ull << 20);
+  CHECK(default_cpu_chunk(16) == 2ull << 20);
+  CHECK(default_cpu_chunk(512) == 1ull << 20);
+  for (int threads : {1, 2, 3, 8, 16, 32, 64, 128, 512}) {
+    INFO("threads " << threads);
+    const uint64_t chunk = default_cpu_chunk(threads);
+    const uint64_t parts = cpu_window_bytes(chunk, threads) / chunk;
+    CHECK(parts >= std::min<uint64_t>(4 * threads, 2 * kCpuWindowBytes / chunk));
+    CHECK(parts >= 8);
+    CHECK(cpu_window_bytes(chunk, threads) <= 2 * kCpuWindowBytes);
+    // A chunk the user chose: at least 8 of them, or at least 1 MiB.
+    for (uint64_t user : {uint64_t{7}, uint64_t{4096}, uint64_t{64} << 20, uint64_t{1} << 30}) {
+      const uint64_t w = cpu_window_bytes(user, threads);
+      CHECK(w >= 8 * user);
+      CHECK(w >= (1u << 20));
+      CHECK(w <= std::max({2 * kCpuWindowBytes, 8 * user, uint64_t{1} << 20}));
+    }
+  }
+}
 
 TEST_CASE("fixed-offset batches: composed vectors give every row start, from files and streams") {
   const Dialect d = make_dialect(',', '"', '\\', '#');
