@@ -1,6 +1,7 @@
 // The host executor: partitions of each window run on CPU threads over the
 // shared core (tokenizer, field parsing, evaluator, aggregate ops).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -113,9 +114,18 @@ class CpuScan {
         from = w.offset + pw.consumed;
       }
     }
-    // Every aggregate merges in any order to the same bits: per-worker tables.
-    if (plan_.scan.aggregate)
-      for (auto& w : per_worker_) global_groups_->merge_from(*w.groups);
+    // Every aggregate merges in any order to the same bits: per-worker
+    // tables, folded on the threads (one after another, 16 tables of 1M
+    // groups took most of a 16-core run).
+    if (plan_.scan.aggregate) {
+      const auto t = std::chrono::steady_clock::now();
+      std::vector<const GroupTable*> tables;
+      for (auto& w : per_worker_) tables.push_back(w.groups.get());
+      global_groups_->merge_all(tables, s_.threads);
+      stats.stages.push_back(StageTiming{"cpu: merge thread tables", "cpu",
+                                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(),
+                                         0, 0});
+    }
   }
 
  private:

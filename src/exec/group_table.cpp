@@ -1,5 +1,6 @@
 #include "exec/group_table.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "warpcsv/errors.hpp"
@@ -137,6 +138,61 @@ void GroupTable::merge_from(const GroupTable& other) {
     for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, other.state(g));
     if (copied) stabilize_strings(dst);
   }
+}
+
+void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int threads) {
+  size_t total = 0, largest = size();
+  for (const GroupTable* t : tables) {
+    total += t->size();
+    largest = std::max(largest, t->size());
+  }
+  // Below this many groups the hand-over to threads costs more than it saves.
+  constexpr size_t kSerialGroups = 1 << 15;
+  if (threads <= 1 || total < kSerialGroups) {
+    for (const GroupTable* t : tables) merge_from(*t);
+    return;
+  }
+  std::vector<const GroupTable*> inputs = tables;
+  GroupTable mine(layout_);  // this table's own groups are folded like the others'
+  if (size()) {
+    mine = std::move(*this);
+    *this = GroupTable(layout_);
+    inputs.push_back(&mine);
+  }
+  const size_t nparts = static_cast<size_t>(threads);
+  // The partition from the hash's middle bits, mixed: slots use the low bits
+  // and tags the high ones, which stay spread within a partition.
+  auto part_of = [nparts](uint64_t h) { return static_cast<size_t>(((h * 0x9e3779b97f4a7c15ull) >> 32) % nparts); };
+  std::vector<GroupTable> parts;
+  parts.reserve(nparts);
+  for (size_t p = 0; p < nparts; ++p) parts.emplace_back(layout_);
+  parallel_for(nparts, threads, [&](size_t p, int) {
+    GroupTable& out = parts[p];
+    out.reserve(largest / nparts + 1);
+    for (const GroupTable* t : inputs)
+      for (size_t g = 0; g < t->size(); ++g) {
+        if (part_of(t->hashes_[g]) != p) continue;
+        char* dst = out.find_or_insert(t->keys(g), t->hashes_[g]);
+        bool copied = false;
+        for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t->state(g));
+        if (copied) out.stabilize_strings(dst);
+      }
+  });
+  append_disjoint(parts, threads);
+}
+
+void GroupTable::append_disjoint(std::vector<GroupTable>& parts, int threads) {
+  std::vector<size_t> first(parts.size() + 1, size());
+  for (size_t i = 0; i < parts.size(); ++i) first[i + 1] = first[i] + parts[i].size();
+  hashes_.resize(first.back());
+  blocks_.resize(first.back() * block_bytes_);
+  parallel_for(parts.size(), threads, [&](size_t i, int) {
+    const GroupTable& p = parts[i];
+    std::memcpy(hashes_.data() + first[i], p.hashes_.data(), p.size() * sizeof(uint64_t));
+    std::memcpy(blocks_.data() + first[i] * block_bytes_, p.blocks_.data(), p.size() * block_bytes_);
+  });
+  for (auto& p : parts) strings_.absorb(std::move(p.strings_));
+  indexed_ = false;
 }
 
 }  // namespace warpcsv

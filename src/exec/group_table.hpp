@@ -61,6 +61,13 @@ class GroupTable {
   }
   // Folds every group of `other` into this table, in other's group order.
   void merge_from(const GroupTable& other);
+  // Folds every group of `tables` into this table on up to `threads`
+  // threads: thread p folds the groups whose hash falls in partition p, from
+  // all the tables, into a table of its own, and the partitions, which share
+  // no group, are then appended whole. The groups and states are those of
+  // merge_from one table after another (merges are order-free); the group
+  // order differs.
+  void merge_all(const std::vector<const GroupTable*>& tables, int threads);
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);
 
@@ -77,6 +84,9 @@ class GroupTable {
  private:
   void grow();
   void rebuild_index();
+  // Appends the groups of `parts`, which share no group with each other or
+  // with this table, and takes over their strings.
+  void append_disjoint(std::vector<GroupTable>& parts, int threads);
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);
 
   // A group's keys and its aggregate states share one block, so a lookup

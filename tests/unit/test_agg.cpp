@@ -664,3 +664,78 @@ TEST_CASE("group table: groups appended as distinct are found again, and new one
   t.find_or_insert(k, t.hash_keys(k));
   CHECK(t.size() == n + 1);
 }
+
+// Thread tables folded on threads by hash partition must hold what folding
+// them one after another gives: the same groups, the same states (sums,
+// string maxima whose bytes the merged table owns, first values by order).
+TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
+  GroupLayout layout;
+  layout.key_types = {Type::String, Type::Int};
+  const AggOp ops[] = {AggOp::SumExact, AggOp::Max, AggOp::First};
+  const Type types[] = {Type::Int, Type::String, Type::String};
+  uint32_t off = 0;
+  for (int i = 0; i < 3; ++i) {
+    AggDesc d{};
+    d.op = ops[i];
+    d.in_type = types[i];
+    d.offset = off;
+    off += (agg_state_size(d.op) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign;
+    layout.aggs.push_back(d);
+  }
+  layout.state_bytes = off;
+  std::mt19937_64 rng(11);
+  // Six thread tables of 20000 rows each over 60000 keys: they overlap.
+  std::vector<std::unique_ptr<GroupTable>> threads_tables;
+  uint64_t order = 0;
+  for (int t = 0; t < 6; ++t) {
+    threads_tables.push_back(std::make_unique<GroupTable>(&layout));
+    GroupTable& table = *threads_tables.back();
+    for (int r = 0; r < 20000; ++r) {
+      const uint64_t key = rng() % 60000;
+      const std::string s = "k" + std::to_string(key);
+      const std::string v = "v" + std::to_string(rng() % 100000);  // a row's bytes: copied on store
+      const Value keys[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
+                             Value::of_int(static_cast<int64_t>(key % 3))};
+      char* block = table.find_or_insert(keys, table.hash_keys(keys));
+      const Value x[3] = {Value::of_int(static_cast<int64_t>(rng() % 1000) - 500),
+                          Value::of_str(v.data(), static_cast<uint32_t>(v.size())),
+                          Value::of_str(v.data(), static_cast<uint32_t>(v.size()))};
+      bool strings = false;
+      for (int a = 0; a < 3; ++a) strings |= agg_update(layout.aggs[a], block, x[a], Value{}, order++);
+      if (strings) table.stabilize_strings(block);
+    }
+  }
+  std::vector<const GroupTable*> tables;
+  for (const auto& t : threads_tables) tables.push_back(t.get());
+  GroupTable one_by_one(&layout);
+  for (const GroupTable* t : tables) one_by_one.merge_from(*t);
+  auto state_text = [&](const char* state) {
+    const auto* sum = reinterpret_cast<const SumExactState*>(state + layout.aggs[0].offset);
+    const auto* max = reinterpret_cast<const ExtremeState*>(state + layout.aggs[1].offset);
+    const auto* first = reinterpret_cast<const OrderedState*>(state + layout.aggs[2].offset);
+    return std::to_string(static_cast<int64_t>(sum->sum)) + "/" + std::to_string(sum->n) + "/" +
+           std::string(max->v.s.ptr, max->v.s.len) + "/" + std::string(first->v.s.ptr, first->v.s.len) + "/" +
+           std::to_string(first->order);
+  };
+  for (int threads : {1, 2, 3, 8}) {
+    for (bool start_with_groups : {false, true}) {
+      INFO("threads " << threads << ", starting with groups " << start_with_groups);
+      GroupTable merged(&layout);
+      std::vector<const GroupTable*> rest = tables;
+      if (start_with_groups) {  // the table already holds the first thread's groups
+        merged.merge_from(*tables[0]);
+        rest.erase(rest.begin());
+      }
+      merged.merge_all(rest, threads);
+      REQUIRE(merged.size() == one_by_one.size());
+      REQUIRE(merged.size() > (1u << 15));  // the threaded path, not the serial one
+      size_t differ = 0;
+      for (size_t g = 0; g < one_by_one.size(); ++g) {
+        const char* found = merged.find_or_insert(one_by_one.keys(g), one_by_one.hash_keys(one_by_one.keys(g)));
+        differ += state_text(found) != state_text(one_by_one.state(g));
+      }
+      CHECK(merged.size() == one_by_one.size());  // every group was found, none inserted
+      CHECK(differ == 0);
+    }
+  }
+}
