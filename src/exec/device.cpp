@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <future>
+#include <thread>
 
 #include "warpcsv/errors.hpp"
 #include "warpcsv/run.hpp"
@@ -74,9 +75,19 @@ DeviceChoice choose_device(const Options& opts) {
   return d;
 }
 
+int host_threads(const Options& opts) {
+  return opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+uint64_t auto_gpu_bytes(int threads) {
+  return std::clamp<uint64_t>((32ull << 20) * static_cast<uint64_t>(std::max(1, threads)), 256ull << 20, 1ull << 30);
+}
+
 namespace {
-// Inputs at least this large pay for CUDA start-up (about 0.4 s) under --device auto.
-[[maybe_unused]] constexpr uint64_t kAutoGpuBytes = 256ull << 20;
+// Whether --device auto hands an input of `bytes` bytes (0: a stream) to the GPUs.
+[[maybe_unused]] bool auto_picks_gpu(const Options& opts, uint64_t bytes) {
+  return bytes >= auto_gpu_bytes(host_threads(opts));
+}
 
 // Total size of the input files; 0 when any is standard input or not a regular file.
 uint64_t input_bytes(const Options& opts) {
@@ -153,7 +164,7 @@ void limit_visible_gpus(const Options& opts) {
 
 void start_gpu_probe(const Options& opts) {
 #ifdef WARPCSV_HAVE_CUDA
-  if (opts.device == "cpu" || (opts.device == "auto" && input_bytes(opts) < kAutoGpuBytes)) return;
+  if (opts.device == "cpu" || (opts.device == "auto" && !auto_picks_gpu(opts, input_bytes(opts)))) return;
   // Only the context of the GPU the scan starts on: the executor builds the
   // GPUs one after another, and a second context created here at the same
   // time would hold the driver while the executor pins GPU 0's buffers.
@@ -176,7 +187,7 @@ std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSe
   // start-up overlaps the first window). It needs an input it can read again
   // (a bad row makes the CPU executor rescan it); plans the GPU does not run
   // go to the CPU inside the executor.
-  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && input_bytes(opts) >= kAutoGpuBytes);
+  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && auto_picks_gpu(opts, input_bytes(opts)));
   if (gpu && in.rereadable()) return make_cuda_executor(run_gpus(d, opts), d.kind == DeviceChoice::Gpu);
 #else
   (void)in;

@@ -36,6 +36,17 @@ struct DeviceChoice {
 // Parses --device (auto, cpu, gpu, or a list such as 0,1).
 DeviceChoice choose_device(const Options& opts);
 
+// Host threads of a run: --threads, else one per hardware thread.
+int host_threads(const Options& opts);
+
+// Under --device auto, inputs of at least this many bytes go to the GPUs:
+// 32 MiB per host thread, from 256 MiB to 1 GiB. CUDA start-up costs about
+// 0.3 s, which the CPU executor's threads spend scanning instead. Measured on
+// the 1 x H200 host (16 threads), whole process: 0.52 GB q3 (1M groups) CPU
+// 0.32-0.34 s, GPU 0.37-0.42 s; 1.03 GB q3 CPU 0.66-0.68 s, GPU 0.40-0.43 s;
+// q1 CPU 0.30 s and GPU 0.36-0.38 s even at 1.03 GB.
+uint64_t auto_gpu_bytes(int threads);
+
 // Inputs smaller than this run on GPU 0 alone under --device gpu or auto.
 // Measured on 2 x H200 (32 cores, file in the page cache): each visible GPU
 // adds about 0.1 s to CUDA driver start-up, its context 0.1 s more and the

@@ -143,7 +143,7 @@ int run_pipeline(const Options& opts) {
   check_pipeline_syntax(opts.pipeline);
   const DeviceChoice device = choose_device(opts);
   start_gpu_probe(opts);
-  const int threads = opts.threads > 0 ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  const int threads = host_threads(opts);
   uint64_t chunk = opts.chunk_size ? opts.chunk_size : default_cpu_chunk(threads);
   if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
 

@@ -205,6 +205,20 @@ TEST_CASE("devices: an input too small for several GPUs runs on GPU 0; a list is
   CHECK(gpus_for_input(listed, 10) == std::vector<int>{1, 0});
 }
 
+TEST_CASE("devices: auto hands inputs to the GPUs from 32 MiB per host thread, 256 MiB to 1 GiB") {
+  CHECK(auto_gpu_bytes(1) == 256ull << 20);
+  CHECK(auto_gpu_bytes(8) == 256ull << 20);
+  CHECK(auto_gpu_bytes(16) == 512ull << 20);
+  CHECK(auto_gpu_bytes(32) == 1ull << 30);
+  CHECK(auto_gpu_bytes(512) == 1ull << 30);
+  CHECK(auto_gpu_bytes(0) == 256ull << 20);
+  Options o;
+  o.threads = 6;
+  CHECK(host_threads(o) == 6);
+  o.threads = 0;
+  CHECK(host_threads(o) >= 1);
+}
+
 TEST_CASE("devices: GPU batch tails are the sampled rows' length times the slack, within bounds") {
   CHECK(gpu_batch_tail(0) == kGpuMaxTail);  // nothing sampled
   CHECK(gpu_batch_tail(1) == kGpuMinTail);
