@@ -46,7 +46,8 @@ class StringArena {
       return StrRef{big_.back().get(), static_cast<uint32_t>(n)};
     }
     if (blocks_.empty() || used_ + n > kBlock) {
-      blocks_.push_back(std::make_unique<char[]>(kBlock));
+      // Not zeroed: a block's pages are touched only as strings fill it.
+      blocks_.push_back(std::unique_ptr<char[]>(new char[kBlock]));
       used_ = 0;
     }
     char* dst = blocks_.back().get() + used_;

@@ -1280,11 +1280,16 @@ class CudaExecutor : public ScanExecutor {
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    auto start_over = [&] {
+    // Before a scan from the start: `tried` names the scan given up, which
+    // --profile keeps with its time beside those of earlier tries.
+    auto start_over = [&](const std::string& tried, double tried_s) {
       *groups = GroupTable(&groups->layout());
       const uint64_t chunk = stats.chunk_size;
+      std::vector<StageTiming> tries = std::move(stats.stages);
       stats = ScanStats{};
       stats.chunk_size = chunk;
+      stats.stages = std::move(tries);
+      stats.stages.push_back(StageTiming{tried, "all", tried_s, 0, 0});
       in = InputSet::open(*settings.opts);
       settings.progress->restart();
     };
@@ -1317,10 +1322,7 @@ class CudaExecutor : public ScanExecutor {
         // A row longer than the sample's rows promised: the GPUs scan again
         // with the longest tail.
         ++g_tail_reruns;
-        const double tried_s = seconds_since(t_setup);
-        start_over();
-        stats.stages.push_back(
-            StageTiming{"gpu: scan with " + std::to_string(tail >> 10) + " KiB tails, a row longer", "all", tried_s, 0, 0});
+        start_over("gpu: scan with " + std::to_string(tail >> 10) + " KiB tails, a row longer", seconds_since(t_setup));
         tail = kGpuMaxTail;
         continue;
       }
@@ -1328,7 +1330,7 @@ class CudaExecutor : public ScanExecutor {
       // value or a limit: the CPU executor scans from the start and reports
       // exactly what the user must see.
       ++(no_gpu ? g_cpu_plans : g_cpu_reruns);
-      start_over();
+      start_over(no_gpu ? "gpu: none found" : "gpu: scan handed to the cpu", seconds_since(t_setup));
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }

@@ -141,11 +141,8 @@ void GroupTable::merge_from(const GroupTable& other) {
 }
 
 void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int threads) {
-  size_t total = 0, largest = size();
-  for (const GroupTable* t : tables) {
-    total += t->size();
-    largest = std::max(largest, t->size());
-  }
+  size_t total = 0;
+  for (const GroupTable* t : tables) total += t->size();
   // Below this many groups the hand-over to threads costs more than it saves.
   constexpr size_t kSerialGroups = 1 << 15;
   if (threads <= 1 || total < kSerialGroups) {
@@ -159,31 +156,47 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
     *this = GroupTable(layout_);
     inputs.push_back(&mine);
   }
-  const size_t nparts = static_cast<size_t>(threads);
-  // The partition from the hash's middle bits, mixed: slots use the low bits
-  // and tags the high ones, which stay spread within a partition.
-  auto part_of = [nparts](uint64_t h) { return static_cast<size_t>(((h * 0x9e3779b97f4a7c15ull) >> 32) % nparts); };
-  std::vector<GroupTable> parts;
-  parts.reserve(nparts);
-  for (size_t p = 0; p < nparts; ++p) parts.emplace_back(layout_);
-  parallel_for(nparts, threads, [&](size_t p, int) {
-    GroupTable& out = parts[p];
-    out.reserve(largest / nparts + 1);
-    for (const GroupTable* t : inputs)
-      for (size_t g = 0; g < t->size(); ++g) {
-        if (part_of(t->hashes_[g]) != p) continue;
-        char* dst = out.find_or_insert(t->keys(g), t->hashes_[g]);
-        bool copied = false;
-        for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t->state(g));
-        if (copied) out.stabilize_strings(dst);
+  try {
+    const size_t nparts = static_cast<size_t>(threads);
+    // The partition from the hash's middle bits, mixed: slots use the low
+    // bits and tags the high ones, which stay spread within a partition.
+    auto part_of = [nparts](uint64_t h) { return static_cast<size_t>(((h * 0x9e3779b97f4a7c15ull) >> 32) % nparts); };
+    // Each table's groups listed by partition in one pass over it, so that a
+    // partition's thread reads only its own groups.
+    std::vector<std::vector<std::vector<uint32_t>>> listed(inputs.size(), std::vector<std::vector<uint32_t>>(nparts));
+    parallel_for(inputs.size(), threads, [&](size_t i, int) {
+      const GroupTable& t = *inputs[i];
+      for (size_t g = 0; g < t.size(); ++g) listed[i][part_of(t.hashes_[g])].push_back(static_cast<uint32_t>(g));
+    });
+    std::vector<GroupTable> parts;
+    parts.reserve(nparts);
+    for (size_t p = 0; p < nparts; ++p) parts.emplace_back(layout_);
+    parallel_for(nparts, threads, [&](size_t p, int) {
+      GroupTable& out = parts[p];
+      size_t most = 0;
+      for (const auto& l : listed) most = std::max(most, l[p].size());
+      out.reserve(most);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const GroupTable& t = *inputs[i];
+        for (const uint32_t g : listed[i][p]) {
+          char* dst = out.find_or_insert(t.keys(g), t.hashes_[g]);
+          bool copied = false;
+          for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t.state(g));
+          if (copied) out.stabilize_strings(dst);
+        }
       }
-  });
-  append_disjoint(parts, threads);
+    });
+    append_disjoint(parts, threads);
+  } catch (...) {
+    *this = std::move(mine);  // as it was
+    throw;
+  }
 }
 
 void GroupTable::append_disjoint(std::vector<GroupTable>& parts, int threads) {
   std::vector<size_t> first(parts.size() + 1, size());
   for (size_t i = 0; i < parts.size(); ++i) first[i + 1] = first[i] + parts[i].size();
+  if (first.back() >= 0xfffffffeull) throw ResourceError("more than 4 billion groups");  // as insert_new
   hashes_.resize(first.back());
   blocks_.resize(first.back() * block_bytes_);
   parallel_for(parts.size(), threads, [&](size_t i, int) {

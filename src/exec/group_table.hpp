@@ -62,11 +62,12 @@ class GroupTable {
   // Folds every group of `other` into this table, in other's group order.
   void merge_from(const GroupTable& other);
   // Folds every group of `tables` into this table on up to `threads`
-  // threads: thread p folds the groups whose hash falls in partition p, from
-  // all the tables, into a table of its own, and the partitions, which share
-  // no group, are then appended whole. The groups and states are those of
-  // merge_from one table after another (merges are order-free); the group
-  // order differs.
+  // threads: each table's groups are listed by hash partition, thread p
+  // folds those of partition p from all the tables into a table of its own,
+  // and the partitions, which share no group, are then appended whole. The
+  // groups and states are those of merge_from one table after another
+  // (merges are order-free); the group order differs. On an error (memory,
+  // the group limit) this table is left as it was.
   void merge_all(const std::vector<const GroupTable*>& tables, int threads);
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);

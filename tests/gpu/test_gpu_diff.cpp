@@ -38,14 +38,11 @@ namespace {
 using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
-// Sends this process's stderr to /dev/null while alive.
-struct QuietStderr : testing::CaptureStderr {
-  QuietStderr() : CaptureStderr("/dev/null") {}
-};
 
 struct RunResult {
   int code = 0;
   std::string out, rejects, error;
+  std::string profile;  // stderr, with RunConfig::profile
 };
 
 struct RunConfig {
@@ -56,6 +53,7 @@ struct RunConfig {
   std::string schema;
   bool gpus_together = true;  // false: GPUs join the scan when ready, as on the command line
   int threads = 0;            // --threads (0: all)
+  bool profile = false;       // --profile, stderr kept in RunResult::profile
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
@@ -70,6 +68,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.quiet = true;
   opts.dialect.null_tokens = c.nulls;
   opts.schema = c.schema;
+  opts.profile = c.profile;
   opts.output_path = dir.file("out.csv");
   std::remove(opts.output_path.c_str());
   if (c.skip) {
@@ -78,13 +77,16 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
     std::remove(opts.rejects_path.c_str());
   }
   RunResult r;
-  QuietStderr quiet;
-  try {
-    r.code = run_pipeline(opts);
-  } catch (const Error& e) {
-    r.code = e.exit_code();
-    r.error = e.what();
+  {
+    testing::CaptureStderr quiet(c.profile ? dir.file("stderr.txt") : "/dev/null");
+    try {
+      r.code = run_pipeline(opts);
+    } catch (const Error& e) {
+      r.code = e.exit_code();
+      r.error = e.what();
+    }
   }
+  if (c.profile) r.profile = read_file(dir.file("stderr.txt"));
   r.out = read_file(opts.output_path);
   if (c.skip) r.rejects = read_file(opts.rejects_path);
   return r;
@@ -581,12 +583,17 @@ TEST_CASE("gpu: a row longer than the sampled rows' tail makes the GPUs scan aga
         RunConfig c;
         c.device = dev;
         c.chunk = chunk;
+        c.profile = true;
         const CudaRunInfo before = cuda_run_info();
-        CHECK(run_tool(dir, pipeline, f, c).out == cpu.out);
+        const RunResult r = run_tool(dir, pipeline, f, c);
+        CHECK(r.out == cpu.out);
         const CudaRunInfo after = cuda_run_info();
         CHECK(after.tail_reruns == before.tail_reruns + 1);
         CHECK(after.gpu_scans == before.gpu_scans + (fits_longest_tail ? 1 : 0));
         CHECK(after.cpu_reruns == before.cpu_reruns + (fits_longest_tail ? 0 : 1));
+        // --profile keeps every try given up.
+        CHECK(r.profile.find("gpu: scan with 64 KiB tails, a row longer") != std::string::npos);
+        CHECK((r.profile.find("gpu: scan handed to the cpu") != std::string::npos) == !fits_longest_tail);
       }
   }
 }

@@ -683,32 +683,42 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
     layout.aggs.push_back(d);
   }
   layout.state_bytes = off;
-  std::mt19937_64 rng(11);
-  // Six thread tables of 20000 rows each over 60000 keys: they overlap.
-  std::vector<std::unique_ptr<GroupTable>> threads_tables;
-  uint64_t order = 0;
-  for (int t = 0; t < 6; ++t) {
-    threads_tables.push_back(std::make_unique<GroupTable>(&layout));
-    GroupTable& table = *threads_tables.back();
-    for (int r = 0; r < 20000; ++r) {
-      const uint64_t key = rng() % 60000;
-      const std::string s = "k" + std::to_string(key);
-      const std::string v = "v" + std::to_string(rng() % 100000);  // a row's bytes: copied on store
-      const Value keys[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
-                             Value::of_int(static_cast<int64_t>(key % 3))};
-      char* block = table.find_or_insert(keys, table.hash_keys(keys));
-      const Value x[3] = {Value::of_int(static_cast<int64_t>(rng() % 1000) - 500),
-                          Value::of_str(v.data(), static_cast<uint32_t>(v.size())),
-                          Value::of_str(v.data(), static_cast<uint32_t>(v.size()))};
-      bool strings = false;
-      for (int a = 0; a < 3; ++a) strings |= agg_update(layout.aggs[a], block, x[a], Value{}, order++);
-      if (strings) table.stabilize_strings(block);
+  // Six thread tables of 20000 rows each over 60000 keys: they overlap. The
+  // same tables every call (one seed).
+  auto make_thread_tables = [&] {
+    std::mt19937_64 rng(11);
+    std::vector<std::unique_ptr<GroupTable>> made;
+    uint64_t order = 0;
+    for (int t = 0; t < 6; ++t) {
+      made.push_back(std::make_unique<GroupTable>(&layout));
+      GroupTable& table = *made.back();
+      for (int r = 0; r < 20000; ++r) {
+        const uint64_t key = rng() % 60000;
+        const std::string s = "k" + std::to_string(key);
+        const std::string v = "v" + std::to_string(rng() % 100000);  // a row's bytes: copied on store
+        const Value keys[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
+                               Value::of_int(static_cast<int64_t>(key % 3))};
+        char* block = table.find_or_insert(keys, table.hash_keys(keys));
+        const Value x[3] = {Value::of_int(static_cast<int64_t>(rng() % 1000) - 500),
+                            Value::of_str(v.data(), static_cast<uint32_t>(v.size())),
+                            Value::of_str(v.data(), static_cast<uint32_t>(v.size()))};
+        bool strings = false;
+        for (int a = 0; a < 3; ++a) strings |= agg_update(layout.aggs[a], block, x[a], Value{}, order++);
+        if (strings) table.stabilize_strings(block);
+      }
     }
-  }
-  std::vector<const GroupTable*> tables;
-  for (const auto& t : threads_tables) tables.push_back(t.get());
+    return made;
+  };
+  auto pointers = [](const std::vector<std::unique_ptr<GroupTable>>& owned) {
+    std::vector<const GroupTable*> p;
+    for (const auto& t : owned) p.push_back(t.get());
+    return p;
+  };
   GroupTable one_by_one(&layout);
-  for (const GroupTable* t : tables) one_by_one.merge_from(*t);
+  {
+    const auto owned = make_thread_tables();
+    for (const GroupTable* t : pointers(owned)) one_by_one.merge_from(*t);
+  }
   auto state_text = [&](const char* state) {
     const auto* sum = reinterpret_cast<const SumExactState*>(state + layout.aggs[0].offset);
     const auto* max = reinterpret_cast<const ExtremeState*>(state + layout.aggs[1].offset);
@@ -721,14 +731,19 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
     for (bool start_with_groups : {false, true}) {
       INFO("threads " << threads << ", starting with groups " << start_with_groups);
       GroupTable merged(&layout);
-      std::vector<const GroupTable*> rest = tables;
-      if (start_with_groups) {  // the table already holds the first thread's groups
-        merged.merge_from(*tables[0]);
-        rest.erase(rest.begin());
-      }
-      merged.merge_all(rest, threads);
+      {
+        auto owned = make_thread_tables();
+        std::vector<const GroupTable*> rest = pointers(owned);
+        if (start_with_groups) {  // the table already holds the first thread's groups
+          merged.merge_from(*rest[0]);
+          rest.erase(rest.begin());
+        }
+        size_t in_rest = 0;
+        for (const GroupTable* t : rest) in_rest += t->size();
+        REQUIRE(in_rest > (1u << 15));  // enough groups for the threaded path
+        merged.merge_all(rest, threads);
+      }  // the threads' tables are gone: the merged table must own every string it holds
       REQUIRE(merged.size() == one_by_one.size());
-      REQUIRE(merged.size() > (1u << 15));  // the threaded path, not the serial one
       size_t differ = 0;
       for (size_t g = 0; g < one_by_one.size(); ++g) {
         const char* found = merged.find_or_insert(one_by_one.keys(g), one_by_one.hash_keys(one_by_one.keys(g)));
