@@ -70,6 +70,7 @@ class CpuScan {
   }
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
+    stats.executor = "cpu";
     uint64_t partition_index = 0;
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;

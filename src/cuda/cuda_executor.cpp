@@ -1316,6 +1316,7 @@ class CudaExecutor : public ScanExecutor {
         // The GPUs' stagings (with their group tables) and the slots kept for the next run.
         stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
         ++g_gpu_scans;
+        stats.executor = "gpu";
         return;
       }
       if (!no_gpu && flags == kFlagLongRow && tail < kGpuMaxTail) {

@@ -84,11 +84,6 @@ uint64_t auto_gpu_bytes(int threads) {
 }
 
 namespace {
-// Whether --device auto hands an input of `bytes` bytes (0: a stream) to the GPUs.
-[[maybe_unused]] bool auto_picks_gpu(const Options& opts, uint64_t bytes) {
-  return bytes >= auto_gpu_bytes(host_threads(opts));
-}
-
 // Total size of the input files; 0 when any is standard input or not a regular file.
 uint64_t input_bytes(const Options& opts) {
   uint64_t total = 0;
@@ -106,6 +101,15 @@ std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
   return gpus_for_input(d, input_bytes(opts));
 }
 }  // namespace
+
+bool auto_uses_gpus(const Options& opts) {
+#ifdef WARPCSV_HAVE_CUDA
+  return input_bytes(opts) >= auto_gpu_bytes(host_threads(opts));
+#else
+  (void)opts;
+  return false;
+#endif
+}
 
 uint64_t gpu_batch_tail(uint64_t longest_sampled_row) {
   if (longest_sampled_row == 0 || longest_sampled_row > kGpuMaxTail / kGpuRowSlack) return kGpuMaxTail;
@@ -164,7 +168,7 @@ void limit_visible_gpus(const Options& opts) {
 
 void start_gpu_probe(const Options& opts) {
 #ifdef WARPCSV_HAVE_CUDA
-  if (opts.device == "cpu" || (opts.device == "auto" && !auto_picks_gpu(opts, input_bytes(opts)))) return;
+  if (opts.device == "cpu" || (opts.device == "auto" && !auto_uses_gpus(opts))) return;
   // Only the context of the GPU the scan starts on: the executor builds the
   // GPUs one after another, and a second context created here at the same
   // time would hold the driver while the executor pins GPU 0's buffers.
@@ -187,7 +191,7 @@ std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSe
   // start-up overlaps the first window). It needs an input it can read again
   // (a bad row makes the CPU executor rescan it); plans the GPU does not run
   // go to the CPU inside the executor.
-  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && auto_picks_gpu(opts, input_bytes(opts)));
+  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && auto_uses_gpus(opts));
   if (gpu && in.rereadable()) return make_cuda_executor(run_gpus(d, opts), d.kind == DeviceChoice::Gpu);
 #else
   (void)in;
@@ -208,11 +212,27 @@ void check_gpu_numbers(const std::string& option, const std::vector<int>& gpus, 
                                       option, g, count));
 }
 
-std::string device_name(const DeviceChoice& d) {
+std::string describe_auto_choice(const Options& opts) {
+  const uint64_t bytes = input_bytes(opts), from = auto_gpu_bytes(host_threads(opts));
+#ifdef WARPCSV_HAVE_CUDA
+  if (bytes >= from)
+    return fmt::format("the GPUs (the CPU if none is found): {} bytes of input, at least the {} that pay for CUDA "
+                       "start-up",
+                       bytes, from);
+  if (bytes == 0) return "the CPU: the input is a stream (the GPUs need files they can read again) or empty";
+  return fmt::format("the CPU: {} bytes of input, fewer than the {} that pay for CUDA start-up", bytes, from);
+#else
+  (void)bytes;
+  (void)from;
+  return "the CPU: this warpcsv was built without CUDA";
+#endif
+}
+
+std::string device_name(const DeviceChoice& d, const Options& opts) {
   switch (d.kind) {
     case DeviceChoice::Cpu: return "cpu";
     case DeviceChoice::Gpu: return "gpu";
-    case DeviceChoice::Auto: return "auto (cpu)";
+    case DeviceChoice::Auto: return auto_uses_gpus(opts) ? "auto (gpu)" : "auto (cpu)";
   }
   return "?";
 }

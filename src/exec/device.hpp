@@ -77,7 +77,16 @@ bool gpu_probe_started();
 // resource error (exit 4).
 std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts);
 
-std::string device_name(const DeviceChoice& d);
+// Whether --device auto gives this run's input to the GPUs (when there are
+// any): input files of auto_gpu_bytes or more.
+bool auto_uses_gpus(const Options& opts);
+
+// Why --device auto picks what it picks for this run's input, in words.
+std::string describe_auto_choice(const Options& opts);
+
+// The device choice in words: cpu, gpu, or auto and what it picked for this
+// input ("auto (gpu)": the GPUs, or the CPU if none is found).
+std::string device_name(const DeviceChoice& d, const Options& opts);
 
 // The error for a GPU asked for with --device `option` where none is usable.
 ResourceError no_gpu_error(const std::string& option, const std::string& why);

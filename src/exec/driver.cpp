@@ -100,15 +100,19 @@ void print_profile(const ScanStats& stats, const std::vector<StageTiming>& drive
 }
 
 std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const DeviceChoice& device,
-                                  const Options& opts) {
+                                  const Options& opts, uint64_t longest_sampled_row) {
   std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk,
-                              device_name(device), threads);
-  if (device.kind == DeviceChoice::Gpu)
+                              device_name(device, opts), threads);
+  if (device.kind == DeviceChoice::Auto) s += "  auto: " + describe_auto_choice(opts) + "\n";
+  if (device.kind == DeviceChoice::Gpu || (device.kind == DeviceChoice::Auto && auto_uses_gpus(opts))) {
     s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read in 2 MiB pieces that go on to the GPU "
-                     "as each is read; each batch's start state from the composed transition vectors of the batches "
-                     "before it\n",
-                     opts.chunk_size ? chunk : kGpuBatchBytes);
-  if (device.kind == DeviceChoice::Gpu) s += "  on " + describe_run_gpus(device, opts) + "\n";
+                     "as each is read, with a tail of {} bytes after each for its last row ({} x the longest "
+                     "sampled row, {} bytes); each batch's start state from the composed transition vectors of the "
+                     "batches before it\n",
+                     opts.chunk_size ? chunk : kGpuBatchBytes, gpu_batch_tail(longest_sampled_row), kGpuRowSlack,
+                     longest_sampled_row);
+    s += "  on " + describe_run_gpus(device, opts) + "\n";
+  }
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
   return s;
 }
@@ -165,7 +169,7 @@ int run_pipeline(const Options& opts) {
     const Plan plan = bind_plan(opts.pipeline, schema, unobserved);
     std::unique_ptr<ScanExecutor> exec = make_executor(device, in, opts);
     if (opts.explain) {
-      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device, opts);
+      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device, opts, longest_sampled_row);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
@@ -242,7 +246,8 @@ int run_pipeline(const Options& opts) {
       continue;
     }
     progress.finish();
-    driver_stages.push_back(StageTiming{"scan", device_name(device), seconds_since(t_scan), stats.bytes, 0});
+    driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? device_name(device, opts) : stats.executor,
+                                        seconds_since(t_scan), stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
       if (plan.scan.keys.empty() && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));

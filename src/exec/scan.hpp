@@ -85,6 +85,7 @@ struct ScanStats {
   uint64_t partitions = 0;
   uint64_t chunk_size = 0;
   std::vector<StageTiming> stages;  // filled by executors for --profile
+  std::string executor;             // what scanned in the end: "cpu" or "gpu"
 };
 
 class ScanExecutor {

@@ -491,6 +491,13 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
     line >> device >> s;
     return s;
   };
+  // The scan's line names what ran it.
+  const size_t scan_at = text.find("\n  scan ");
+  REQUIRE(scan_at != std::string::npos);
+  std::istringstream scan_line(text.substr(scan_at + 8, 40));
+  std::string scan_device;
+  scan_line >> scan_device;
+  CHECK(scan_device == "gpu");
   CHECK(seconds_of("gpu: wait for reads") >= 0);  // may round to 0: reads run ahead
   CHECK(seconds_of("gpu: wait for a buffer") >= 0);
   CHECK(seconds_of("gpu: wait for start states") >= 0);

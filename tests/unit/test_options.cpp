@@ -1,11 +1,15 @@
 // The command line: every option fills Options; bad values are usage errors
 // that name the option; --help / --version exit early with their text.
+#include <unistd.h>
+
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
 #include "cli/options.hpp"
 #include "exec/device.hpp"
+#include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 
 using namespace warpcsv;
@@ -217,6 +221,38 @@ TEST_CASE("devices: auto hands inputs to the GPUs from 32 MiB per host thread, 2
   CHECK(host_threads(o) == 6);
   o.threads = 0;
   CHECK(host_threads(o) >= 1);
+}
+
+TEST_CASE("devices: auto says what it picks for the input, and why") {
+  testing::TempDir dir;
+  const std::string small = dir.file("small.csv"), large = dir.file("large.csv");
+  testing::write_file(small, "a,b\n1,2\n");
+  {
+    std::FILE* f = std::fopen(large.c_str(), "w");  // sparse: no disk space
+    REQUIRE(f);
+    REQUIRE(ftruncate(fileno(f), static_cast<off_t>(300ull << 20)) == 0);
+    std::fclose(f);
+  }
+  Options o;
+  o.device = "auto";
+  o.threads = 1;  // the GPUs from 256 MiB
+  const DeviceChoice d = choose_device(o);
+  o.files = {small};
+  CHECK(device_name(d, o) == "auto (cpu)");
+  o.files = {small, large};
+#ifdef WARPCSV_HAVE_CUDA
+  CHECK(device_name(d, o) == "auto (gpu)");
+  CHECK(describe_auto_choice(o).find("the GPUs (the CPU if none is found)") == 0);
+  o.files = {small};
+  CHECK(describe_auto_choice(o).find("the CPU: 8 bytes of input, fewer than the 268435456") == 0);
+  o.files = {"-"};
+  CHECK(describe_auto_choice(o).find("the CPU: the input is a stream") == 0);
+#else
+  CHECK(device_name(d, o) == "auto (cpu)");
+  CHECK(describe_auto_choice(o) == "the CPU: this warpcsv was built without CUDA");
+#endif
+  o.device = "cpu";
+  CHECK(device_name(choose_device(o), o) == "cpu");
 }
 
 TEST_CASE("devices: GPU batch tails are the sampled rows' length times the slack, within bounds") {
