@@ -14,6 +14,7 @@
 #include "exec/parallel.hpp"
 #include "exec/partitioner.hpp"
 #include "exec/row_issue.hpp"
+#include "exec/stream_ahead.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
@@ -22,6 +23,10 @@
 namespace warpcsv {
 
 namespace {
+// A stream is read ahead in blocks of this size, at most this far.
+constexpr size_t kStreamBlockBytes = 4u << 20;
+constexpr size_t kStreamAheadBytes = 64u << 20;
+
 uint64_t page_size() {
   static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   return p;
@@ -49,6 +54,10 @@ InputSource::InputSource(const std::string& path, const DialectOptions& opts,
     struct stat st{};
     rereadable_ = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   }
+  // Streams are read (and decompressed) on a thread of their own while the
+  // windows before are scanned: `cat FILE |` and gzip no longer wait for the
+  // scan, nor the scan for them.
+  if (fd_ < 0) ahead_ = std::make_unique<StreamAhead>(src_, kStreamBlockBytes, kStreamAheadBytes);
   if (!opts.delimiter_auto) {
     read_header(opts, dialect);
     return;
@@ -73,7 +82,7 @@ bool InputSource::fill_stream(uint64_t upto) {
     buf_.resize(have + ask);
     size_t got = 0;
     while (got < ask) {
-      const size_t n = src_->read(buf_.data() + have + got, ask - got);
+      const size_t n = ahead_->read(buf_.data() + have + got, ask - got);
       if (n == 0) {
         stream_eof_ = true;
         break;

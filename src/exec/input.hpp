@@ -13,10 +13,12 @@
 #include "warpcsv/io.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
+#include "warpcsv/table.hpp"
 
 namespace warpcsv {
 
 class ByteSource;
+class StreamAhead;
 
 // A contiguous run of one source's data bytes. `offset` is the position of
 // data[0] in the source's data (after the header); data[0] is a row start.
@@ -63,7 +65,8 @@ class InputSource {
   bool fill_stream(uint64_t upto);  // stream: read until buffer covers `upto`
 
   std::string name_;
-  std::unique_ptr<ByteSource> src_;
+  std::shared_ptr<ByteSource> src_;
+  std::unique_ptr<StreamAhead> ahead_;  // streams: read ahead of the windows
   std::vector<std::string> header_;
   uint64_t header_lines_ = 0;
   bool rereadable_ = false;
@@ -76,7 +79,7 @@ class InputSource {
   void* map_ = nullptr;
   uint64_t map_len_ = 0;
 
-  std::vector<char> buf_;  // stream: bytes [buf_offset_, buf_offset_ + buf_.size())
+  UninitVector<char> buf_;  // stream: bytes [buf_offset_, buf_offset_ + buf_.size())
   uint64_t buf_offset_ = 0;
   bool stream_eof_ = false;
 };

@@ -9,12 +9,20 @@
 #include <zstd.h>
 #endif
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "catch.hpp"
+#include "exec/stream_ahead.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -454,4 +462,107 @@ TEST_CASE("standard input is named <stdin> and read as a stream") {
   dup2(saved, STDIN_FILENO);
   ::close(saved);
   CHECK(got == text);
+}
+
+// ---- StreamAhead (exec/stream_ahead.hpp) --------------------------------------------------
+
+namespace {
+// A stream that hands out `text` in pieces of random size, then throws at
+// the end instead of returning 0 when `fail` is set.
+class PieceSource : public ByteSource {
+ public:
+  PieceSource(std::string text, uint64_t seed, bool fail) : text_(std::move(text)), rng_(seed), fail_(fail) {}
+  size_t read(char* dst, size_t n) override {
+    if (at_ == text_.size()) {
+      if (fail_) throw InputError("the stream broke after its bytes");
+      return 0;
+    }
+    const size_t k = std::min({n, text_.size() - at_, static_cast<size_t>(1 + rng_() % 13)});
+    std::memcpy(dst, text_.data() + at_, k);
+    at_ += k;
+    return k;
+  }
+  bool can_pread() const override { return false; }
+  size_t pread(char*, size_t, uint64_t) override { return 0; }
+  uint64_t size_hint() const override { return 0; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string text_, name_ = "pieces";
+  std::mt19937_64 rng_;
+  size_t at_ = 0;
+  bool fail_;
+};
+
+// A stream whose read() waits until released, then ends.
+class HeldSource : public ByteSource {
+ public:
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool reading = false, released = false;
+  };
+  explicit HeldSource(std::shared_ptr<Gate> g) : g_(std::move(g)) {}
+  size_t read(char*, size_t) override {
+    std::unique_lock<std::mutex> l(g_->m);
+    g_->reading = true;
+    g_->cv.notify_all();
+    g_->cv.wait(l, [&] { return g_->released; });
+    return 0;
+  }
+  bool can_pread() const override { return false; }
+  size_t pread(char*, size_t, uint64_t) override { return 0; }
+  uint64_t size_hint() const override { return 0; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::shared_ptr<Gate> g_;
+  std::string name_ = "held";
+};
+}  // namespace
+
+TEST_CASE("StreamAhead: the bytes in order, in any request sizes, then the end or the error") {
+  std::mt19937_64 rng(5);
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += std::to_string(rng()) + (i % 7 ? "," : "\n");
+  for (const bool fail : {false, true})
+    for (const size_t block : {size_t{1}, size_t{7}, size_t{4096}, size_t{1} << 20})
+      for (const size_t ahead : {size_t{0}, size_t{20}, size_t{1} << 16}) {
+        INFO("fail " << fail << ", block " << block << ", ahead " << ahead);
+        StreamAhead s(std::make_shared<PieceSource>(text, block + ahead, fail), block, ahead);
+        std::string got;
+        bool threw = false;
+        try {
+          for (;;) {
+            char buf[300];
+            const size_t k = s.read(buf, 1 + rng() % sizeof buf);
+            if (k == 0) break;
+            got.append(buf, k);
+          }
+        } catch (const InputError& e) {
+          threw = true;
+          CHECK(std::string(e.what()).find("broke") != std::string::npos);
+        }
+        CHECK(got == text);  // every byte before the error was handed out first
+        CHECK(threw == fail);
+      }
+}
+
+TEST_CASE("StreamAhead: dropped while its reader waits in read(), which then ends on its own") {
+  auto gate = std::make_shared<HeldSource::Gate>();
+  auto src = std::make_shared<HeldSource>(gate);
+  std::weak_ptr<HeldSource> alive = src;
+  {
+    StreamAhead s(std::move(src), 1024, 4096);
+    std::unique_lock<std::mutex> l(gate->m);
+    gate->cv.wait(l, [&] { return gate->reading; });
+  }  // dropped (a limit was reached) while the reader waits for more input
+  CHECK_FALSE(alive.expired());  // the reader still holds its source
+  {
+    std::lock_guard<std::mutex> l(gate->m);
+    gate->released = true;  // the input ends
+  }
+  gate->cv.notify_all();
+  for (int i = 0; i < 2000 && !alive.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(alive.expired());  // the reader ended and let go of the source
 }

@@ -1,0 +1,89 @@
+#include "exec/stream_ahead.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+namespace warpcsv {
+
+StreamAhead::StreamAhead(std::shared_ptr<ByteSource> src, size_t block, size_t ahead)
+    : shared_(std::make_shared<Shared>()) {
+  // Detached: the thread owns what it uses (see ~StreamAhead).
+  std::thread(run, shared_, std::move(src), std::max<size_t>(1, block), ahead).detach();
+}
+
+StreamAhead::~StreamAhead() {
+  {
+    std::lock_guard<std::mutex> l(shared_->m);
+    shared_->stop = true;
+  }
+  shared_->cv.notify_all();
+}
+
+void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src, size_t block, size_t ahead) {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(s->m);
+      s->cv.wait(l, [&] { return s->stop || s->queued < ahead || s->blocks.empty(); });  // room for a block
+      if (s->stop) return;
+    }
+    Block b;
+    bool eof = false;
+    std::exception_ptr error;
+    try {
+      b.bytes.reset(new char[block]);  // not zeroed: read() fills it
+      while (b.size < block) {
+        const size_t k = src->read(b.bytes.get() + b.size, block - b.size);
+        if (k == 0) {
+          eof = true;
+          break;
+        }
+        b.size += k;
+      }
+    } catch (...) {
+      error = std::current_exception();
+      eof = true;
+    }
+    {
+      std::lock_guard<std::mutex> l(s->m);
+      if (b.size) {
+        s->queued += b.size;
+        s->blocks.push_back(std::move(b));
+      }
+      s->eof = eof;
+      s->error = error;
+    }
+    s->cv.notify_all();
+    if (eof) return;
+  }
+}
+
+size_t StreamAhead::read(char* dst, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    if (cur_at_ == cur_.size) {
+      Shared& s = *shared_;
+      std::unique_lock<std::mutex> l(s.m);
+      s.cv.wait(l, [&] { return !s.blocks.empty() || s.eof; });
+      if (s.blocks.empty()) {
+        // The end: what was read is all taken. An error surfaces once no
+        // byte is left to hand out with it.
+        if (done == 0 && s.error) std::rethrow_exception(s.error);
+        return done;
+      }
+      cur_ = std::move(s.blocks.front());
+      s.blocks.pop_front();
+      s.queued -= cur_.size;
+      cur_at_ = 0;
+      l.unlock();
+      s.cv.notify_all();  // room for the reader
+    }
+    const size_t k = std::min(n - done, cur_.size - cur_at_);
+    std::memcpy(dst + done, cur_.bytes.get() + cur_at_, k);
+    cur_at_ += k;
+    done += k;
+  }
+  return done;
+}
+
+}  // namespace warpcsv
