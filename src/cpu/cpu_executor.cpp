@@ -114,6 +114,7 @@ class CpuScan {
         if (w.at_eof && pw.consumed == w.size) break;
         from = w.offset + pw.consumed;
       }
+      src->done();
     }
     // Every aggregate merges in any order to the same bits: per-worker
     // tables, folded on the threads (one after another, 16 tables of 1M

@@ -54,19 +54,27 @@ InputSource::InputSource(const std::string& path, const DialectOptions& opts,
     struct stat st{};
     rereadable_ = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
   }
-  // Streams are read (and decompressed) on a thread of their own while the
-  // windows before are scanned: `cat FILE |` and gzip no longer wait for the
-  // scan, nor the scan for them.
-  if (fd_ < 0) ahead_ = std::make_unique<StreamAhead>(src_, kStreamBlockBytes, kStreamAheadBytes);
-  if (!opts.delimiter_auto) {
+  if (opts.delimiter_auto) {  // look at the first bytes before any of them is read as a header
+    const Window w = window(0, kDelimiterSniffBytes);
+    sniffed_ = sniff_delimiter(w.data, static_cast<size_t>(w.size), w.at_eof, opts.quote,
+                               opts.escape, opts.comment, opts.skip_lines);
+    read_header(opts, make_dialect(sniffed_->delimiter, opts.quote, opts.escape, opts.comment));
+  } else {
     read_header(opts, dialect);
-    return;
   }
-  // --delimiter auto: look at the first bytes before any of them is read as a header.
-  const Window w = window(0, kDelimiterSniffBytes);
-  sniffed_ = sniff_delimiter(w.data, static_cast<size_t>(w.size), w.at_eof, opts.quote,
-                             opts.escape, opts.comment, opts.skip_lines);
-  read_header(opts, make_dialect(sniffed_->delimiter, opts.quote, opts.escape, opts.comment));
+  // From here on a stream is read ahead (see fill_stream); opening every
+  // input reads only its header, so inputs not yet scanned hold no blocks.
+  opened_ = true;
+}
+
+void InputSource::done() {
+  finished_ = fd_ < 0;  // a file can be mapped again; a stream's bytes are gone
+  ahead_.reset();
+  UninitVector<char>().swap(buf_);
+  if (map_) {
+    munmap(map_, map_len_);
+    map_ = nullptr;
+  }
 }
 
 InputSource::~InputSource() {
@@ -82,7 +90,12 @@ bool InputSource::fill_stream(uint64_t upto) {
     buf_.resize(have + ask);
     size_t got = 0;
     while (got < ask) {
-      const size_t n = ahead_->read(buf_.data() + have + got, ask - got);
+      // Streams are read (and decompressed) on a thread of their own once
+      // opened, while the windows before are scanned: `cat FILE |` and
+      // gzip no longer wait for the scan, nor the scan for them.
+      if (!ahead_ && opened_) ahead_ = std::make_unique<StreamAhead>(src_, kStreamBlockBytes, kStreamAheadBytes);
+      const size_t n = ahead_ ? ahead_->read(buf_.data() + have + got, ask - got)
+                              : src_->read(buf_.data() + have + got, ask - got);
       if (n == 0) {
         stream_eof_ = true;
         break;
@@ -137,6 +150,7 @@ Window InputSource::window(uint64_t from, uint64_t want) {
     return w;
   }
   // Stream: drop what lies before `raw`, then read up to raw + want.
+  WCSV_EXPECTS(!finished_, "a stream read again after done()");
   WCSV_EXPECTS(raw >= buf_offset_, "stream windows must move forward");
   const uint64_t drop = std::min<uint64_t>(raw - buf_offset_, buf_.size());
   if (drop) {

@@ -59,6 +59,9 @@ class InputSource {
   Window window(uint64_t from, uint64_t want);
   // Up to `n` bytes from the start of the data, for type inference.
   Window sample(uint64_t n) { return window(0, n); }
+  // The scan is done with this source: its buffers and its read-ahead go
+  // (a run over many compressed files holds one file's at a time).
+  void done();
 
  private:
   void read_header(const DialectOptions& opts, const Dialect& dialect);
@@ -66,7 +69,9 @@ class InputSource {
 
   std::string name_;
   std::shared_ptr<ByteSource> src_;
-  std::unique_ptr<StreamAhead> ahead_;  // streams: read ahead of the windows
+  std::unique_ptr<StreamAhead> ahead_;  // streams, once opened: read ahead of the windows
+  bool opened_ = false;                 // the header is read
+  bool finished_ = false;               // a stream after done()
   std::vector<std::string> header_;
   uint64_t header_lines_ = 0;
   bool rereadable_ = false;

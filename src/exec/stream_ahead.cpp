@@ -6,10 +6,25 @@
 
 namespace warpcsv {
 
+namespace {
+std::atomic<uint64_t> g_started{0};
+std::atomic<int> g_running{0};
+}  // namespace
+
+uint64_t StreamAhead::started() { return g_started; }
+int StreamAhead::running() { return g_running; }
+
 StreamAhead::StreamAhead(std::shared_ptr<ByteSource> src, size_t block, size_t ahead)
     : shared_(std::make_shared<Shared>()) {
   // Detached: the thread owns what it uses (see ~StreamAhead).
-  std::thread(run, shared_, std::move(src), std::max<size_t>(1, block), ahead).detach();
+  ++g_running;
+  ++g_started;
+  try {
+    std::thread(run, shared_, std::move(src), std::max<size_t>(1, block), ahead).detach();
+  } catch (...) {
+    --g_running;
+    throw;
+  }
 }
 
 StreamAhead::~StreamAhead() {
@@ -21,6 +36,9 @@ StreamAhead::~StreamAhead() {
 }
 
 void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src, size_t block, size_t ahead) {
+  struct Ended {
+    ~Ended() { --g_running; }
+  } ended;
   for (;;) {
     {
       std::unique_lock<std::mutex> l(s->m);

@@ -2,6 +2,7 @@
 // source (a pipe, a decompressor) into blocks that the consumer takes in
 // order, so that reading overlaps the scan of what came before.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -28,6 +29,11 @@ class StreamAhead {
   // Like ByteSource::read: up to n bytes, 0 only at the end of the input;
   // rethrows the reader's error once the bytes read before it are taken.
   size_t read(char* dst, size_t n);
+
+  // Reader threads of the process started so far, and not yet ended (the
+  // tests' view).
+  static uint64_t started();
+  static int running();
 
  private:
   struct Block {

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "exec/input.hpp"
 #include "exec/stream_ahead.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
@@ -565,4 +566,31 @@ TEST_CASE("StreamAhead: dropped while its reader waits in read(), which then end
   gate->cv.notify_all();
   for (int i = 0; i < 2000 && !alive.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(alive.expired());  // the reader ended and let go of the source
+}
+
+// Opening every input reads only its header: a run over many compressed
+// files reads one ahead at a time, and lets it go once scanned.
+TEST_CASE("streams: only the input being scanned is read ahead, and let go once scanned") {
+  TempDir dir;
+  Options opts;
+  for (int f = 0; f < 4; ++f) {
+    std::string text = "k,v\n";
+    for (int r = 0; r < 20000; ++r) text += "k" + std::to_string(r % 9) + "," + std::to_string(r) + "\n";
+    opts.files.push_back(dir.file("f" + std::to_string(f) + ".csv.gz", gzip(text)));
+  }
+  auto settles_at = [](int n) {
+    for (int i = 0; i < 2000 && StreamAhead::running() != n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return StreamAhead::running() == n;
+  };
+  const int before = StreamAhead::running();
+  const uint64_t started = StreamAhead::started();
+  InputSet in = InputSet::open(opts);
+  CHECK(StreamAhead::started() == started);  // headers only: no reader yet
+  for (size_t i = 0; i < in.sources.size(); ++i) {
+    const Window w = in.sources[i]->window(0, 64 << 10);  // the scan starts on this input
+    CHECK(w.size > 0);
+    CHECK(StreamAhead::started() == started + i + 1);  // its reader alone
+    in.sources[i]->done();
+    CHECK(settles_at(before));  // let go
+  }
 }
