@@ -21,6 +21,7 @@ namespace warpcsv {
 namespace {
 
 constexpr uint32_t kEvalScratch = 1 << 16;
+constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
 
 // A program that only reads one slot needs no interpreter.
 int direct_slot(const Program& p) {
@@ -67,6 +68,13 @@ class CpuScan {
       if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
+    // Rows go out as they are scanned, and a limit with no sort before it
+    // stops the scan (PostPipeline).
+    if (!scan.aggregate)
+      for (const auto& st : plan_.post) {
+        if (st.kind == PostStage::Sort) break;
+        if (st.kind == PostStage::Limit) stops_early_ = true;
+      }
   }
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
@@ -75,12 +83,19 @@ class CpuScan {
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
       uint64_t from = 0, line = src->header_lines() + 1;
-      uint64_t window = cpu_window_bytes(s_.chunk_size, s_.threads);
+      const uint64_t full_window = cpu_window_bytes(s_.chunk_size, s_.threads);
+      // A limit that can end the scan starts with a small window that
+      // doubles: `limit 10` over a pipe or a large file answers after the
+      // first MiB instead of a full window (128 MiB and more).
+      uint64_t window = stops_early_ ? std::min<uint64_t>(full_window, kFirstWindowOfLimit) : full_window;
       for (;;) {
         if (interrupted()) throw Interrupted();
         Window w = src->window(from, window);
         if (w.size == 0) break;
-        PartitionedWindow pw = partition_window(in_.dialect, w, s_.chunk_size, s_.threads);
+        // Small windows get partitions small enough that some are ready (a
+        // partition is ready once a later one holds a row start).
+        const uint64_t part = std::min<uint64_t>(s_.chunk_size, std::max<uint64_t>(window / 4, 4096));
+        PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
         if (pw.ready == 0) {
           window *= 2;  // one row is larger than the window: look further
           continue;
@@ -113,6 +128,7 @@ class CpuScan {
         if (!more) return;
         if (w.at_eof && pw.consumed == w.size) break;
         from = w.offset + pw.consumed;
+        window = std::max(window, std::min(2 * window, full_window));
       }
       src->done();
     }
@@ -352,6 +368,7 @@ class CpuScan {
   std::vector<bool> slot_inferred_;  // per slot: type inferred, not from --schema
   ProgramView filter_{};
   bool has_filter_ = false;
+  bool stops_early_ = false;  // a limit may end the scan before the input does
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;
   std::vector<Worker> per_worker_;

@@ -724,3 +724,40 @@ TEST_CASE("diff: float var/std/corr with a large offset are deterministic") {
     CHECK(r.out == base.out);
   }
 }
+
+// A limit that can end the scan starts with a 1 MiB window: `limit 5` reads
+// a little of a large file, while a sort before the limit (which needs every
+// row) and an aggregate read it all. The rows are those of a full scan.
+TEST_CASE("diff: a limit with no sort before it scans a first small window, not the whole input") {
+  TempDir dir;
+  std::string text = "k,v\n";
+  for (int i = 0; text.size() < (24u << 20); ++i) text += "key" + std::to_string(i % 1000) + "," + std::to_string(i) + "\n";
+  const std::string f = dir.file("big.csv");
+  write_file(f, text);
+  auto scanned = [&](const std::string& pipeline, std::string* out) {
+    Options opts;
+    opts.pipeline = pipeline;
+    opts.files = {f};
+    opts.device = "cpu";
+    opts.threads = 4;
+    opts.profile = true;
+    opts.output_path = dir.file("out.csv");
+    {
+      CaptureStderr capture(dir.file("stderr.txt"));
+      REQUIRE(run_pipeline(opts) == 0);
+    }
+    *out = read_file(opts.output_path);
+    // "profile: R rows, B bytes of CSV, ..."
+    std::istringstream line(read_file(dir.file("stderr.txt")));
+    std::string word;
+    uint64_t rows = 0, bytes = 0;
+    line >> word >> rows >> word >> bytes;
+    return bytes;
+  };
+  std::string limited, sorted, all;
+  CHECK(scanned("filter v >= 0 | select k, v | limit 5", &limited) <= (1u << 20));
+  CHECK(limited == "k,v\nkey0,0\nkey1,1\nkey2,2\nkey3,3\nkey4,4\n");
+  CHECK(scanned("select k, v | sort v desc | limit 2", &sorted) > (20u << 20));
+  CHECK(sorted.find("key") != std::string::npos);
+  CHECK(scanned("groupby k | agg count() | limit 1", &all) > (20u << 20));
+}
