@@ -8,6 +8,7 @@
 #include "cpu/fast_row.hpp"
 #include "exec/parallel.hpp"
 #include "exec/partitioner.hpp"
+#include "exec/post.hpp"
 #include "exec/row_issue.hpp"
 #include "exec/scan.hpp"
 #include "warpcsv/core/eval.hpp"
@@ -68,13 +69,9 @@ class CpuScan {
       if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
-    // Rows go out as they are scanned, and a limit with no sort before it
-    // stops the scan (PostPipeline).
+    // Rows go out as they are scanned, and a limit can stop the scan.
     if (!scan.aggregate)
-      for (const auto& st : plan_.post) {
-        if (st.kind == PostStage::Sort) break;
-        if (st.kind == PostStage::Limit) stops_early_ = true;
-      }
+      for (size_t i = 0; i < plan_.post.size(); ++i) stops_early_ |= limit_ends_input(plan_, i);
   }
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {

@@ -175,10 +175,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         break;
       case PostStage::Limit:
         if (limit_seen_[i] >= st.limit) {
-          // Only a limit with no sort before it ends the whole input early.
-          bool sorted_before = false;
-          for (size_t k = 0; k < i; ++k) sorted_before |= plan_.post[k].kind == PostStage::Sort;
-          if (!sorted_before) done_ = true;
+          if (limit_ends_input(plan_, i)) done_ = true;
           return false;
         }
         ++limit_seen_[i];
@@ -220,6 +217,13 @@ void PostPipeline::finish() {
   if (assert_failures_ > kAssertRowsShown)
     fmt::print(stderr, "warpcsv: assert failed on {} rows in all ({} shown)\n", assert_failures_, kAssertRowsShown);
   writer_.end();
+}
+
+bool limit_ends_input(const Plan& plan, size_t stage) {
+  if (plan.post[stage].kind != PostStage::Limit) return false;
+  for (size_t k = 0; k < stage; ++k)
+    if (plan.post[k].kind == PostStage::Sort) return false;
+  return true;
 }
 
 Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {

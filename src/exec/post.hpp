@@ -38,6 +38,10 @@ class PostPipeline {
   int threads_;
 };
 
+// Whether post stage `stage` of `plan` is a limit that ends the whole input
+// once reached: one with no sort before it (a sort needs every row).
+bool limit_ends_input(const Plan& plan, size_t stage);
+
 // The aggregate result in output order: one finalized row per group (keys,
 // then the agg stage's items), sorted by the group keys ascending, nulls last.
 // Groups are finalized and sorted on up to `threads` threads.
