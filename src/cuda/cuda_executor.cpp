@@ -567,7 +567,7 @@ class Gpu {
     buf.used = true;
     pending_.push_back(&buf);
     launch_pending(0);
-    return flagged_ ? Step::Flagged : Step::Submitted;
+    return flagged() ? Step::Flagged : Step::Submitted;
   }
 
   // Waits for the batches still being read when the scan stops early (they
@@ -587,17 +587,16 @@ class Gpu {
   // states; false when the GPU has flagged something for the host path.
   bool finish_pending() {
     launch_pending(pending_.size());
-    return !flagged_;
+    return !flagged();
   }
 
   // Queues the row phases of the pending batches, in order: the first `wait`
   // of them after waiting for their start states and LF and CR counts, the
   // rest once both are in already. (A batch's count is on the host a little
   // after its vector kernels run: its rows then go in with the next batch.)
-  // Stops, setting flagged_, when the GPU has flagged something for the host
-  // path.
+  // Stops when the GPU has flagged something for the host path.
   void launch_pending(size_t wait) {
-    for (size_t done = 0; !pending_.empty() && !flagged_; ++done) {
+    for (size_t done = 0; !pending_.empty() && !flagged(); ++done) {
       Buffer& buf = *pending_.front();
       uint8_t state;
       if (!buf.chain->known_state(buf.read.span.index, &state)) {
@@ -616,7 +615,7 @@ class Gpu {
         wait_s += seconds_since(t);
       }
       pending_.pop_front();
-      flagged_ = !launch_rows(buf, state);
+      if (!launch_rows(buf, state)) return;  // flagged: no more rows go in
     }
   }
 
@@ -1195,8 +1194,9 @@ class Gpu {
   Snapshot snaps_[kRing];
   uint64_t seq_ = 0;
   Bounds queued_;  // bound totals of the batches whose rows are queued
-  bool flagged_ = false;  // ensure_table found the GPU's flags set: no more rows go in
   uint32_t flags_seen_ = 0;  // GpuFlag bits of the counters read so far
+  // A flag seen stops the rows going in: launch_rows fails exactly when one is.
+  bool flagged() const { return flags_seen_ != 0; }
 
   // Whether counters read from the GPU hold no flags; notes those they hold.
   bool unflagged(const GpuCounters& c) {
