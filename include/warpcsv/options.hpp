@@ -43,6 +43,10 @@ struct Options {
   // does, so tests see several GPUs share even a small input (normally a GPU
   // joins when it is ready, and one ready after the input is used up does no work).
   bool gpus_start_together = false;
+  // Not on the command line: bytes the CPU executor's thread tables may hold
+  // before they are folded into the result (0: thread_tables_budget of the
+  // host's memory). Tests make it small so that folds happen mid-scan.
+  uint64_t thread_tables_budget = 0;
 };
 
 }  // namespace warpcsv

@@ -42,12 +42,14 @@ class StringArena {
   StrRef add(const char* p, size_t n) {
     if (n > kBlock / 4) {  // large strings get a block of their own
       big_.push_back(std::make_unique<char[]>(n ? n : 1));
+      bytes_ += n;
       std::memcpy(big_.back().get(), p, n);
       return StrRef{big_.back().get(), static_cast<uint32_t>(n)};
     }
     if (blocks_.empty() || used_ + n > kBlock) {
       // Not zeroed: a block's pages are touched only as strings fill it.
       blocks_.push_back(std::unique_ptr<char[]>(new char[kBlock]));
+      bytes_ += kBlock;
       used_ = 0;
     }
     char* dst = blocks_.back().get() + used_;
@@ -68,7 +70,12 @@ class StringArena {
     other.blocks_.clear();
     other.big_.clear();
     other.retired_.clear();
+    bytes_ += other.bytes_;
+    other.bytes_ = 0;
   }
+  // Bytes this arena allocated or absorbed (buffers taken over by adopt are
+  // not counted: their size is not known here).
+  size_t bytes() const { return bytes_; }
 
  private:
   static constexpr size_t kBlock = 1 << 20;
@@ -76,6 +83,7 @@ class StringArena {
   std::vector<std::unique_ptr<char[]>> big_;
   std::vector<std::unique_ptr<char[]>> retired_;  // absorbed blocks: kept alive, not appended to
   size_t used_ = 0;
+  size_t bytes_ = 0;
 };
 
 // Row-major table of Values whose strings live in `strings` (or in another

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <future>
 #include <thread>
@@ -78,6 +80,31 @@ DeviceChoice choose_device(const Options& opts) {
 int host_threads(const Options& opts) {
   return opts.threads > 0 ? opts.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
+
+namespace {
+// The first number in `path` (cgroup v2 memory.max, v1 limit_in_bytes); 0
+// when it is missing or not a number ("max": no limit).
+uint64_t read_limit(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  unsigned long long v = 0;
+  const bool ok = std::fscanf(f, "%llu", &v) == 1;
+  std::fclose(f);
+  return ok ? v : 0;
+}
+}  // namespace
+
+uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  uint64_t mem = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  for (const char* p : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    const uint64_t limit = read_limit(p);
+    if (limit && (!mem || limit < mem)) mem = limit;
+  }
+  return mem ? mem : 4ull << 30;  // unknown: assume a small machine
+}
+
+uint64_t thread_tables_budget(uint64_t host_memory) { return std::max<uint64_t>(256ull << 20, host_memory / 4); }
 
 uint64_t auto_gpu_bytes(int threads) {
   return std::clamp<uint64_t>((32ull << 20) * static_cast<uint64_t>(std::max(1, threads)), 256ull << 20, 1ull << 30);

@@ -39,6 +39,17 @@ DeviceChoice choose_device(const Options& opts);
 // Host threads of a run: --threads, else one per hardware thread.
 int host_threads(const Options& opts);
 
+// Host memory this process may use: physical memory, or the cgroup's limit
+// when that is lower (a container or a systemd unit).
+uint64_t host_memory_bytes();
+
+// The CPU executor folds its threads' group tables into the result whenever
+// together they hold more than this: a quarter of host memory, at least
+// 256 MiB. Each thread's table can hold nearly every group, so without a cap
+// memory grows as threads x groups (2.5 GiB for 1M groups on 16 threads).
+// Below the cap nothing changes: folding early costs a merge each time.
+uint64_t thread_tables_budget(uint64_t host_memory);
+
 // Under --device auto, inputs of at least this many bytes go to the GPUs:
 // 32 MiB per host thread, from 256 MiB to 1 GiB. CUDA start-up costs about
 // 0.3 s, which the CPU executor's threads spend scanning instead. Measured on

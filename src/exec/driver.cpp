@@ -90,12 +90,14 @@ void print_profile(const ScanStats& stats, const std::vector<StageTiming>& drive
   getrusage(RUSAGE_SELF, &ru);
   fmt::print(stderr, "profile: {} rows, {} bytes of CSV, {} partitions of {} bytes, {:.3f} s in all, peak host RSS {:.1f} MiB\n",
              stats.rows, stats.bytes, stats.partitions, stats.chunk_size, total, ru.ru_maxrss / 1024.0);
-  fmt::print(stderr, "  {:<22} {:<7} {:>9} {:>14} {:>9} {:>12}\n", "stage", "device", "seconds", "bytes", "GB/s",
+  size_t width = 22;  // the stage column fits the longest name
+  for (const auto& s : all) width = std::max(width, s.stage.size());
+  fmt::print(stderr, "  {:<{}} {:<7} {:>9} {:>14} {:>9} {:>12}\n", "stage", width, "device", "seconds", "bytes", "GB/s",
              "peak dev MiB");
   for (const auto& s : all) {
     const double gbs = s.seconds > 0 && s.bytes ? s.bytes / s.seconds / 1e9 : 0.0;
-    fmt::print(stderr, "  {:<22} {:<7} {:>9.4f} {:>14} {:>9.2f} {:>12.1f}\n", s.stage, s.device, s.seconds, s.bytes, gbs,
-               s.peak_device_bytes / 1048576.0);
+    fmt::print(stderr, "  {:<{}} {:<7} {:>9.4f} {:>14} {:>9.2f} {:>12.1f}\n", s.stage, width, s.device, s.seconds,
+               s.bytes, gbs, s.peak_device_bytes / 1048576.0);
   }
 }
 
@@ -180,6 +182,8 @@ int run_pipeline(const Options& opts) {
     settings.chunk_size = chunk;
     settings.threads = threads;
     settings.longest_sampled_row = longest_sampled_row;
+    settings.thread_tables_budget =
+        opts.thread_tables_budget ? opts.thread_tables_budget : thread_tables_budget(host_memory_bytes());
     uint64_t total_bytes = 0;
     for (const auto& src : in.sources) total_bytes += src->size_bytes();
     Progress progress(opts.progress, total_bytes);

@@ -30,6 +30,10 @@ class GroupTable {
   explicit GroupTable(const GroupLayout* layout);
 
   size_t size() const { return hashes_.size(); }
+  // Host bytes the table holds: index, hashes, blocks and key strings.
+  size_t memory_bytes() const {
+    return (slots_.capacity() + hashes_.capacity()) * sizeof(uint64_t) + blocks_.capacity() + strings_.bytes();
+  }
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);

@@ -47,6 +47,9 @@ struct ScanSettings {
   // Bytes of the longest row in the inference sample (0: unknown), which
   // sizes the GPUs' batch tails (see gpu_batch_tail).
   uint64_t longest_sampled_row = 0;
+  // The CPU executor folds its threads' group tables into the result when
+  // they hold more bytes than this (0: never before the end).
+  uint64_t thread_tables_budget = 0;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -761,3 +761,50 @@ TEST_CASE("diff: a limit with no sort before it scans a first small window, not 
   CHECK(sorted.find("key") != std::string::npos);
   CHECK(scanned("groupby k | agg count() | limit 1", &all) > (20u << 20));
 }
+
+// Thread tables that pass their memory budget are folded into the result
+// mid-scan and emptied: memory then grows with the groups, not threads x
+// groups. Folding after every window must give the bytes of a run that folds
+// once at the end, for order-dependent aggregates (first, last) too.
+TEST_CASE("diff: thread tables folded whenever they pass their budget give the same bytes") {
+  TempDir dir;
+  std::string text = "k,n,v,s\n";
+  for (uint64_t i = 0; text.size() < (6u << 20); ++i)
+    text += "key" + std::to_string(i * 7919 % 30011) + "," + std::to_string(i % 3) + "," +
+            std::to_string(static_cast<int64_t>(i % 1001) - 500) + ",s" + std::to_string(i * 31 % 977) + "\n";
+  const std::string f = dir.file("many_groups.csv");
+  write_file(f, text);
+  auto run = [&](int threads, uint64_t budget, std::string* profile) {
+    Options opts;
+    opts.pipeline =
+        "groupby k, n | agg sum(v) as s, count() as c, min(s) as lo, max(s) as hi, first(s) as fs, last(v) as lv";
+    opts.files = {f};
+    opts.device = "cpu";
+    opts.threads = threads;
+    opts.chunk_size = 64 << 10;  // 1 MiB windows: six of them
+    opts.thread_tables_budget = budget;
+    opts.profile = true;
+    opts.output_path = dir.file("out.csv");
+    {
+      CaptureStderr capture(dir.file("stderr.txt"));
+      REQUIRE(run_pipeline(opts) == 0);
+    }
+    *profile = read_file(dir.file("stderr.txt"));
+    return read_file(opts.output_path);
+  };
+  std::string profile;
+  const std::string once = run(1, 0, &profile);
+  CHECK(profile.find("cpu: merge thread tables ") != std::string::npos);
+  CHECK(profile.find("to bound memory") == std::string::npos);
+  CHECK(std::count(once.begin(), once.end(), '\n') == 1 + 30011 * 3);
+  for (int threads : {1, 3}) {
+    INFO("threads " << threads);
+    CHECK(run(threads, 1, &profile) == once);
+    // A fold after every window but the last (six or more windows of less
+    // than 1 MiB each: the last row of a window waits for the next), then the end's.
+    const size_t at = profile.find("cpu: merge thread tables (");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stoi(profile.substr(at + 26)) >= 5);
+    CHECK(profile.find(" more times to bound memory)", at) != std::string::npos);
+  }
+}

@@ -223,6 +223,20 @@ TEST_CASE("devices: auto hands inputs to the GPUs from 32 MiB per host thread, 2
   CHECK(host_threads(o) >= 1);
 }
 
+TEST_CASE("host memory: physical memory or a lower cgroup limit; thread tables get a quarter") {
+  const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  const uint64_t mem = host_memory_bytes();
+  CHECK(mem > (64ull << 20));
+  CHECK(mem <= physical);
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long limit = 0;
+    if (std::fscanf(f, "%llu", &limit) == 1 && limit < physical) CHECK(mem == limit);
+    std::fclose(f);
+  }
+  CHECK(thread_tables_budget(64ull << 30) == 16ull << 30);
+  CHECK(thread_tables_budget(512ull << 20) == 256ull << 20);  // at least 256 MiB
+}
+
 TEST_CASE("devices: auto says what it picks for the input, and why") {
   testing::TempDir dir;
   const std::string small = dir.file("small.csv"), large = dir.file("large.csv");
