@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/grow_array.hpp"
 #include "exec/parallel.hpp"
 
 #include "warpcsv/core/agg.hpp"
@@ -51,7 +52,7 @@ class GroupTable {
   template <class Fill>
   void append_distinct(size_t n, const uint64_t* hashes, std::unique_ptr<char[]> strings, int threads, Fill&& fill) {
     const size_t first = size();
-    hashes_.insert(hashes_.end(), hashes, hashes + n);
+    hashes_.append(hashes, n);
     blocks_.resize(blocks_.size() + n * block_bytes_);
     strings_.adopt(std::move(strings));
     parallel_ranges(n, threads, [&](size_t b, size_t e) {
@@ -106,8 +107,8 @@ class GroupTable {
   std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
   uint64_t mask_ = 0;
   bool indexed_ = true;  // slots_ holds every group (false after append_distinct)
-  std::vector<uint64_t> hashes_;  // per group, for growing and merging
-  UninitVector<char> blocks_;  // every byte a block's keys and states use is written
+  GrowArray<uint64_t> hashes_;  // per group, for growing and merging
+  GrowArray<char> blocks_;  // every byte a block's keys and states use is written
   StringArena strings_;
 };
 
