@@ -264,6 +264,10 @@ InputSet InputSet::open(const Options& opts) {
   in.dialect = make_dialect(d.delimiter, d.quote, d.escape, d.comment);
   std::vector<std::string> files = opts.files;
   if (files.empty()) files.push_back("-");
+  // Standard input can be read once: a second '-' would take its header from
+  // the first one's rows.
+  if (std::count(files.begin(), files.end(), "-") > 1)
+    throw UsageError("'-' (standard input) is given more than once; it can be read only once");
   const InputSource* first = nullptr;
   for (const auto& f : files) {
     in.sources.push_back(std::make_unique<InputSource>(f, d, in.dialect));
