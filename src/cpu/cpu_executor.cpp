@@ -35,6 +35,7 @@ struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
   uint64_t rows = 0;
   std::vector<RowIssue> issues;  // with lines relative to the partition start
+  std::vector<size_t> issue_rows;  // per issue: the output rows before its row
   bool widen = false;            // issues.back() is a value that needs a wider type
   Table output;
 };
@@ -102,22 +103,31 @@ class CpuScan {
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
         });
+        // Rows go out in input order with each issue in its place among them,
+        // as if read one by one: a limit reached before a bad row ends the run
+        // before that row, whatever the partitions; the rows before a bad row
+        // (or a value that widens a type) are out before the error.
         bool more = true;
-        for (size_t j = 0; j < pw.ready; ++j) {
+        for (size_t j = 0; j < pw.ready && more; ++j) {
           PartitionResult& r = results[j];
           for (auto& issue : r.issues) issue.line += line;
           line += r.lines;
           stats.rows += r.rows;
-          if (r.widen) {
-            const RowIssue& where = r.issues.back();
-            throw TypeWidening{where.field, where.text, where};
-          }
-          for (const auto& issue : r.issues) {
+          size_t sent = 0;
+          auto send_until = [&](size_t end) {
+            if (!plan_.scan.aggregate && end > sent) more = sink(r.output, sent, end);
+            sent = end;
+          };
+          for (size_t i = 0; i < r.issues.size(); ++i) {
+            send_until(r.issue_rows[i]);
+            if (!more) break;
+            const RowIssue& issue = r.issues[i];
+            if (r.widen && i + 1 == r.issues.size()) throw TypeWidening{issue.field, issue.text, issue};
             if (s_.opts->bad_rows == BadRows::Fail) throw InputError(describe_issue(issue));
             ++stats.skipped;
             on_skip(issue);
           }
-          if (more && !plan_.scan.aggregate && r.output.rows()) more = sink(r.output);
+          if (more) send_until(r.output.rows());
         }
         stats.partitions += pw.ready;
         stats.bytes += pw.consumed;
@@ -222,6 +232,11 @@ class CpuScan {
     const bool multi_column = ncols_ > 1;
     const bool odd_partition = pw.nul_or_high[j] != 0;
     while (pos < end) {
+      const size_t rows_before = out.output.rows();  // the output rows before this row's
+      auto add_issue = [&](RowIssue issue) {
+        out.issues.push_back(std::move(issue));
+        out.issue_rows.push_back(rows_before);
+      };
       uint32_t nfields = 0;
       bool last_empty = false;
       auto sink = [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
@@ -253,8 +268,7 @@ class CpuScan {
         record_byte_issue(b.issue, b.pos, r);  // the first problem of the row by position
       }
       if (r.error != RowError::None || (nfields != ncols_ && !(r.empty && !multi_column))) {
-        out.issues.push_back(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r,
-                                            nfields, ncols_));
+        add_issue(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r, nfields, ncols_));
         if (fail_fast) break;
         continue;
       }
@@ -284,13 +298,13 @@ class CpuScan {
                                             col, std::string(p, n), in_.column_names[static_cast<size_t>(col)],
                                             scan.slot_types[k]);
           if (!s_.type_from_schema[static_cast<size_t>(col)]) {
-            out.issues.push_back(issue);
+            add_issue(issue);
             out.widen = true;
             out.rows = row_in_partition;
             out.lines = local_line;
             return;
           }
-          out.issues.push_back(issue);
+          add_issue(issue);
           bad = true;
         }
       }
@@ -302,7 +316,7 @@ class CpuScan {
       if (has_filter_) {
         const Value keep = eval_program(filter_, slots.data(), ctx);
         if (ctx.status != EvalStatus::Ok) {
-          out.issues.push_back(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, scan.filter.text));
+          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, scan.filter.text));
           if (fail_fast) break;
           continue;
         }
@@ -329,7 +343,7 @@ class CpuScan {
         out.output.append_owned(row_out.data());
       }
       if (ctx.status != EvalStatus::Ok) {
-        out.issues.push_back(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "expression"));
+        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "expression"));
         if (fail_fast) break;
       }
     }

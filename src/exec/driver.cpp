@@ -25,34 +25,83 @@ namespace {
 
 constexpr uint64_t kMaxChunk = 1ull << 30;  // order keys hold a row index in 32 bits
 
-// Owns the output stream: stdout, or the -o file.
-struct OutputFile {
-  std::FILE* f = stdout;
-  std::string path;
-  explicit OutputFile(const std::string& p) : path(p) {
+// Output is held in memory until it passes this many bytes or the run ends:
+// a value that widens a column's type can then still be read again (what was
+// held is dropped), and whether it can depends only on the rows before it,
+// not on partitions, threads or --chunk-size.
+constexpr size_t kHeldOutputBytes = 64ull << 20;
+
+// Owns the output stream: stdout, or the -o file, behind the hold.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& p) : path_(p) {
     if (!p.empty() && p != "-") {
-      f = std::fopen(p.c_str(), "wb");
-      if (!f) throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
-                                           std::strerror(errno)));
+      dest_ = std::fopen(p.c_str(), "wb");
+      if (!dest_) throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
+                                               std::strerror(errno)));
     }
     static char buf[1 << 16];
-    if (f == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
+    if (dest_ == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
+    cookie_io_functions_t io{};
+    io.write = &OutputFile::hold_write;
+    f_ = fopencookie(this, "w", io);
+    if (!f_) throw ResourceError("cannot set up the output stream");
+    std::setvbuf(f_, nullptr, _IONBF, 0);  // writers buffer 1 MiB themselves
+  }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // What writers write to.
+  std::FILE* file() const { return f_; }
+  // Whether any output reached stdout or the file (it cannot be taken back).
+  bool released() const { return released_; }
+  // Drops what is held (the run starts over).
+  void discard() {
+    held_.clear();
+    held_.shrink_to_fit();
   }
   void close() {
-    if (std::fflush(f) != 0 || std::ferror(f)) {
+    errno = 0;
+    if (std::fflush(f_) != 0 || std::ferror(f_) || !release() || std::fflush(dest_) != 0 || std::ferror(dest_)) {
       if (errno == EPIPE) throw OutputClosed{};
-      throw InputError(fmt::format("cannot write the output{}: {}", path.empty() ? "" : " to " + path,
+      throw InputError(fmt::format("cannot write the output{}: {}", path_.empty() ? "" : " to " + path_,
                                    std::strerror(errno)));
     }
-    if (f != stdout) {
-      std::FILE* g = f;
-      f = stdout;
-      if (std::fclose(g) != 0) throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    if (dest_ != stdout) {
+      std::FILE* g = dest_;
+      dest_ = stdout;
+      if (std::fclose(g) != 0) throw InputError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
     }
   }
+  // On an error the output so far still goes out (unless discarded).
   ~OutputFile() {
-    if (f != stdout) std::fclose(f);
+    std::fclose(f_);
+    (void)release();
+    if (dest_ != stdout) std::fclose(dest_);
   }
+
+ private:
+  static ssize_t hold_write(void* cookie, const char* buf, size_t n) {
+    auto* o = static_cast<OutputFile*>(cookie);
+    if (!o->released_ && o->held_.size() + n <= kHeldOutputBytes) {
+      o->held_.append(buf, n);
+      return static_cast<ssize_t>(n);
+    }
+    if (!o->release()) return -1;
+    return std::fwrite(buf, 1, n, o->dest_) == n ? static_cast<ssize_t>(n) : -1;
+  }
+  bool release() {
+    released_ = released_ || !held_.empty();
+    const bool ok = held_.empty() || std::fwrite(held_.data(), 1, held_.size(), dest_) == held_.size();
+    discard();
+    return ok;
+  }
+
+  std::string path_;
+  std::FILE* dest_ = stdout;
+  std::FILE* f_ = nullptr;
+  std::string held_;
+  bool released_ = false;
 };
 
 // Writes skipped rows for --rejects as CSV: source,line,column,error,row.
@@ -191,10 +240,9 @@ int run_pipeline(const Options& opts) {
 
     OutputFile out(opts.output_path);
     Rejects rejects(opts.rejects_path);
-    std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.f);
+    std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.file());
     ScanStats stats;
     stats.chunk_size = chunk;
-    bool emitted = false;
     const auto t_scan = std::chrono::steady_clock::now();
     std::unique_ptr<PostPipeline> post;
     std::unique_ptr<GroupLayout> layout;
@@ -211,9 +259,8 @@ int run_pipeline(const Options& opts) {
         post = std::make_unique<PostPipeline>(plan, *writer, threads);
         exec->scan(
             in, settings, nullptr,
-            [&](const Table& t) {
-              emitted = true;
-              for (size_t r = 0; r < t.rows(); ++r)
+            [&](const Table& t, size_t begin, size_t end) {
+              for (size_t r = begin; r < end; ++r)
                 if (!post->push(t.row(r))) return false;
               return true;
             },
@@ -223,7 +270,7 @@ int run_pipeline(const Options& opts) {
       const OutputColumn& col = schema[static_cast<size_t>(tw.column)];
       const ColumnType wider = widen_for(col.type, tw.text.data(), static_cast<uint32_t>(tw.text.size()));
       const std::string fix = fmt::format("--schema '{}:{}'", col.name, schema_type_name(wider));
-      if (!in.rereadable() || emitted || attempt > 16)
+      if (!in.rereadable() || out.released() || attempt > 16)
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}'; run again with {}",
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
@@ -247,6 +294,7 @@ int run_pipeline(const Options& opts) {
                    col.name, schema_type_name(col.type), schema_type_name(wider), tw.text, tw.where.source,
                    tw.where.line);
       in = InputSet::open(opts);
+      out.discard();
       continue;
     }
     progress.finish();

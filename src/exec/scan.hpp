@@ -68,9 +68,10 @@ inline uint64_t default_cpu_chunk(int threads) {
                               16ull << 20);
 }
 
-// Receives the non-aggregate rows of consecutive partitions, in input order.
-// Returns false once it needs no more rows (a limit was reached).
-using RowBatchSink = std::function<bool(const Table&)>;
+// Receives the non-aggregate rows, rows [begin, end) of a partition's table
+// at a time, in input order. Returns false once it needs no more rows (a
+// limit was reached).
+using RowBatchSink = std::function<bool(const Table&, size_t begin, size_t end)>;
 
 // One line of --profile: a stage on a device, its time and the bytes it moved.
 struct StageTiming {

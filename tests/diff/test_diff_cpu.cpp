@@ -808,3 +808,72 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
     CHECK(profile.find(" more times to bound memory)", at) != std::string::npos);
   }
 }
+
+// Rows go out with each bad row in its place among them, as if read one by
+// one: a limit reached before a bad row ends the run without it, a bad row
+// before the limit fails (or is skipped) with exactly the rows before it out,
+// at every chunk size and thread count.
+TEST_CASE("diff: a limit and bad rows give the same output and exit code at every setting") {
+  TempDir dir;
+  auto make = [&](const std::string& name, const std::vector<int>& bad_rows) {
+    std::string text = "a,b\n";
+    for (int i = 0; i < 400000; ++i)
+      text += std::find(bad_rows.begin(), bad_rows.end(), i) != bad_rows.end() ? std::to_string(i) + "\n"
+                                                                                : std::to_string(i) + "," + std::to_string(i) + "\n";
+    write_file(dir.file(name), text);
+    return dir.file(name);
+  };
+  const std::string late = make("late.csv", {80000}), early = make("early.csv", {2, 3, 100, 250000});
+  for (uint64_t chunk : {uint64_t{4096}, uint64_t{65536}, uint64_t{1} << 20, uint64_t{16} << 20}) {
+    for (int threads : {1, 3}) {
+      INFO("chunk " << chunk << " threads " << threads);
+      // The bad row lies after the limit's rows: never read.
+      RunResult r = run_tool(dir, "select a | limit 5", {late}, chunk, threads, false);
+      CHECK(r.code == 0);
+      CHECK(r.out == "a\n0\n1\n2\n3\n4\n");
+      // Fails at row index 2 (line 4). What was written before the error is
+      // the same everywhere (the writer's unflushed rows are not written).
+      r = run_tool(dir, "select a | limit 5", {early}, chunk, threads, false);
+      CHECK(r.code == 3);
+      CHECK(r.error.find(":4:") != std::string::npos);
+      CHECK(r.out.empty());
+      // Skipped: the two bad rows before the fifth good one, not the later ones.
+      r = run_tool(dir, "select a | limit 5", {early}, chunk, threads, true);
+      CHECK(r.code == 0);
+      CHECK(r.out == "a\n0\n1\n4\n5\n6\n");
+      CHECK(r.diagnostics.find("skipped 2 bad rows") != std::string::npos);
+      CHECK(std::count(r.rejects.begin(), r.rejects.end(), '\n') == 3);  // a header and two rows
+      // Without a limit every bad row counts.
+      r = run_tool(dir, "select a | filter a >= 399998", {early}, chunk, threads, true);
+      CHECK(r.out == "a\n399998\n399999\n");
+      CHECK(r.diagnostics.find("skipped 4 bad rows") != std::string::npos);
+    }
+  }
+}
+
+// A value past the first window that does not fit the inferred type widens it
+// and the input is read again while the output is still held (its first
+// 64 MiB): with a limit, a small --chunk-size or many threads alike.
+TEST_CASE("diff: a late value that widens a type is read again for row output at every setting") {
+  TempDir dir;
+  std::string text = "k,v\n";
+  for (int i = 0; i < 400000; ++i) text += (i == 200000 ? std::string("7.5") : std::to_string(i % 51)) + "," + std::to_string(i) + "\n";
+  write_file(dir.file("wide.csv"), text);
+  const RunResult base = run_tool(dir, "select k, v", {dir.file("wide.csv")}, 1ull << 30, 1, false);
+  REQUIRE(base.code == 0);
+  CHECK(std::count(base.out.begin(), base.out.end(), '\n') == 400001);
+  CHECK(base.out.find("\n7.5,200000\n") != std::string::npos);
+  CHECK(base.diagnostics.find("column 'k' widened") != std::string::npos);
+  for (uint64_t chunk : {uint64_t{4096}, uint64_t{1} << 20, uint64_t{16} << 20}) {
+    for (int threads : {1, 3}) {
+      INFO("chunk " << chunk << " threads " << threads);
+      RunResult r = run_tool(dir, "select k, v", {dir.file("wide.csv")}, chunk, threads, false);
+      CHECK(r.code == 0);
+      CHECK(r.out == base.out);
+      r = run_tool(dir, "select k, v | limit 300000", {dir.file("wide.csv")}, chunk, threads, false);
+      CHECK(r.code == 0);
+      CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 300001);
+      CHECK(r.out == base.out.substr(0, r.out.size()));
+    }
+  }
+}
