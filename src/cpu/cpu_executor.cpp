@@ -89,14 +89,20 @@ class CpuScan {
       uint64_t window = stops_early_ ? std::min<uint64_t>(full_window, kFirstWindowOfLimit) : full_window;
       for (;;) {
         if (interrupted()) throw Interrupted();
-        Window w = src->window(from, window);
+        // A pipeline that can stop early takes what a stream has so far.
+        Window w = src->window(from, window, stops_early_ ? 0 : InputSource::kWaitForAll);
         if (w.size == 0) break;
         // Small windows get partitions small enough that some are ready (a
-        // partition is ready once a later one holds a row start).
-        const uint64_t part = std::min<uint64_t>(s_.chunk_size, std::max<uint64_t>(window / 4, 4096));
+        // partition is ready once a later one holds a row start); a stream's
+        // short window (rows trickling in) gets partitions of its own size.
+        const uint64_t part = std::min<uint64_t>(
+            s_.chunk_size, stops_early_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
+                                        : std::max<uint64_t>(window / 4, 4096));
         PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
         if (pw.ready == 0) {
-          window *= 2;  // one row is larger than the window: look further
+          // One row is larger than the window (or a stream's rows are still
+          // coming): look further.
+          window = std::min<uint64_t>(2 * window, uint64_t{1} << 40);
           continue;
         }
         std::vector<PartitionResult> results(pw.ready);

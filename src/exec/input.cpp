@@ -82,8 +82,9 @@ InputSource::~InputSource() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool InputSource::fill_stream(uint64_t upto) {
-  while (!stream_eof_ && buf_offset_ + buf_.size() < upto) {
+bool InputSource::fill_stream(uint64_t upto, int wait_ms) {
+  bool came_short = false;
+  while (!stream_eof_ && !came_short && buf_offset_ + buf_.size() < upto) {
     const size_t have = buf_.size();
     const size_t need = static_cast<size_t>(upto - buf_offset_ - have);
     const size_t ask = std::max<size_t>(need, 1 << 16);
@@ -94,13 +95,19 @@ bool InputSource::fill_stream(uint64_t upto) {
       // opened, while the windows before are scanned: `cat FILE |` and
       // gzip no longer wait for the scan, nor the scan for them.
       if (!ahead_ && opened_) ahead_ = std::make_unique<StreamAhead>(src_, kStreamBlockBytes, kStreamAheadBytes);
-      const size_t n = ahead_ ? ahead_->read(buf_.data() + have + got, ask - got)
-                              : src_->read(buf_.data() + have + got, ask - got);
+      const size_t asked = ask - got;
+      const size_t n = !ahead_         ? src_->read(buf_.data() + have + got, asked)
+                       : wait_ms >= 0 ? ahead_->read_some(buf_.data() + have + got, asked, wait_ms)
+                                      : ahead_->read(buf_.data() + have + got, asked);
       if (n == 0) {
         stream_eof_ = true;
         break;
       }
       got += n;
+      if (wait_ms >= 0 && n < asked) {
+        came_short = true;
+        break;
+      }
     }
     buf_.resize(have + got);
   }
@@ -122,7 +129,7 @@ uint64_t InputSource::pread(char* dst, uint64_t n, uint64_t from) const {
   return got;
 }
 
-Window InputSource::window(uint64_t from, uint64_t want) {
+Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
   const uint64_t raw = data_start_ + from;
   Window w;
   w.offset = from;
@@ -157,7 +164,9 @@ Window InputSource::window(uint64_t from, uint64_t want) {
     buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(drop));
     buf_offset_ += drop;
   }
-  fill_stream(raw + want);
+  // Waiting for all: a byte past the window too, so that at_eof is known when
+  // the stream ends right there (a header read may have taken the rest).
+  fill_stream(raw + want + (wait_ms < 0 ? 1 : 0), wait_ms);
   if (raw >= buf_offset_ + buf_.size()) {  // at or past the end of the stream
     w.at_eof = stream_eof_;
     return w;
@@ -172,7 +181,8 @@ void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect
   uint64_t want = 1 << 16;
   for (;;) {
     data_start_ = 0;
-    Window w = window(0, want);
+    // A header line that has come is enough: a slow stream's need not fill `want`.
+    Window w = window(0, want, 0);
     const char* p = w.data;
     const uint64_t n = w.size;
     uint64_t pos = 0, lines = 0;

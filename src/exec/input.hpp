@@ -55,17 +55,25 @@ class InputSource {
   uint64_t pread(char* dst, uint64_t n, uint64_t from) const;
 
   // Makes bytes [from, from + want) of the data available (fewer at EOF;
-  // more may be returned). `from` must not go backwards.
-  Window window(uint64_t from, uint64_t want);
-  // Up to `n` bytes from the start of the data, for type inference.
-  Window sample(uint64_t n) { return window(0, n); }
+  // more may be returned). `from` must not go backwards. With `wait_ms` >= 0
+  // a stream may return fewer: once bytes past what it held before have
+  // come, when wait_ms have passed (0: when no more has come). A limit over
+  // `tail -f` then answers as rows come instead of after a full window.
+  Window window(uint64_t from, uint64_t want, int wait_ms = kWaitForAll);
+  static constexpr int kWaitForAll = -1;
+  // Up to `n` bytes from the start of the data, for type inference: a slow
+  // stream gives what it sent in its first second.
+  Window sample(uint64_t n) { return window(0, n, 1000); }
   // The scan is done with this source: its buffers and its read-ahead go
   // (a run over many compressed files holds one file's at a time).
   void done();
 
  private:
   void read_header(const DialectOptions& opts, const Dialect& dialect);
-  bool fill_stream(uint64_t upto);  // stream: read until buffer covers `upto`
+  // Stream: read until the buffer covers `upto` (or, with wait_ms >= 0, it
+  // has grown and wait_ms have passed; a plain read that comes short, before
+  // the read-ahead starts, counts as that).
+  bool fill_stream(uint64_t upto, int wait_ms);
 
   std::string name_;
   std::shared_ptr<ByteSource> src_;

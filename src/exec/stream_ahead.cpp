@@ -1,6 +1,7 @@
 #include "exec/stream_ahead.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -51,12 +52,25 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
     try {
       b.bytes.reset(new char[block]);  // not zeroed: read() fills it
       while (b.size < block) {
-        const size_t k = src->read(b.bytes.get() + b.size, block - b.size);
+        const size_t want = block - b.size;
+        const size_t k = src->read(b.bytes.get() + b.size, want);
         if (k == 0) {
           eof = true;
           break;
         }
         b.size += k;
+        // A short read: the source has no more for now (a pipe, a slow
+        // writer). What came goes out at once rather than after the block
+        // fills, which for `tail -f` may be never; a small part is copied
+        // out so that the queue holds no mostly empty blocks.
+        if (k < want) {
+          if (b.size < block / 4) {
+            std::unique_ptr<char[]> fit(new char[b.size]);
+            std::memcpy(fit.get(), b.bytes.get(), b.size);
+            b.bytes = std::move(fit);
+          }
+          break;
+        }
       }
     } catch (...) {
       error = std::current_exception();
@@ -76,13 +90,19 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
   }
 }
 
-size_t StreamAhead::read(char* dst, size_t n) {
+size_t StreamAhead::read(char* dst, size_t n) { return take(dst, n, -1); }
+size_t StreamAhead::read_some(char* dst, size_t n, int wait_ms) { return take(dst, n, std::max(0, wait_ms)); }
+
+size_t StreamAhead::take(char* dst, size_t n, int wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, wait_ms));
   size_t done = 0;
   while (done < n) {
     if (cur_at_ == cur_.size) {
       Shared& s = *shared_;
       std::unique_lock<std::mutex> l(s.m);
-      s.cv.wait(l, [&] { return !s.blocks.empty() || s.eof; });
+      auto ready = [&] { return !s.blocks.empty() || s.eof; };
+      if (wait_ms >= 0 && done && !s.cv.wait_until(l, deadline, ready)) return done;  // out of time
+      s.cv.wait(l, ready);
       if (s.blocks.empty()) {
         // The end: what was read is all taken. An error surfaces once no
         // byte is left to hand out with it.

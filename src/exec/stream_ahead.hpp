@@ -29,6 +29,10 @@ class StreamAhead {
   // Like ByteSource::read: up to n bytes, 0 only at the end of the input;
   // rethrows the reader's error once the bytes read before it are taken.
   size_t read(char* dst, size_t n);
+  // Like read, but once at least one byte is taken it returns when `wait_ms`
+  // have passed since the call (0: when no more has come): a slow stream
+  // (`tail -f`) hands out what has come.
+  size_t read_some(char* dst, size_t n, int wait_ms);
 
   // Reader threads of the process started so far, and not yet ended (the
   // tests' view).
@@ -50,6 +54,8 @@ class StreamAhead {
     std::exception_ptr error;
   };
   static void run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src, size_t block, size_t ahead);
+
+  size_t take(char* dst, size_t n, int wait_ms);  // wait_ms < 0: read
 
   std::shared_ptr<Shared> shared_;
   Block cur_;          // the block being taken (the consumer's own)

@@ -66,7 +66,8 @@ class PeekableSource : public ByteSource {
     }
     return raw_read(dst, n);
   }
-  // Up to n first unread bytes (fewer only at end of input), left in place for read().
+  // Up to n first unread bytes (fewer at the end of input, or when a short
+  // read finds no more for now), left in place for read().
   const std::string& peek(size_t n) {
     if (pending_pos_ > 0) {
       pending_.erase(0, pending_pos_);
@@ -78,6 +79,9 @@ class PeekableSource : public ByteSource {
       size_t k = raw_read(&pending_[have], n - have);
       pending_.resize(have + k);
       if (k == 0) break;
+      // A short read: the stream has no more for now. The magic numbers need
+      // 4 bytes; waiting for all n would stall a slow stream (`tail -f`).
+      if (k < n - have && pending_.size() >= 4) break;
     }
     return pending_;
   }

@@ -536,7 +536,8 @@ TEST_CASE("StreamAhead: the bytes in order, in any request sizes, then the end o
         try {
           for (;;) {
             char buf[300];
-            const size_t k = s.read(buf, 1 + rng() % sizeof buf);
+            const size_t want = 1 + rng() % sizeof buf;
+            const size_t k = rng() % 2 ? s.read(buf, want) : s.read_some(buf, want, static_cast<int>(rng() % 2));
             if (k == 0) break;
             got.append(buf, k);
           }
@@ -547,6 +548,47 @@ TEST_CASE("StreamAhead: the bytes in order, in any request sizes, then the end o
         CHECK(got == text);  // every byte before the error was handed out first
         CHECK(threw == fail);
       }
+}
+
+TEST_CASE("StreamAhead: read_some hands out what has come while the source waits for more") {
+  auto gate = std::make_shared<HeldSource::Gate>();
+  // "a,1\n" at once, then nothing until released, then "b,2\n" and the end.
+  class Trickle : public ByteSource {
+   public:
+    explicit Trickle(std::shared_ptr<HeldSource::Gate> g) : g_(std::move(g)) {}
+    size_t read(char* dst, size_t n) override {
+      REQUIRE(n >= 4);
+      if (step_ == 1) {
+        std::unique_lock<std::mutex> l(g_->m);
+        g_->reading = true;
+        g_->cv.notify_all();
+        g_->cv.wait(l, [&] { return g_->released; });
+      }
+      if (step_ > 1) return 0;
+      std::memcpy(dst, step_++ ? "b,2\n" : "a,1\n", 4);
+      return 4;
+    }
+    bool can_pread() const override { return false; }
+    size_t pread(char*, size_t, uint64_t) override { return 0; }
+    uint64_t size_hint() const override { return 0; }
+    const std::string& name() const override { return name_; }
+
+   private:
+    std::shared_ptr<HeldSource::Gate> g_;
+    int step_ = 0;
+    std::string name_ = "trickle";
+  };
+  StreamAhead s(std::make_shared<Trickle>(gate), 1 << 20, 1 << 22);
+  char buf[64];
+  CHECK(std::string(buf, s.read_some(buf, sizeof buf, 0)) == "a,1\n");  // not held back for a full block
+  {
+    std::unique_lock<std::mutex> l(gate->m);
+    gate->cv.wait(l, [&] { return gate->reading; });  // the source is asked for more, and waits
+    gate->released = true;
+  }
+  gate->cv.notify_all();
+  CHECK(std::string(buf, s.read(buf, sizeof buf)) == "b,2\n");
+  CHECK(s.read(buf, sizeof buf) == 0);
 }
 
 TEST_CASE("StreamAhead: dropped while its reader waits in read(), which then ends on its own") {
