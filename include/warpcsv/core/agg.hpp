@@ -448,7 +448,11 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
           wide_sub(wide_mul_u64(st->sum_sq, static_cast<uint64_t>(st->n)), wide_mul(st->sum, st->sum));
       const double p = detail::pow10_double(a.in_scale);
       const double nn = static_cast<double>(st->n) * static_cast<double>(st->n - 1);
-      double var = wide_to_double(num) / nn / (p * p);
+      // One division by n(n-1)10^2s when that product is an exact double (a
+      // numerator below 2^53 is exact too: one rounding in all); dividing by
+      // n(n-1) and then by 10^2s rounded twice (var(0.01, 0.02, 0.04) was 1 ulp off).
+      const bool exact_den = nn < 9007199254740992.0 && a.in_scale <= 11 && nn * p * p < 9007199254740992.0;
+      double var = exact_den ? wide_to_double(num) / (nn * p * p) : wide_to_double(num) / nn / (p * p);
       if (var < 0) var = 0;
       return Value::of_float(a.op == AggOp::VarExact ? var : sqrt(var));
     }
