@@ -78,6 +78,7 @@ class CpuScan {
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
     stats.executor = "cpu";
+    stats.chunk_size = 0;  // the largest partition made (a limit's first windows make small ones)
     uint64_t partition_index = 0;
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
@@ -99,6 +100,7 @@ class CpuScan {
             s_.chunk_size, stops_early_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
                                         : std::max<uint64_t>(window / 4, 4096));
         PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
+        stats.chunk_size = std::max(stats.chunk_size, part);
         if (pw.ready == 0) {
           // One row is larger than the window (or a stream's rows are still
           // coming): look further.

@@ -218,6 +218,8 @@ class Binder {
       detail += " (columns: " + join_plain(names) + ")";
     else if (!names.empty())
       detail += " (" + std::to_string(names.size()) + " columns)";
+    else
+      detail += " (the input has no columns: it is empty, without even a header line)";
     fail(e.pos, "unknown column", detail);
   }
 
