@@ -1,5 +1,5 @@
 // A growable array of trivially copyable elements in malloc'ed memory, for
-// the group table's per-group arrays.
+// the group table's per-group arrays and a stream's window.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -50,6 +50,12 @@ class GrowArray {
   void push_back(const T& v) {
     if (n_ == cap_) reallocate(std::max<size_t>(16, 2 * cap_));
     p_[n_++] = v;
+  }
+  // Removes the first n elements (moving the rest to the front).
+  void drop_front(size_t n) {
+    n = std::min(n, n_);
+    if (n && n < n_) std::memmove(p_, p_ + n, (n_ - n) * sizeof(T));
+    n_ -= n;
   }
   void append(const T* v, size_t n) {
     const size_t at = n_;

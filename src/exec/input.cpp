@@ -70,7 +70,7 @@ InputSource::InputSource(const std::string& path, const DialectOptions& opts,
 void InputSource::done() {
   finished_ = fd_ < 0;  // a file can be mapped again; a stream's bytes are gone
   ahead_.reset();
-  UninitVector<char>().swap(buf_);
+  buf_ = GrowArray<char>();
   if (map_) {
     munmap(map_, map_len_);
     map_ = nullptr;
@@ -161,7 +161,7 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
   WCSV_EXPECTS(raw >= buf_offset_, "stream windows must move forward");
   const uint64_t drop = std::min<uint64_t>(raw - buf_offset_, buf_.size());
   if (drop) {
-    buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(drop));
+    buf_.drop_front(static_cast<size_t>(drop));
     buf_offset_ += drop;
   }
   // Waiting for all: a byte past the window too, so that at_eof is known when

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "exec/grow_array.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/io.hpp"
 #include "warpcsv/options.hpp"
@@ -92,7 +93,10 @@ class InputSource {
   void* map_ = nullptr;
   uint64_t map_len_ = 0;
 
-  UninitVector<char> buf_;  // stream: bytes [buf_offset_, buf_offset_ + buf_.size())
+  // Stream: bytes [buf_offset_, buf_offset_ + buf_.size()). It grows with
+  // realloc: a vector's copy when a row of 300 MB doubled the window held
+  // both copies (4x the row from standard input).
+  GrowArray<char> buf_;
   uint64_t buf_offset_ = 0;
   bool stream_eof_ = false;
 };

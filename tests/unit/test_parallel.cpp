@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/grow_array.hpp"
 #include "exec/parallel.hpp"
 
 using namespace warpcsv;
@@ -116,4 +117,51 @@ TEST_CASE("WorkerPool: a team's helpers get distinct ids; finish waits for them"
   CHECK(ids == std::vector<int>{1, 2, 3, 4, 5});
   // A team that asked for no helpers finishes at once.
   pool.finish(pool.start(0, [](int) { FAIL("no helper was asked for"); }));
+}
+
+TEST_CASE("GrowArray: push, append, resize, drop_front and moves keep the elements of a vector doing the same") {
+  std::mt19937_64 rng(21);
+  GrowArray<uint32_t> a;
+  std::vector<uint32_t> v;
+  for (int step = 0; step < 20000; ++step) {
+    switch (rng() % 5) {
+      case 0: {
+        const uint32_t x = static_cast<uint32_t>(rng());
+        a.push_back(x);
+        v.push_back(x);
+        break;
+      }
+      case 1: {
+        std::vector<uint32_t> more(rng() % 300);
+        for (auto& x : more) x = static_cast<uint32_t>(rng());
+        a.append(more.data(), more.size());
+        v.insert(v.end(), more.begin(), more.end());
+        break;
+      }
+      case 2: {  // grow (new elements are not initialized: written here) or shrink
+        const size_t n = rng() % (v.size() + 200);
+        const size_t old = a.size();
+        a.resize(n);
+        for (size_t i = old; i < n; ++i) a[i] = static_cast<uint32_t>(i);
+        const size_t vold = v.size();
+        v.resize(n);
+        for (size_t i = vold; i < n; ++i) v[i] = static_cast<uint32_t>(i);
+        break;
+      }
+      case 3: {
+        const size_t n = rng() % (v.size() + 2);
+        a.drop_front(n);
+        v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min(n, v.size())));
+        break;
+      }
+      default: {
+        GrowArray<uint32_t> b(std::move(a));
+        CHECK(a.size() == 0);
+        a = std::move(b);
+      }
+    }
+    REQUIRE(a.size() == v.size());
+    REQUIRE(a.capacity() >= a.size());
+    REQUIRE(std::equal(v.begin(), v.end(), a.data()));
+  }
 }
