@@ -174,7 +174,10 @@ class CpuScan {
       for (auto& w : per_worker_)
         if (w.groups.get() == tables[0]) *global_groups_ = std::move(*w.groups);
     } else {
-      global_groups_->merge_all(tables, s_.threads);
+      // The thread tables go before the merged partitions are appended.
+      global_groups_->merge_all(tables, s_.threads, [&] {
+        for (auto& w : per_worker_) w.groups.reset();
+      });
     }
     for (auto& w : per_worker_) w.groups = std::make_unique<GroupTable>(layout_);
     fold_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

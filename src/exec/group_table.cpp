@@ -140,13 +140,15 @@ void GroupTable::merge_from(const GroupTable& other) {
   }
 }
 
-void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int threads) {
+void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int threads,
+                           const std::function<void()>& inputs_done) {
   size_t total = 0;
   for (const GroupTable* t : tables) total += t->size();
   // Below this many groups the hand-over to threads costs more than it saves.
   constexpr size_t kSerialGroups = 1 << 15;
   if (threads <= 1 || total < kSerialGroups) {
     for (const GroupTable* t : tables) merge_from(*t);
+    if (inputs_done) inputs_done();
     return;
   }
   std::vector<const GroupTable*> inputs = tables;
@@ -186,6 +188,8 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
         }
       }
     });
+    listed.clear();
+    if (inputs_done) inputs_done();
     append_disjoint(parts, threads);
   } catch (...) {
     *this = std::move(mine);  // as it was

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -72,8 +73,12 @@ class GroupTable {
   // and the partitions, which share no group, are then appended whole. The
   // groups and states are those of merge_from one table after another
   // (merges are order-free); the group order differs. On an error (memory,
-  // the group limit) this table is left as it was.
-  void merge_all(const std::vector<const GroupTable*>& tables, int threads);
+  // the group limit) this table is left as it was. `inputs_done`, if given,
+  // is called once `tables` are no longer read, before the partitions are
+  // appended: freeing them then keeps the inputs and the copy from both
+  // being held at once.
+  void merge_all(const std::vector<const GroupTable*>& tables, int threads,
+                 const std::function<void()>& inputs_done = {});
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);
 
