@@ -88,10 +88,12 @@ class CpuScan {
       // doubles: `limit 10` over a pipe or a large file answers after the
       // first MiB instead of a full window (128 MiB and more).
       uint64_t window = stops_early_ ? std::min<uint64_t>(full_window, kFirstWindowOfLimit) : full_window;
+      // A pipeline that can stop early takes what a stream has so far, and
+      // waits for more only when that held no whole row.
+      int wait = stops_early_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
       for (;;) {
         if (interrupted()) throw Interrupted();
-        // A pipeline that can stop early takes what a stream has so far.
-        Window w = src->window(from, window, stops_early_ ? 0 : InputSource::kWaitForAll);
+        Window w = src->window(from, window, wait);
         if (w.size == 0) break;
         // Small windows get partitions small enough that some are ready (a
         // partition is ready once a later one holds a row start); a stream's
@@ -102,11 +104,13 @@ class CpuScan {
         PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
         stats.chunk_size = std::max(stats.chunk_size, part);
         if (pw.ready == 0) {
-          // One row is larger than the window (or a stream's rows are still
-          // coming): look further.
-          window = std::min<uint64_t>(2 * window, uint64_t{1} << 40);
+          // One row is larger than the window: look further. A stream's
+          // short window (its rows still coming): wait for more.
+          if (w.size >= window || w.at_eof) window = std::min<uint64_t>(2 * window, uint64_t{1} << 40);
+          if (stops_early_) wait = InputSource::kWaitForNew;
           continue;
         }
+        if (stops_early_) wait = InputSource::kTakeReady;
         std::vector<PartitionResult> results(pw.ready);
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);

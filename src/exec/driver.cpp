@@ -55,10 +55,17 @@ class OutputFile {
   std::FILE* file() const { return f_; }
   // Whether any output reached stdout or the file (it cannot be taken back).
   bool released() const { return released_; }
-  // Drops what is held (the run starts over).
+  // Drops what is held, messages too (the run starts over).
   void discard() {
     held_.clear();
     held_.shrink_to_fit();
+    held_notes_.clear();
+  }
+  // A message about the output (a failed assert) goes to stderr with it:
+  // held while the output is, dropped if it is.
+  void note(const std::string& text) {
+    if (released_) std::fputs(text.c_str(), stderr);
+    else held_notes_ += text;
   }
   void close() {
     errno = 0;
@@ -81,17 +88,24 @@ class OutputFile {
   }
 
  private:
+  // A cookie write returns the bytes taken, 0 on an error (errno set): glibc
+  // takes a negative value for a huge count.
   static ssize_t hold_write(void* cookie, const char* buf, size_t n) {
     auto* o = static_cast<OutputFile*>(cookie);
     if (!o->released_ && o->held_.size() + n <= kHeldOutputBytes) {
-      o->held_.append(buf, n);
-      return static_cast<ssize_t>(n);
+      try {
+        o->held_.append(buf, n);
+        return static_cast<ssize_t>(n);
+      } catch (const std::bad_alloc&) {  // no memory to hold it: it goes out now
+      }
     }
-    if (!o->release()) return -1;
-    return std::fwrite(buf, 1, n, o->dest_) == n ? static_cast<ssize_t>(n) : -1;
+    o->released_ = true;  // before the bytes go out: a re-read would repeat them
+    if (!o->release()) return 0;
+    return std::fwrite(buf, 1, n, o->dest_) == n ? static_cast<ssize_t>(n) : 0;
   }
   bool release() {
     released_ = released_ || !held_.empty();
+    if (!held_notes_.empty()) std::fputs(held_notes_.c_str(), stderr);
     const bool ok = held_.empty() || std::fwrite(held_.data(), 1, held_.size(), dest_) == held_.size();
     discard();
     return ok;
@@ -100,7 +114,7 @@ class OutputFile {
   std::string path_;
   std::FILE* dest_ = stdout;
   std::FILE* f_ = nullptr;
-  std::string held_;
+  std::string held_, held_notes_;
   bool released_ = false;
 };
 
@@ -256,7 +270,7 @@ int run_pipeline(const Options& opts) {
       if (plan.scan.aggregate) {
         exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
       } else {
-        post = std::make_unique<PostPipeline>(plan, *writer, threads);
+        post = std::make_unique<PostPipeline>(plan, *writer, threads, [&](const std::string& text) { out.note(text); });
         exec->scan(
             in, settings, nullptr,
             [&](const Table& t, size_t begin, size_t end) {
@@ -306,7 +320,7 @@ int run_pipeline(const Options& opts) {
       Table result = finalize_groups(plan, *groups, threads);
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();
-      post = std::make_unique<PostPipeline>(plan, *writer, threads);
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, [&](const std::string& text) { out.note(text); });
       post->push_all(result);
     }
     post->finish();

@@ -76,7 +76,8 @@ class GroupTable {
   // the group limit) this table is left as it was. `inputs_done`, if given,
   // is called once `tables` are no longer read, before the partitions are
   // appended: freeing them then keeps the inputs and the copy from both
-  // being held at once.
+  // being held at once (an error after that leaves this table as it was
+  // and the inputs gone: the caller's run fails).
   void merge_all(const std::vector<const GroupTable*>& tables, int threads,
                  const std::function<void()>& inputs_done = {});
   // Gives a string that an agg_update/agg_merge just stored a stable copy.

@@ -82,7 +82,7 @@ InputSource::~InputSource() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool InputSource::fill_stream(uint64_t upto, int wait_ms) {
+bool InputSource::fill_stream(uint64_t upto, int wait_ms, bool time_first_byte) {
   bool came_short = false;
   while (!stream_eof_ && !came_short && buf_offset_ + buf_.size() < upto) {
     const size_t have = buf_.size();
@@ -96,9 +96,25 @@ bool InputSource::fill_stream(uint64_t upto, int wait_ms) {
       // gzip no longer wait for the scan, nor the scan for them.
       if (!ahead_ && opened_) ahead_ = std::make_unique<StreamAhead>(src_, kStreamBlockBytes, kStreamAheadBytes);
       const size_t asked = ask - got;
+      if (wait_ms == kTakeReady) {  // what the read-ahead holds now, no waiting (0 is not the end)
+        const size_t n = ahead_ ? ahead_->read_ready(buf_.data() + have + got, asked) : 0;
+        got += n;
+        if (n < asked) {
+          came_short = true;
+          break;
+        }
+        continue;
+      }
+      // Bytes already held for the window: the time limit counts from now,
+      // not from a first new byte (`tail -f` of a file that does not grow).
+      const bool timed_first = wait_ms >= 0 && time_first_byte;
       const size_t n = !ahead_         ? src_->read(buf_.data() + have + got, asked)
-                       : wait_ms >= 0 ? ahead_->read_some(buf_.data() + have + got, asked, wait_ms)
+                       : wait_ms >= 0 ? ahead_->read_some(buf_.data() + have + got, asked, wait_ms, !timed_first)
                                       : ahead_->read(buf_.data() + have + got, asked);
+      if (n == 0 && timed_first && ahead_) {
+        came_short = true;  // nothing came in time; not the end
+        break;
+      }
       if (n == 0) {
         stream_eof_ = true;
         break;
@@ -166,7 +182,12 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
   }
   // Waiting for all: a byte past the window too, so that at_eof is known when
   // the stream ends right there (a header read may have taken the rest).
-  fill_stream(raw + want + (wait_ms < 0 ? 1 : 0), wait_ms);
+  // Taking what is ready: waiting (for a first new byte) only when no byte
+  // past `raw` is held.
+  bool time_first_byte = buf_offset_ + buf_.size() > raw;  // bytes are held already
+  if (wait_ms == kTakeReady && !time_first_byte) wait_ms = kWaitForNew;
+  if (wait_ms == kWaitForNew) wait_ms = 0, time_first_byte = false;
+  fill_stream(raw + want + (wait_ms == kWaitForAll ? 1 : 0), wait_ms, time_first_byte);
   if (raw >= buf_offset_ + buf_.size()) {  // at or past the end of the stream
     w.at_eof = stream_eof_;
     return w;

@@ -60,8 +60,15 @@ class InputSource {
   // a stream may return fewer: once bytes past what it held before have
   // come, when wait_ms have passed (0: when no more has come). A limit over
   // `tail -f` then answers as rows come instead of after a full window.
+  // When bytes past `from` are held already, wait_ms counts from the call
+  // even for the first new byte. kTakeReady: the bytes held and read ahead
+  // now, without waiting, unless none lie past `from` (then kWaitForNew): a
+  // scan that made progress goes on with rows already come. kWaitForNew: at
+  // least one new byte (or the end), then what is ready.
   Window window(uint64_t from, uint64_t want, int wait_ms = kWaitForAll);
   static constexpr int kWaitForAll = -1;
+  static constexpr int kTakeReady = -2;
+  static constexpr int kWaitForNew = -3;
   // Up to `n` bytes from the start of the data, for type inference: a slow
   // stream gives what it sent in its first second.
   Window sample(uint64_t n) { return window(0, n, 1000); }
@@ -74,7 +81,8 @@ class InputSource {
   // Stream: read until the buffer covers `upto` (or, with wait_ms >= 0, it
   // has grown and wait_ms have passed; a plain read that comes short, before
   // the read-ahead starts, counts as that).
-  bool fill_stream(uint64_t upto, int wait_ms);
+  // `time_first_byte`: wait_ms limits the wait for a first new byte too.
+  bool fill_stream(uint64_t upto, int wait_ms, bool time_first_byte);
 
   std::string name_;
   std::shared_ptr<ByteSource> src_;

@@ -94,7 +94,10 @@ PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t c
       }
     }
   });
-  if (w.at_eof) {
+  // At the end of input, or right after a row's LF outside quotes (a CR may
+  // yet be followed by its LF), the window holds whole rows only: a stream's
+  // rows that have come can all go.
+  if (w.at_eof || (st == kRowStart && w.size && w.data[w.size - 1] == '\n')) {
     pw.ready = n;
     pw.consumed = w.size;
     return pw;

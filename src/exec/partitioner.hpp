@@ -32,7 +32,8 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
 
 // Partitions a window (which starts at a row start) of `chunk`-byte pieces.
 // Partition j is ready when a later partition holds a row start (so its last
-// row ends inside the window) or the window reaches the end of input.
+// row ends inside the window), or the window reaches the end of input or ends
+// right after a row.
 PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads);
 
 }  // namespace warpcsv

@@ -100,9 +100,11 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 }
 }  // namespace
 
-PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads)
+PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
+                           std::function<void(const std::string&)> note)
     : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), limit_seen_(plan.post.size(), 0),
-      scratch_(kScratch), threads_(threads) {
+      scratch_(kScratch), threads_(threads), note_(std::move(note)) {
+  if (!note_) note_ = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
   for (size_t i = 0; i < plan.post.size(); ++i) {
     const PostStage& st = plan.post[i];
     if (st.kind == PostStage::Sort) {
@@ -168,7 +170,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
               if (c) text += ", ";
               text += st.output[c].name + "=" + (row[c].null ? "null" : format_value(row[c], st.output[c].type));
             }
-            fmt::print(stderr, "warpcsv: assert failed: {}: {}\n", st.exprs[0].text, text);
+            note_(fmt::format("warpcsv: assert failed: {}: {}\n", st.exprs[0].text, text));
           }
           ++assert_failures_;
         }
@@ -215,7 +217,7 @@ void PostPipeline::finish() {
       if (!push_from(i + 1, t.row(r))) break;
   }
   if (assert_failures_ > kAssertRowsShown)
-    fmt::print(stderr, "warpcsv: assert failed on {} rows in all ({} shown)\n", assert_failures_, kAssertRowsShown);
+    note_(fmt::format("warpcsv: assert failed on {} rows in all ({} shown)\n", assert_failures_, kAssertRowsShown));
   writer_.end();
 }
 

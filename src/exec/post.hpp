@@ -2,6 +2,8 @@
 // assert) over rows that arrive in order, ending in a RowWriter.
 #pragma once
 #include <cstdio>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "warpcsv/output.hpp"
@@ -14,7 +16,9 @@ class GroupTable;
 
 class PostPipeline {
  public:
-  PostPipeline(const Plan& plan, RowWriter& writer, int threads = 1);
+  // `note` takes the messages of failed asserts (default: stderr).
+  PostPipeline(const Plan& plan, RowWriter& writer, int threads = 1,
+               std::function<void(const std::string&)> note = {});
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
@@ -36,6 +40,7 @@ class PostPipeline {
   uint64_t assert_failures_ = 0;
   bool done_ = false;
   int threads_;
+  std::function<void(const std::string&)> note_;
 };
 
 // Whether post stage `stage` of `plan` is a limit that ends the whole input

@@ -90,10 +90,13 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
   }
 }
 
-size_t StreamAhead::read(char* dst, size_t n) { return take(dst, n, -1); }
-size_t StreamAhead::read_some(char* dst, size_t n, int wait_ms) { return take(dst, n, std::max(0, wait_ms)); }
+size_t StreamAhead::read(char* dst, size_t n) { return take(dst, n, -1, true); }
+size_t StreamAhead::read_some(char* dst, size_t n, int wait_ms, bool wait_for_first) {
+  return take(dst, n, std::max(0, wait_ms), wait_for_first);
+}
+size_t StreamAhead::read_ready(char* dst, size_t n) { return take(dst, n, -2, false); }
 
-size_t StreamAhead::take(char* dst, size_t n, int wait_ms) {
+size_t StreamAhead::take(char* dst, size_t n, int wait_ms, bool wait_for_first) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, wait_ms));
   size_t done = 0;
   while (done < n) {
@@ -101,7 +104,8 @@ size_t StreamAhead::take(char* dst, size_t n, int wait_ms) {
       Shared& s = *shared_;
       std::unique_lock<std::mutex> l(s.m);
       auto ready = [&] { return !s.blocks.empty() || s.eof; };
-      if (wait_ms >= 0 && done && !s.cv.wait_until(l, deadline, ready)) return done;  // out of time
+      if (wait_ms == -2 && s.blocks.empty()) return done;  // nothing more read ahead yet
+      if (wait_ms >= 0 && (done || !wait_for_first) && !s.cv.wait_until(l, deadline, ready)) return done;  // out of time
       s.cv.wait(l, ready);
       if (s.blocks.empty()) {
         // The end: what was read is all taken. An error surfaces once no

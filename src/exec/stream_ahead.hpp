@@ -31,8 +31,12 @@ class StreamAhead {
   size_t read(char* dst, size_t n);
   // Like read, but once at least one byte is taken it returns when `wait_ms`
   // have passed since the call (0: when no more has come): a slow stream
-  // (`tail -f`) hands out what has come.
-  size_t read_some(char* dst, size_t n, int wait_ms);
+  // (`tail -f`) hands out what has come. With `wait_for_first` false the
+  // time limit holds for the first byte too (0 then is not the end).
+  size_t read_some(char* dst, size_t n, int wait_ms, bool wait_for_first = true);
+  // The bytes read ahead so far, up to n, without waiting: 0 when none are
+  // (not the end; read() tells that, or the error).
+  size_t read_ready(char* dst, size_t n);
 
   // Reader threads of the process started so far, and not yet ended (the
   // tests' view).
@@ -55,7 +59,7 @@ class StreamAhead {
   };
   static void run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src, size_t block, size_t ahead);
 
-  size_t take(char* dst, size_t n, int wait_ms);  // wait_ms < 0: read
+  size_t take(char* dst, size_t n, int wait_ms, bool wait_for_first);  // wait_ms -1: read, -2: read_ready
 
   std::shared_ptr<Shared> shared_;
   Block cur_;          // the block being taken (the consumer's own)

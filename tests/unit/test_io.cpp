@@ -581,6 +581,8 @@ TEST_CASE("StreamAhead: read_some hands out what has come while the source waits
   StreamAhead s(std::make_shared<Trickle>(gate), 1 << 20, 1 << 22);
   char buf[64];
   CHECK(std::string(buf, s.read_some(buf, sizeof buf, 0)) == "a,1\n");  // not held back for a full block
+  CHECK(s.read_ready(buf, sizeof buf) == 0);  // nothing more yet, and no waiting for it
+  CHECK(s.read_some(buf, sizeof buf, 30, false) == 0);  // a time limit for the first byte too
   {
     std::unique_lock<std::mutex> l(gate->m);
     gate->cv.wait(l, [&] { return gate->reading; });  // the source is asked for more, and waits
