@@ -465,6 +465,52 @@ TEST_CASE("agg: var over decimals is correctly rounded") {
   CHECK(bits(agg_finalize(var, b.bytes).f) == bits(14.0 / 60000.0));
 }
 
+// d is the double nearest num / den (ties to even), checked in exact integers:
+// d = M 2^E, and |num - M 2^E den| <= den 2^E / 2 (scaled by 2^-E when E < 0).
+static bool nearest(unsigned __int128 num, unsigned __int128 den, double d) {
+  int exp = 0;
+  const double frac = std::frexp(d, &exp);  // d = frac 2^exp, frac in [0.5, 1)
+  const unsigned __int128 m = static_cast<unsigned __int128>(std::ldexp(frac, 53));
+  const int e = exp - 53;
+  unsigned __int128 lhs = num, rhs = m * den, unit = den;  // compare num with m den 2^e
+  if (e >= 0) rhs <<= e, unit <<= e;
+  else lhs <<= -e;
+  const unsigned __int128 diff = lhs > rhs ? lhs - rhs : rhs - lhs;
+  return 2 * diff < unit || (2 * diff == unit && (m & 1) == 0);
+}
+
+TEST_CASE("agg: mean of large ints is correctly rounded; uint128_div_to_double against an exact check") {
+  std::mt19937_64 rng(17);
+  for (int iter = 0; iter < 20000; ++iter) {
+    // num up to 2^100, den up to 2^24: every product in the check fits 128 bits.
+    const int nb = 53 + static_cast<int>(rng() % 48), db = 1 + static_cast<int>(rng() % 24);
+    unsigned __int128 num = ((static_cast<unsigned __int128>(rng()) << 64) | rng()) >> (128 - nb);
+    unsigned __int128 den = (rng() >> (64 - db)) | 1;
+    num |= static_cast<unsigned __int128>(1) << (nb - 1);
+    const double d = uint128_div_to_double(num, den);
+    INFO("iter " << iter << " nb " << nb << " db " << db);
+    REQUIRE(nearest(num, den, d));
+  }
+  // Ties go to even: (2^53 + 1) / 1 and (2^54 + 2) / 2 lie halfway.
+  CHECK(uint128_div_to_double((static_cast<unsigned __int128>(1) << 53) + 1, 1) == 9007199254740992.0);
+  CHECK(uint128_div_to_double((static_cast<unsigned __int128>(1) << 53) + 3, 1) == 9007199254740996.0);
+  // mean over ints whose sum passes 2^63 (microsecond timestamps, say).
+  const AggDesc mean = desc(AggOp::MeanExact, Type::Int);
+  const Value null = Value::make_null();
+  for (int iter = 0; iter < 2000; ++iter) {
+    Block b = state_of(mean, {}, 0, 0);
+    const int n = 2 + static_cast<int>(rng() % 3000);
+    __int128 sum = 0;
+    for (int i = 0; i < n; ++i) {
+      const int64_t x = static_cast<int64_t>(rng() >> 2);  // up to 2^62
+      agg_update(mean, b.bytes, Value::of_int(x), null, static_cast<uint64_t>(i));
+      sum += x;
+    }
+    INFO("n " << n);
+    REQUIRE(nearest(static_cast<unsigned __int128>(sum), static_cast<unsigned __int128>(n), agg_finalize(mean, b.bytes).f));
+  }
+}
+
 TEST_CASE("agg: min and max of -0.0 and 0.0 do not depend on merge order") {
   // agg_compare calls -0.0 and 0.0 equal, so the state keeps whichever came first; the
   // per-worker tables of the CPU executor then print "0.0" or "-0.0" by thread timing.

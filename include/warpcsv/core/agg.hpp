@@ -421,8 +421,14 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::MeanExact: {
       auto* st = reinterpret_cast<const SumExactState*>(s);
       if (!st->n) return Value::make_null();
-      const double den = static_cast<double>(st->n) * detail::pow10_double(a.in_scale);
-      return Value::of_float(int128_to_double(st->sum) / den);
+      // sum / (n 10^scale), rounded once; the denominator is below 2^63 10^18 < 2^123.
+      const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(pow10_i128(a.in_scale));
+      const uint128 mag = st->sum < 0 ? -static_cast<uint128>(st->sum) : static_cast<uint128>(st->sum);
+      const uint128 exact = static_cast<uint128>(1) << 53;
+      const double m = mag == 0                      ? 0.0
+                       : mag < exact && den < exact ? static_cast<double>(mag) / static_cast<double>(den)
+                                                    : uint128_div_to_double(mag, den);
+      return Value::of_float(st->sum < 0 ? -m : m);
     }
     case AggOp::MeanFloat: {
       auto* st = reinterpret_cast<const SumFloatState*>(s);
@@ -452,7 +458,21 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
       // numerator below 2^53 is exact too: one rounding in all); dividing by
       // n(n-1) and then by 10^2s rounded twice (var(0.01, 0.02, 0.04) was 1 ulp off).
       const bool exact_den = nn < 9007199254740992.0 && a.in_scale <= 11 && nn * p * p < 9007199254740992.0;
-      double var = exact_den ? wide_to_double(num) / (nn * p * p) : wide_to_double(num) / nn / (p * p);
+      // A numerator of 2^53 or more that fits 128 bits, over a denominator
+      // below 2^127: the long division, rounded once.
+      const bool wide_ok = !num.negative() && num.w[2] == 0 && num.w[3] == 0 && a.in_scale <= 18 &&
+                           nn * p * p < 4.2e37;  // the denominator below 2^125, with room for rounding
+      double var;
+      if (exact_den && wide_to_double(num) < 9007199254740992.0) {
+        var = wide_to_double(num) / (nn * p * p);
+      } else if (wide_ok) {
+        const uint128 mag = (static_cast<uint128>(num.w[1]) << 64) | num.w[0];
+        const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(st->n - 1) *
+                            static_cast<uint128>(pow10_i128(2 * a.in_scale));
+        var = mag ? uint128_div_to_double(mag, den) : 0.0;
+      } else {
+        var = wide_to_double(num) / nn / (p * p);
+      }
       if (var < 0) var = 0;
       return Value::of_float(a.op == AggOp::VarExact ? var : sqrt(var));
     }

@@ -1,6 +1,7 @@
 // 128-bit integer helpers for the shared core: checked arithmetic, powers of
 // ten, conversion to double and to/from decimal text. Host and device alike.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "warpcsv/core/hd.hpp"
@@ -71,6 +72,33 @@ WCSV_HD inline bool checked_neg(int128 a, int128* out) {
 
 // Nearest double, correctly rounded, the same bits on host and device.
 WCSV_HD inline double int128_to_double(int128 v) { return wide_to_double(Wide256::of(v)); }
+
+// The double nearest num / den (ties to even), for num > 0 and 0 < den <
+// 2^127: quotient bits by long division until 55 are known, then one
+// rounding with the remainder as sticky bit. Up to ~180 steps: callers use
+// it only when num or den is 2^53 or more (below that IEEE division of the
+// two exact doubles is already correctly rounded).
+WCSV_HD inline double uint128_div_to_double(uint128 num, uint128 den) {
+  uint128 q = num / den, r = num % den;
+  int e = 0;  // num / den = (q + r / den) * 2^e
+  const uint128 enough = static_cast<uint128>(1) << 55;
+  while (q < enough) {
+    q <<= 1;
+    r <<= 1;
+    --e;
+    if (r >= den) {
+      r -= den;
+      q |= 1;
+    }
+  }
+  const uint64_t hi = static_cast<uint64_t>(q >> 64);
+  const int bits = hi ? 128 - clz64(hi) : 64 - clz64(static_cast<uint64_t>(q));
+  const int drop = bits - 53;  // >= 3
+  uint64_t kept = static_cast<uint64_t>(q >> drop);
+  const uint128 rest = q & ((static_cast<uint128>(1) << drop) - 1), half = static_cast<uint128>(1) << (drop - 1);
+  if (rest > half || (rest == half && (r != 0 || (kept & 1)))) ++kept;
+  return ldexp(static_cast<double>(kept), e + drop);  // kept may be 2^53: still exact
+}
 
 // A scaled decimal (v / 10^scale) as the nearest double.
 WCSV_HD inline double decimal_to_double(int128 v, int scale) {
