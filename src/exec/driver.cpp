@@ -255,6 +255,7 @@ int run_pipeline(const Options& opts) {
     OutputFile out(opts.output_path);
     Rejects rejects(opts.rejects_path);
     std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.file());
+    auto note = [&](const std::string& text) { out.note(text); };  // assert messages go with the output
     ScanStats stats;
     stats.chunk_size = chunk;
     const auto t_scan = std::chrono::steady_clock::now();
@@ -270,7 +271,7 @@ int run_pipeline(const Options& opts) {
       if (plan.scan.aggregate) {
         exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
       } else {
-        post = std::make_unique<PostPipeline>(plan, *writer, threads, [&](const std::string& text) { out.note(text); });
+        post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
         exec->scan(
             in, settings, nullptr,
             [&](const Table& t, size_t begin, size_t end) {
@@ -320,7 +321,7 @@ int run_pipeline(const Options& opts) {
       Table result = finalize_groups(plan, *groups, threads);
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();
-      post = std::make_unique<PostPipeline>(plan, *writer, threads, [&](const std::string& text) { out.note(text); });
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
       post->push_all(result);
     }
     post->finish();

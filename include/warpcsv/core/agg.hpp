@@ -424,10 +424,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
       // sum / (n 10^scale), rounded once; the denominator is below 2^63 10^18 < 2^123.
       const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(pow10_i128(a.in_scale));
       const uint128 mag = st->sum < 0 ? -static_cast<uint128>(st->sum) : static_cast<uint128>(st->sum);
-      const uint128 exact = static_cast<uint128>(1) << 53;
-      const double m = mag == 0                      ? 0.0
-                       : mag < exact && den < exact ? static_cast<double>(mag) / static_cast<double>(den)
-                                                    : uint128_div_to_double(mag, den);
+      const double m = mag ? uint128_div_to_double(mag, den) : 0.0;
       return Value::of_float(st->sum < 0 ? -m : m);
     }
     case AggOp::MeanFloat: {
@@ -454,18 +451,13 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
           wide_sub(wide_mul_u64(st->sum_sq, static_cast<uint64_t>(st->n)), wide_mul(st->sum, st->sum));
       const double p = detail::pow10_double(a.in_scale);
       const double nn = static_cast<double>(st->n) * static_cast<double>(st->n - 1);
-      // One division by n(n-1)10^2s when that product is an exact double (a
-      // numerator below 2^53 is exact too: one rounding in all); dividing by
-      // n(n-1) and then by 10^2s rounded twice (var(0.01, 0.02, 0.04) was 1 ulp off).
-      const bool exact_den = nn < 9007199254740992.0 && a.in_scale <= 11 && nn * p * p < 9007199254740992.0;
-      // A numerator of 2^53 or more that fits 128 bits, over a denominator
-      // below 2^127: the long division, rounded once.
+      // One division by n(n-1)10^2s, rounded once, when the numerator fits
+      // 128 bits and the denominator is below 2^125 (dividing by n(n-1) and
+      // then by 10^2s rounded twice: var(0.01, 0.02, 0.04) was 1 ulp off).
       const bool wide_ok = !num.negative() && num.w[2] == 0 && num.w[3] == 0 && a.in_scale <= 18 &&
                            nn * p * p < 4.2e37;  // the denominator below 2^125, with room for rounding
       double var;
-      if (exact_den && wide_to_double(num) < 9007199254740992.0) {
-        var = wide_to_double(num) / (nn * p * p);
-      } else if (wide_ok) {
+      if (wide_ok) {
         const uint128 mag = (static_cast<uint128>(num.w[1]) << 64) | num.w[0];
         const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(st->n - 1) *
                             static_cast<uint128>(pow10_i128(2 * a.in_scale));

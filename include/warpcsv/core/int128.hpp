@@ -74,11 +74,12 @@ WCSV_HD inline bool checked_neg(int128 a, int128* out) {
 WCSV_HD inline double int128_to_double(int128 v) { return wide_to_double(Wide256::of(v)); }
 
 // The double nearest num / den (ties to even), for num > 0 and 0 < den <
-// 2^127: quotient bits by long division until 55 are known, then one
-// rounding with the remainder as sticky bit. Up to ~180 steps: callers use
-// it only when num or den is 2^53 or more (below that IEEE division of the
-// two exact doubles is already correctly rounded).
+// 2^127. Both below 2^53: IEEE division of the two exact doubles, already
+// correctly rounded. Else quotient bits by long division until 55 are known
+// (up to ~180 steps), then one rounding with the remainder as sticky bit.
 WCSV_HD inline double uint128_div_to_double(uint128 num, uint128 den) {
+  const uint128 exact = static_cast<uint128>(1) << 53;
+  if (num < exact && den < exact) return static_cast<double>(num) / static_cast<double>(den);
   uint128 q = num / den, r = num % den;
   int e = 0;  // num / den = (q + r / den) * 2^e
   const uint128 enough = static_cast<uint128>(1) << 55;
