@@ -37,6 +37,10 @@ enum class AggKind : uint8_t {
   First,
   Last,
   Corr,
+  // Holistic: they need every value of a group (see HolisticSpec).
+  CountDistinct,
+  Median,
+  Quantile,
 };
 
 // One aggregate call (deduplicated: `sum(v1)` used twice is computed once).
@@ -46,6 +50,22 @@ struct AggSpec {
   Program arg1;  // corr only
   ColumnType result;
   std::string text;  // e.g. "sum(v1)"
+};
+
+// A holistic aggregate (count_distinct, median, quantile). The scan cannot
+// keep a fixed-size state for it, so the scan groups by the agg's keys plus
+// the argument (ScanPlan::keys[key]) and counts each group's rows; after the
+// merge, regroup_holistic folds those groups into the agg's own and computes
+// the value from the distinct arguments and their counts. The scan, its
+// merge and both executors stay as they are.
+struct HolisticSpec {
+  AggKind kind;
+  int key;  // index into ScanPlan::keys
+  // quantile's fraction, exactly as written: q_units / 10^q_scale (median: 5 / 10)
+  int64_t q_units = 5;
+  int q_scale = 1;
+  ColumnType result;
+  std::string text;  // e.g. "median(v1)"
 };
 
 struct OutputColumn {
@@ -84,6 +104,15 @@ struct Plan {
   // `finalize` projects it to the agg stage's outputs; otherwise scan.outputs.
   std::vector<OutputColumn> scan_output;
   std::vector<Program> finalize;  // aggregate only: programs over [keys..., aggs...]
+  // Aggregate only: the agg stage's own keys, the first group_keys of
+  // scan.keys (the rest are holistic arguments); the finalize row's aggregate
+  // slot j comes from scan.aggs[agg_sources[j]] when >= 0, else from
+  // holistic[~agg_sources[j]]; holistic_weight is the scan.aggs count() that
+  // counts the rows of a scan group.
+  size_t group_keys = 0;
+  std::vector<int> agg_sources;
+  std::vector<HolisticSpec> holistic;
+  int holistic_weight = -1;
   std::vector<OutputColumn> finalized_output;
   std::vector<PostStage> post;
   std::vector<OutputColumn> output;  // final schema

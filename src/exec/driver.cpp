@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "exec/device.hpp"
+#include "exec/holistic.hpp"
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
 #include "warpcsv/errors.hpp"
@@ -317,8 +318,11 @@ int run_pipeline(const Options& opts) {
                                         seconds_since(t_scan), stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
-      if (plan.scan.keys.empty() && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
-      Table result = finalize_groups(plan, *groups, threads);
+      HolisticGroups regrouped;
+      if (!plan.holistic.empty()) regrouped = regroup_holistic(plan, *groups, threads);
+      const GroupTable& final_groups = plan.holistic.empty() ? *groups : *regrouped.groups;
+      if (plan.holistic.empty() && plan.group_keys == 0 && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
+      Table result = finalize_groups(plan, final_groups, threads, regrouped.values.data());
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();
       post = std::make_unique<PostPipeline>(plan, *writer, threads, note);

@@ -26,6 +26,9 @@ AggOp op_for(const AggSpec& s) {
     case AggKind::Last: return AggOp::Last;
     case AggKind::Corr:
       return exact && is_exact_input(s.arg1.result.type) ? AggOp::CorrExact : AggOp::CorrFloat;
+    case AggKind::CountDistinct:
+    case AggKind::Median:
+    case AggKind::Quantile: break;  // holistic: never a scan aggregate
   }
   throw InternalError("unknown aggregate kind");
 }

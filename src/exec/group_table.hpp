@@ -39,6 +39,10 @@ class GroupTable {
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);
+  // The index of the group whose state find_or_insert just returned.
+  size_t group_of(const char* state) const {
+    return static_cast<size_t>(state - key_bytes_ - blocks_.data()) / block_bytes_;
+  }
   // Makes room for `groups` groups in all without growing on the way.
   void reserve(size_t groups);
   // Hints that the slot for `hash` will be looked up soon.

@@ -228,8 +228,8 @@ bool limit_ends_input(const Plan& plan, size_t stage) {
   return true;
 }
 
-Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
-  const size_t nkeys = plan.scan.keys.size();
+Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, const Value* holistic) {
+  const size_t nkeys = plan.group_keys, naggs = plan.agg_sources.size(), nh = plan.holistic.size();
   const auto& layout = groups.layout();
   const size_t n = groups.size();
   // Ranges of groups finalize on their own threads, straight into their rows
@@ -241,11 +241,15 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
   std::vector<StringArena> arenas(parts);
   std::vector<EvalStatus> status(parts, EvalStatus::Ok);
   parallel_for(parts, threads, [&](size_t p, int) {
-    std::vector<Value> raw(nkeys + layout.aggs.size()), out(nkeys + plan.finalize.size());
+    std::vector<Value> raw(nkeys + naggs), out(nkeys + plan.finalize.size());
     std::vector<char> scratch(kScratch);
     for (size_t g = n * p / parts, end = n * (p + 1) / parts; g < end; ++g) {
       for (size_t k = 0; k < nkeys; ++k) raw[k] = groups.keys(g)[k];
-      for (size_t a = 0; a < layout.aggs.size(); ++a) raw[nkeys + a] = agg_finalize(layout.aggs[a], groups.state(g));
+      for (size_t a = 0; a < naggs; ++a) {
+        const int src = plan.agg_sources[a];
+        raw[nkeys + a] = src >= 0 ? agg_finalize(layout.aggs[static_cast<size_t>(src)], groups.state(g))
+                                  : holistic[g * nh + static_cast<size_t>(~src)];
+      }
       EvalContext ctx = make_eval_context(scratch.data(), kScratch);
       // The finalized row: the keys, then the agg stage's items.
       for (size_t k = 0; k < nkeys; ++k) out[k] = raw[k];
@@ -261,7 +265,7 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads) {
   for (StringArena& a : arenas) t.strings.absorb(std::move(a));
   // The keys lead every row of the result: it sorts by its own first columns.
   std::vector<Type> types;
-  for (const auto& k : plan.scan.keys) types.push_back(k.result.type);
+  for (size_t k = 0; k < nkeys; ++k) types.push_back(plan.scan.keys[k].result.type);
   sort_table(t, t.cells.data(), t.width(), types, std::vector<bool>(nkeys, false), threads);
   return t;
 }

@@ -49,7 +49,8 @@ bool limit_ends_input(const Plan& plan, size_t stage);
 
 // The aggregate result in output order: one finalized row per group (keys,
 // then the agg stage's items), sorted by the group keys ascending, nulls last.
-// Groups are finalized and sorted on up to `threads` threads.
-Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads = 1);
+// Groups are finalized and sorted on up to `threads` threads. `holistic`:
+// each group's holistic aggregates (regroup_holistic), when the plan has any.
+Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads = 1, const Value* holistic = nullptr);
 
 }  // namespace warpcsv

@@ -69,7 +69,19 @@ struct AggCall {
   BPtr arg0, arg1;
   ColumnType result;
   std::string text;
+  std::string argtext;  // holistic: the argument's canonical text
+  int64_t q_units = 5;  // quantile's fraction: q_units / 10^q_scale
+  int q_scale = 1;
+  int key = -1;         // holistic: its argument's index in the scan keys
 };
+
+const char* const kTopUnsupported =
+    "aggregate 'top' is not available: an aggregate gives one value per group, and top(x, k) would give k; "
+    "for the k largest values of x write: sort x desc | limit k";
+
+bool is_holistic(AggKind k) {
+  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
+}
 
 std::string to_lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -563,8 +575,7 @@ class Binder {
 
   Bound call(const Expr& e, const Ctx& c) {
     const std::string& f = e.name;
-    if (f == "count_distinct" || f == "median" || f == "quantile" || f == "top")
-      fail(e.pos, "unsupported", "aggregate '" + f + "' is not supported yet");
+    if (f == "top") fail(e.pos, "unsupported", kTopUnsupported);
     if (is_aggregate_name(f)) {
       if (c.in_agg)
         fail(e.pos, "usage error",
@@ -641,13 +652,40 @@ class Binder {
     static const std::vector<std::string> kFuncs = {
         "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with",
         "coalesce", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last",
-        "corr"};
+        "corr", "count_distinct", "median", "quantile"};
     std::vector<std::string> close = closest_names(f, kFuncs, 2);
     fail(e.pos, "unknown function",
          "no function named '" + f + "'" +
              (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
              " (functions: lower upper len abs round contains starts_with ends_with coalesce; "
-             "aggregates in agg: count sum min max mean var std first last corr)");
+             "aggregates in agg: count sum min max mean var std first last corr count_distinct median "
+             "quantile)");
+  }
+
+  // quantile's second argument: a decimal literal from 0 to 1, kept exact
+  // (0.9 is nine tenths, not the double nearest it).
+  void quantile_fraction(const Expr& qe, AggCall* call) const {
+    const int128 one = qe.kind == Expr::DecLit ? pow10_i128(qe.scale) : 1;
+    if ((qe.kind != Expr::IntLit && qe.kind != Expr::DecLit) || qe.scale > 18 || qe.ival < 0 || qe.ival > one)
+      fail(qe.pos, "usage error",
+           "quantile()'s second argument must be a decimal number from 0 to 1 with at most 18 digits after "
+           "the point, like quantile(x, 0.9); found '" + canon_text(qe) + "'");
+    call->q_units = static_cast<int64_t>(qe.ival);
+    call->q_scale = qe.kind == Expr::DecLit ? qe.scale : 0;
+  }
+
+  // Binds a holistic aggregate's argument and sets its kind's result type:
+  // count_distinct counts; median and quantile interpolate numbers (a float)
+  // and pick a value of other types (their own type).
+  void holistic_arg(const Expr& e, const Ctx& inner, AggCall* call) {
+    Bound x = bind(*e.args[0], inner);
+    if (x.null_lit)
+      fail(e.args[0]->pos, "type error", e.name + "(null) has no type; aggregate a column or an expression");
+    call->arg0 = x.node;
+    call->argtext = canon_text(*e.args[0]);
+    if (e.name == "quantile") call->kind = AggKind::Quantile;
+    const bool continuous = numeric(x) || x.type().type == Type::Bool;
+    call->result = call->kind == AggKind::CountDistinct ? ct(Type::Int) : continuous ? ct(Type::Float) : x.type();
   }
 
   // An aggregate call in an agg item: binds its arguments over the scan scope
@@ -679,6 +717,16 @@ class Binder {
       call.arg1 = y.node;
       call.result = ct(Type::Float);
       argtext = canon_text(*e.args[0]) + ", " + canon_text(*e.args[1]);
+    } else if (f == "quantile") {
+      arity(e, 2, 2, "quantile(x, q) with q from 0 to 1, like quantile(x, 0.9)");
+      quantile_fraction(*e.args[1], &call);
+      holistic_arg(e, inner, &call);
+      argtext = call.argtext + ", " + canon_text(*e.args[1]);
+    } else if (f == "count_distinct" || f == "median") {
+      arity(e, 1, 1, (f + "(x)").c_str());
+      call.kind = f == "median" ? AggKind::Median : AggKind::CountDistinct;
+      holistic_arg(e, inner, &call);
+      argtext = call.argtext;
     } else {
       arity(e, 1, 1, (e.name + "(x)").c_str());
       Bound x = bind(*e.args[0], inner);
@@ -930,7 +978,23 @@ class Binder {
       types.push_back(b.type());
     }
     scan_keys_.clear();
-    for (const auto& k : keys_) scan_keys_.push_back(k.expr);
+    scan_key_texts_.clear();
+    for (const auto& k : keys_) {
+      scan_keys_.push_back(k.expr);
+      scan_key_texts_.push_back(k.canon);
+    }
+    // Holistic arguments follow the keys (one scan key per distinct argument;
+    // an argument that is a key is that key).
+    for (auto& a : aggs_) {
+      if (!is_holistic(a.kind)) continue;
+      size_t k = 0;
+      while (k < scan_key_texts_.size() && scan_key_texts_[k] != a.argtext) ++k;
+      if (k == scan_key_texts_.size()) {
+        scan_keys_.push_back(a.arg0);
+        scan_key_texts_.push_back(a.argtext);
+      }
+      a.key = static_cast<int>(k);
+    }
     plan_.scan.aggregate = true;
     plan_.scan_output.clear();
     for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
@@ -1028,8 +1092,15 @@ class Binder {
       s.filter = lower(filter, text, slot_of);
     }
     for (size_t k = 0; k < scan_keys_.size(); ++k)
-      s.keys.push_back(lower(scan_keys_[k], keys_[k].canon, slot_of));
+      s.keys.push_back(lower(scan_keys_[k], scan_key_texts_[k], slot_of));
+    plan_.group_keys = keys_.size();
     for (const auto& a : aggs_) {
+      if (is_holistic(a.kind)) {
+        plan_.agg_sources.push_back(~static_cast<int>(plan_.holistic.size()));
+        plan_.holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
+        continue;
+      }
+      plan_.agg_sources.push_back(static_cast<int>(s.aggs.size()));
       AggSpec spec;
       spec.kind = a.kind;
       if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
@@ -1037,6 +1108,12 @@ class Binder {
       spec.result = a.result;
       spec.text = a.text;
       s.aggs.push_back(std::move(spec));
+    }
+    if (!plan_.holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
+      size_t w = 0;
+      while (w < s.aggs.size() && s.aggs[w].kind != AggKind::CountStar) ++w;
+      if (w == s.aggs.size()) s.aggs.push_back(AggSpec{AggKind::CountStar, {}, {}, ct(Type::Int), "count()"});
+      plan_.holistic_weight = static_cast<int>(w);
     }
     for (size_t k = 0; k < scan_outputs_.size(); ++k)
       s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
@@ -1052,6 +1129,7 @@ class Binder {
   std::vector<std::string> scan_filter_texts_;
   std::vector<Key> keys_;
   std::vector<BPtr> scan_keys_;
+  std::vector<std::string> scan_key_texts_;
   std::vector<AggCall> aggs_;
   std::vector<BPtr> scan_outputs_;
   std::vector<std::string> scan_output_texts_;
@@ -1072,8 +1150,7 @@ void check_calls(const Pipeline& p, const Expr& e, const Stage& st, bool inside_
   bool agg_here = false;
   if (e.kind == Expr::Call) {
     const std::string& f = e.name;
-    if (f == "count_distinct" || f == "median" || f == "quantile" || f == "top")
-      throw_at(p.src, e.pos, "unsupported", "aggregate '" + f + "' is not supported yet");
+    if (f == "top") throw_at(p.src, e.pos, "unsupported", kTopUnsupported);
     if (is_aggregate_name(f)) {
       if (inside_agg)
         throw_at(p.src, e.pos, "usage error",

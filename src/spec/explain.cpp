@@ -29,18 +29,27 @@ std::string explain_plan(const Plan& plan) {
   out += "\n";
   if (!s.filter.empty()) out += "    filter: " + s.filter.text + "\n";
   if (s.aggregate) {
-    if (s.keys.empty()) {
+    const size_t nkeys = plan.group_keys;
+    if (nkeys == 0) {
       out += "    aggregate: all rows as one group\n";
     } else {
       out += "    group by:";
-      for (size_t k = 0; k < s.keys.size(); ++k)
+      for (size_t k = 0; k < nkeys; ++k)
         out += (k ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
       out += " (output ordered by the keys unless sorted)\n";
     }
+    if (s.keys.size() > nkeys) {
+      out += "    and by the values of:";
+      for (size_t k = nkeys; k < s.keys.size(); ++k)
+        out += (k > nkeys ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
+      out += " (for the holistic aggregates; regrouped after the scan)\n";
+    }
     for (const AggSpec& a : s.aggs)
       out += "    aggregate: " + a.text + " -> " + spec::type_name(a.result) + "\n";
+    for (const HolisticSpec& h : plan.holistic)
+      out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) + " (from the distinct values of " +
+             s.keys[static_cast<size_t>(h.key)].text + " and their row counts)\n";
     out += "  finalize:";
-    size_t nkeys = s.keys.size();
     for (size_t k = 0; k < plan.finalize.size(); ++k) {
       const OutputColumn& c = plan.finalized_output[nkeys + k];
       out += (k ? ", " : " ") + c.name;

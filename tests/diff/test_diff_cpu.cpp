@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -289,6 +290,29 @@ auto get_f = [](const Record& r) { return r.f; };
 auto less = [](const auto& a, const auto& b) { return a < b; };
 auto greater = [](const auto& a, const auto& b) { return b < a; };
 
+// Holistic references: a group's non-null values, sorted.
+template <class Get>
+auto sorted_of(const Recs& g, Get get) {
+  std::vector<std::decay_t<decltype(*get(*g[0]))>> v;
+  for (const Record* r : g)
+    if (auto x = get(*r)) v.push_back(*x);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+template <class T>
+int64_t distinct_of(const std::vector<T>& sorted) {
+  return static_cast<int64_t>(std::set<T>(sorted.begin(), sorted.end()).size());
+}
+// The textbook linear quantile: position (n - 1) q between its two neighbours.
+template <class T>
+std::optional<long double> quantile_of(const std::vector<T>& sorted, long double q, long double unit = 1) {
+  if (sorted.empty()) return std::nullopt;
+  const long double h = (sorted.size() - 1) * q;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return (sorted[lo] + (static_cast<long double>(sorted[hi]) - sorted[lo]) * (h - lo)) / unit;
+}
+
 Cell opt_int(const std::optional<int128>& v) { return v ? int_cell(*v) : null_cell(); }
 Cell opt_dec(const std::optional<int128>& v) { return v ? dec_cell(*v) : null_cell(); }
 Cell opt_float(const std::optional<long double>& v, double tol) {
@@ -381,6 +405,24 @@ std::vector<Question> questions() {
                  std::vector<std::vector<Cell>> out;
                  for (auto& [k, g] : group_by<int64_t>(kept, by_k2))
                    out.push_back({int_cell(k), opt_int(sum_of(g, get_v1)), int_cell(g.size())});
+                 return out;
+               }});
+  q.push_back({"groupby k1 | agg count_distinct(v1) as cd, median(v2) as md, quantile(v1, 0.9) as q9, "
+               "quantile(f, 0.25) as qf, median(s) as ms, count_distinct(s) as cs, sum(v1) as s1, first(s) as fs",
+               {"k1", "cd", "md", "q9", "qf", "ms", "cs", "s1", "fs"},
+               [](const Recs& rows) {
+                 std::vector<std::vector<Cell>> out;
+                 for (auto& [k, g] : group_by<OptStr>(rows, by_k1)) {
+                   const auto v1 = sorted_of(g, get_v1);
+                   const auto s = sorted_of(g, get_s);
+                   out.push_back({opt_text(k.v), int_cell(distinct_of(v1)),
+                                  opt_float(quantile_of(sorted_of(g, get_v2), 0.5L, 1e4L), 1e-15),
+                                  opt_float(quantile_of(v1, 0.9L), 1e-15),
+                                  opt_float(quantile_of(sorted_of(g, get_f), 0.25L), 1e-12),
+                                  s.empty() ? null_cell() : text_cell(s[(s.size() - 1) / 2]),
+                                  int_cell(distinct_of(s)), opt_int(sum_of(g, get_v1)),
+                                  opt_text(first_of(g, get_s))});
+                 }
                  return out;
                }});
   q.push_back({"groupby k1 | agg sum(v1) as s, count() as n | filter n > 50 and s is not null",

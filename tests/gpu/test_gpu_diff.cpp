@@ -174,6 +174,9 @@ const std::vector<std::string> kGpuPipelines = {
     "filter contains(s, \"a\") or v2 < 0 | groupby k1 | agg var(v2), corr(k2, v1)",
     "groupby k1 | agg sum(f), mean(f), var(f), std(f), min(f), max(f), count(f)",
     "groupby k2 % 5 | agg corr(f, v1), corr(v2, f), sum(f * 0.5), min(-f), max(f + v1)",
+    // Holistic aggregates: the GPU groups by k1 and each argument; the host regroups.
+    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
+    "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
@@ -289,7 +292,8 @@ TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size
   for (const char* p : {"groupby region | agg count(), sum(amount), mean(unit_price), min(order_date), max(quantity)",
                         "filter status != \"cancelled\" | groupby customer, product | agg sum(quantity * unit_price), "
                         "var(discount), corr(quantity, amount)",
-                        "groupby status, region | agg count(discount), sum(discount), max(amount), min(unit_price)"}) {
+                        "groupby status, region | agg count(discount), sum(discount), max(amount), min(unit_price)",
+                        "groupby region | agg median(amount), count_distinct(customer), quantile(unit_price, 0.1)"}) {
     const RunResult r = check_same(dir, p, f, RunConfig{}, {1, 7, 100, 4096, 0});
     CHECK(r.code == 0);
     CHECK(r.out.size() > 20);

@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "exec/group_table.hpp"
+#include "exec/holistic.hpp"
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/wide.hpp"
@@ -837,4 +838,44 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
       CHECK(differ == 0);
     }
   }
+}
+
+TEST_CASE("agg: quantile positions are exact decimals; interpolation between ints and decimals rounds once") {
+  // 0.9 of 11 values is position 10 x 9/10 = 9 exactly (the double 0.9 would give 9.000000000000002).
+  QuantilePosition p = quantile_position(11, 9, 1);
+  CHECK(p.lo == 9);
+  CHECK(p.rest == 0);
+  p = quantile_position(4, 25, 2);  // 3 x 0.25 = 0.75
+  CHECK(p.lo == 0);
+  CHECK(p.rest == 75);
+  CHECK(p.one == 100);
+  p = quantile_position(1, 1, 0);  // one value: every fraction is it
+  CHECK(p.lo == 0);
+  CHECK(p.rest == 0);
+  std::mt19937_64 rng(23);
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int scale = static_cast<int>(rng() % 5), qscale = 1 + static_cast<int>(rng() % 6);
+    const int64_t a = static_cast<int64_t>(rng() >> 2), b = a + static_cast<int64_t>(rng() >> 3);
+    const uint64_t n = 2 + rng() % 100000;
+    int64_t one = 1;
+    for (int k = 0; k < qscale; ++k) one *= 10;
+    const int64_t units = static_cast<int64_t>(rng() % static_cast<uint64_t>(one + 1));
+    const QuantilePosition pos = quantile_position(n, units, qscale);
+    REQUIRE(static_cast<unsigned __int128>(pos.lo) * pos.one + pos.rest ==
+            static_cast<unsigned __int128>(n - 1) * static_cast<uint64_t>(units));
+    const double d = interpolate(Value::of_int(a), Value::of_int(b), scale ? Type::Decimal : Type::Int, scale, pos);
+    // Exactly (a one + (b - a) rest) / (one 10^scale).
+    unsigned __int128 den = pos.one;
+    for (int k = 0; k < scale; ++k) den *= 10;
+    const unsigned __int128 num =
+        static_cast<unsigned __int128>(a) * pos.one + static_cast<unsigned __int128>(b - a) * pos.rest;
+    INFO("a " << a << " b " << b << " scale " << scale << " n " << n << " q " << units << "/" << one);
+    REQUIRE(nearest(num, den, d));
+  }
+  // The median of two ints past 2^53 is their exact midpoint, rounded once.
+  const QuantilePosition mid = quantile_position(2, 5, 1);
+  const int64_t big = (int64_t{1} << 62) + 1;
+  CHECK(interpolate(Value::of_int(big), Value::of_int(big + 2), Type::Int, 0, mid) == std::ldexp(1.0, 62));
+  CHECK(interpolate(Value::of_float(-0.0), Value::of_float(0.0), Type::Float, 0, mid) == 0.0);
+  CHECK(!std::signbit(interpolate(Value::of_float(-0.0), Value::of_float(-0.0), Type::Float, 0, mid)));
 }

@@ -153,10 +153,15 @@ TEST_CASE("type errors", "[spec]") {
 }
 
 TEST_CASE("aggregate misuse", "[spec]") {
-  CHECK(has(error_of("agg median(v1)"), "aggregate 'median' is not supported yet"));
-  CHECK(has(error_of("agg count_distinct(v1)"), "aggregate 'count_distinct' is not supported yet"));
-  CHECK(has(error_of("agg quantile(v1, 0.5)"), "aggregate 'quantile' is not supported yet"));
-  CHECK(has(error_of("agg top(v1, 3)"), "aggregate 'top' is not supported yet"));
+  CHECK(has(error_of("agg top(v1, 3)"), "aggregate 'top' is not available"));
+  CHECK(has(error_of("agg quantile(v1)"), "quantile() takes 2 arguments"));
+  CHECK(has(error_of("agg quantile(v1, 1.01)"), "must be a decimal number from 0 to 1"));
+  CHECK(has(error_of("agg quantile(v1, -0.5)"), "must be a decimal number from 0 to 1"));
+  CHECK(has(error_of("agg quantile(v1, 1e-1)"), "must be a decimal number from 0 to 1"));
+  CHECK(has(error_of("agg quantile(v1, v1)"), "must be a decimal number from 0 to 1"));
+  CHECK(has(error_of("agg median(null)"), "median(null) has no type"));
+  CHECK(has(error_of("agg median(v1, 2)"), "median() takes 1 argument"));
+  CHECK(has(error_of("agg count_distinct(median(v1))"), "inside another aggregate"));
   CHECK(has(error_of("filter sum(v1) > 1"),
             "aggregate 'sum' is only allowed in an agg stage (not in filter)"));
   CHECK(has(error_of("select count()"), "only allowed in an agg stage (not in select)"));
@@ -306,6 +311,44 @@ TEST_CASE("aggregate result types and deduplication", "[spec]") {
   CHECK(names(q.output) == std::vector<std::string>{"r2", "m"});
 }
 
+TEST_CASE("holistic aggregates: their arguments join the scan keys, the finalize row reads them in place", "[spec]") {
+  Plan p = build_plan("groupby region | agg median(v1) as m, sum(price) as s, count_distinct(id), "
+                      "quantile(v1, 0.25) as q, median(day) as d, count_distinct(region)",
+                      schema());
+  CHECK(p.group_keys == 1);
+  // region, then v1, id and day once each; count_distinct(region) reads the key itself.
+  REQUIRE(p.scan.keys.size() == 4);
+  CHECK(p.scan.keys[1].text == "v1");
+  CHECK(p.scan.keys[2].text == "id");
+  CHECK(p.scan.keys[3].text == "day");
+  REQUIRE(p.holistic.size() == 5);
+  CHECK(p.holistic[0].kind == AggKind::Median);
+  CHECK(p.holistic[0].key == 1);
+  CHECK(p.holistic[0].result == T(Type::Float));
+  CHECK(p.holistic[1].kind == AggKind::CountDistinct);
+  CHECK(p.holistic[1].key == 2);
+  CHECK(p.holistic[1].result == T(Type::Int));
+  CHECK(p.holistic[2].kind == AggKind::Quantile);
+  CHECK(p.holistic[2].q_units == 25);
+  CHECK(p.holistic[2].q_scale == 2);
+  CHECK(p.holistic[3].key == 3);
+  CHECK(p.holistic[3].result == T(Type::Date));  // a date's median is one of its dates
+  CHECK(p.holistic[4].key == 0);
+  // Slots after the key: median, sum, count_distinct, quantile, median(day), count_distinct(region).
+  CHECK(p.agg_sources == std::vector<int>{~0, 0, ~1, ~2, ~3, ~4});
+  REQUIRE(p.scan.aggs.size() == 2);  // sum(price), and count() to weigh each value
+  CHECK(p.scan.aggs[1].kind == AggKind::CountStar);
+  CHECK(p.holistic_weight == 1);
+  CHECK(names(p.finalized_output) ==
+        std::vector<std::string>{"region", "m", "s", "count_distinct(id)", "q", "d", "count_distinct(region)"});
+  // A count() of the pipeline's own weighs the values too.
+  Plan c = build_plan("agg count() as n, median(x)", schema());
+  CHECK(c.group_keys == 0);
+  REQUIRE(c.scan.aggs.size() == 1);
+  CHECK(c.holistic_weight == 0);
+  CHECK(c.holistic[0].result == T(Type::Float));
+}
+
 TEST_CASE("group keys: expressions, aliases, references from agg", "[spec]") {
   Plan p = build_plan("groupby lower(region) as r, v1 % 10 | agg r, v1 % 10, count() as n, "
                       "max(x)",
@@ -412,7 +455,8 @@ TEST_CASE("check_pipeline_syntax catches what needs no schema", "[spec]") {
     return "";
   };
   CHECK(has(msg("groupby a | select a"), "groupby must be followed by agg"));
-  CHECK(has(msg("agg median(a)"), "aggregate 'median' is not supported yet"));
+  CHECK(has(msg("agg top(a, 2)"), "aggregate 'top' is not available"));
+  CHECK_NOTHROW(check_pipeline_syntax("agg median(a)"));
   CHECK(has(msg("filter max(a) > 1"), "only allowed in an agg stage (not in filter)"));
   CHECK(has(msg("agg sum(sum(a))"), "inside another aggregate"));
   CHECK(has(msg("sort a | agg count()"), "aggregation after 'sort' is not supported; move agg "

@@ -1,0 +1,175 @@
+#include "exec/holistic.hpp"
+
+#include "exec/parallel.hpp"
+#include "warpcsv/core/int128.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+// num / den as the nearest double (den > 0, below 2^127).
+double exact_ratio(int128 num, uint128 den) {
+  if (num == 0) return 0.0;
+  const uint128 mag = num < 0 ? static_cast<uint128>(0) - static_cast<uint128>(num) : static_cast<uint128>(num);
+  const double d = uint128_div_to_double(mag, den);
+  return num < 0 ? -d : d;
+}
+
+// A number value as the nearest double.
+double to_double(const Value& v, Type t, int scale) {
+  if (t == Type::Float) return v.f;
+  return exact_ratio(v.i, static_cast<uint128>(pow10_i128(scale)));
+}
+
+bool continuous(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Float || t == Type::Bool; }
+
+// The value of `spec` over one group's distinct arguments: the scan groups
+// at[0..n), ascending by argument `k` (nulls left out), each weighing its rows.
+Value holistic_value(const HolisticSpec& spec, const GroupTable& in, int k, ColumnType arg, const uint32_t* at,
+                     size_t n, const std::vector<int64_t>& weight) {
+  auto value = [&](size_t i) -> const Value& { return in.keys(at[i])[k]; };
+  if (spec.kind == AggKind::CountDistinct) {
+    int64_t distinct = 0;
+    for (size_t i = 0; i < n; ++i) distinct += i == 0 || !key_equal(value(i - 1), value(i), arg.type);
+    return Value::of_int(distinct);
+  }
+  uint64_t rows = 0;
+  for (size_t i = 0; i < n; ++i) rows += static_cast<uint64_t>(weight[at[i]]);
+  if (rows == 0) return Value::make_null();
+  const QuantilePosition pos = quantile_position(rows, spec.q_units, spec.q_scale);
+  // The values at sorted positions pos.lo and pos.lo + 1.
+  size_t i = 0;
+  uint64_t before = 0;  // rows of the values before i
+  while (before + static_cast<uint64_t>(weight[at[i]]) <= pos.lo) before += static_cast<uint64_t>(weight[at[i++]]);
+  const Value& lo = value(i);
+  if (!continuous(arg.type)) return lo;
+  const bool next_same = pos.lo + 1 < before + static_cast<uint64_t>(weight[at[i]]) || i + 1 == n;
+  const Value& hi = next_same ? lo : value(i + 1);
+  return Value::of_float(interpolate(lo, hi, arg.type, arg.scale, pos));
+}
+
+// The scan groups whose argument `k` is not null, ordered by their agg group
+// (group_of), then by the argument (agg_compare's order). Arguments that fit
+// an int64 in that order sort as compact items: comparing through the scan
+// groups' blocks took 3.8 of 4.6 s for 10M of them.
+std::vector<uint32_t> sorted_by_group_and_value(const GroupTable& in, int k, Type t,
+                                                const std::vector<uint32_t>& group_of, int threads) {
+  struct Item {
+    uint32_t group, scan_group;
+    int64_t key;
+  };
+  std::vector<Item> items;
+  items.reserve(in.size());
+  bool keyed = t != Type::String;
+  for (size_t g = 0; g < in.size(); ++g) {
+    const Value& v = in.keys(g)[k];
+    if (v.null) continue;
+    int64_t key = 0;
+    if (t == Type::Float) key = agg_float_key(v.f);
+    else if (keyed && v.i >= INT64_MIN && v.i <= INT64_MAX) key = static_cast<int64_t>(v.i);
+    else keyed = false;
+    items.push_back(Item{group_of[g], static_cast<uint32_t>(g), key});
+  }
+  if (keyed) {
+    parallel_stable_sort(
+        items.begin(), items.end(),
+        [](const Item& a, const Item& b) { return a.group != b.group ? a.group < b.group : a.key < b.key; },
+        threads);
+  } else {
+    parallel_stable_sort(
+        items.begin(), items.end(),
+        [&](const Item& a, const Item& b) {
+          if (a.group != b.group) return a.group < b.group;
+          return agg_compare(in.keys(a.scan_group)[k], in.keys(b.scan_group)[k], t) < 0;
+        },
+        threads);
+  }
+  std::vector<uint32_t> order(items.size());
+  for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].scan_group;
+  return order;
+}
+
+}  // namespace
+
+QuantilePosition quantile_position(uint64_t n, int64_t units, int scale) {
+  const uint64_t one = static_cast<uint64_t>(pow10_i128(scale));                   // at most 10^18
+  const uint128 pos = static_cast<uint128>(n - 1) * static_cast<uint64_t>(units);  // below 2^124
+  return QuantilePosition{static_cast<uint64_t>(pos / one), static_cast<uint64_t>(pos % one), one};
+}
+
+double interpolate(const Value& a, const Value& b, Type t, int scale, const QuantilePosition& pos) {
+  double d;
+  if (pos.rest == 0) {
+    d = to_double(a, t, scale);
+  } else if (t == Type::Float) {
+    const double frac = static_cast<double>(pos.rest) / static_cast<double>(pos.one);
+    d = pos.rest * 2 == pos.one ? a.f * 0.5 + b.f * 0.5 : a.f + (b.f - a.f) * frac;
+  } else {
+    // (a one + (b - a) rest) / (one 10^scale), when every step fits.
+    int128 diff = 0, num = 0, lo = 0, step = 0;
+    if (scale <= 20 && checked_sub(b.i, a.i, &diff) && checked_mul(a.i, static_cast<int128>(pos.one), &lo) &&
+        checked_mul(diff, static_cast<int128>(pos.rest), &step) && checked_add(lo, step, &num)) {
+      d = exact_ratio(num, static_cast<uint128>(pos.one) * static_cast<uint128>(pow10_i128(scale)));
+    } else {
+      const double da = to_double(a, t, scale);
+      d = da + (to_double(b, t, scale) - da) * (static_cast<double>(pos.rest) / static_cast<double>(pos.one));
+    }
+  }
+  return d == 0 ? 0.0 : d;  // -0.0 and 0.0 group together, so which one a group kept is not fixed
+}
+
+HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int threads) {
+  HolisticGroups r;
+  const GroupLayout& scan_layout = in.layout();
+  r.layout = std::make_unique<GroupLayout>(scan_layout);
+  r.layout->key_types.resize(plan.group_keys);
+  r.groups = std::make_unique<GroupTable>(r.layout.get());
+  GroupTable& out = *r.groups;
+
+  const size_t n = in.size();
+  std::vector<uint32_t> group_of(n);
+  std::vector<int64_t> weight(n);
+  const uint32_t weight_offset = scan_layout.aggs[static_cast<size_t>(plan.holistic_weight)].offset;
+  for (size_t g = 0; g < n; ++g) {
+    const Value* keys = in.keys(g);
+    char* dst = out.find_or_insert(keys, out.hash_keys(keys));
+    group_of[g] = static_cast<uint32_t>(out.group_of(dst));
+    bool copied = false;
+    for (const auto& a : scan_layout.aggs) copied |= agg_merge(a, dst, in.state(g));
+    if (copied) out.stabilize_strings(dst);
+    weight[g] = reinterpret_cast<const CountState*>(in.state(g) + weight_offset)->n;
+  }
+  if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
+
+  const size_t nh = plan.holistic.size();
+  r.values.assign(out.size() * nh, Value::make_null());
+  for (size_t h = 0; h < nh; ++h)
+    if (plan.holistic[h].kind == AggKind::CountDistinct)
+      for (size_t o = 0; o < out.size(); ++o) r.values[o * nh + h] = Value::of_int(0);
+
+  std::vector<bool> done(plan.scan.keys.size(), false);
+  for (const HolisticSpec& first : plan.holistic) {
+    const int k = first.key;
+    if (done[static_cast<size_t>(k)]) continue;
+    done[static_cast<size_t>(k)] = true;
+    const ColumnType arg = plan.scan.keys[static_cast<size_t>(k)].result;
+    // The scan groups with a value, by their agg group, then by that value.
+    std::vector<uint32_t> order = sorted_by_group_and_value(in, k, arg.type, group_of, threads);
+    // Runs of one agg group, on threads: a range's first run may have begun before it.
+    parallel_ranges(order.size(), threads, [&](size_t b, size_t e) {
+      while (b > 0 && b < e && group_of[order[b]] == group_of[order[b - 1]]) ++b;
+      while (b < e) {
+        const uint32_t o = group_of[order[b]];
+        size_t end = b;
+        while (end < order.size() && group_of[order[end]] == o) ++end;
+        for (size_t h = 0; h < nh; ++h)
+          if (plan.holistic[h].key == k)
+            r.values[o * nh + h] = holistic_value(plan.holistic[h], in, k, arg, order.data() + b, end - b, weight);
+        b = end;
+      }
+    });
+  }
+  return r;
+}
+
+}  // namespace warpcsv
