@@ -81,6 +81,7 @@ pipeline_of() {
     q3) echo 'groupby id3 | agg sum(v1) as v1, mean(v3) as v3' ;;
     q4) echo 'groupby id4 | agg mean(v1) as v1, mean(v2) as v2, mean(v3) as v3' ;;
     q5) echo 'groupby id6 | agg sum(v1) as v1, sum(v2) as v2, sum(v3) as v3' ;;
+    q6) echo 'groupby id4, id5 | agg median(v3) as median_v3, std(v3) as sd_v3' ;;
     *) echo "bench: unknown query $1" >&2; exit 2 ;;
   esac
 }
@@ -92,6 +93,7 @@ sql_of() {
     q3) echo "SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM $t GROUP BY id3" ;;
     q4) echo "SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM $t GROUP BY id4" ;;
     q5) echo "SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM $t GROUP BY id6" ;;
+    q6) echo "SELECT id4, id5, median(v3) AS median_v3, stddev_samp(v3) AS sd_v3 FROM $t GROUP BY id4, id5" ;;
   esac
 }
 

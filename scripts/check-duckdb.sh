@@ -65,6 +65,8 @@ q2|$G|1|kke|groupby id1, id2 | agg sum(v1) as v1|SELECT id1, id2, sum(v1) FROM t
 q3|$G|1|kef|groupby id3 | agg sum(v1) as v1, mean(v3) as v3|SELECT id3, sum(v1), avg(v3) FROM t GROUP BY id3
 q4|$G|1|kfff|groupby id4 | agg mean(v1) as v1, mean(v2) as v2, mean(v3) as v3|SELECT id4, avg(v1), avg(v2), avg(v3) FROM t GROUP BY id4
 q5|$G|1|keee|groupby id6 | agg sum(v1) as v1, sum(v2) as v2, sum(v3) as v3|SELECT id6, sum(v1), sum(v2), sum(v3::DECIMAL(18,6)) FROM t GROUP BY id6
+q6|$G|1|kkff|groupby id4, id5 | agg median(v3) as median_v3, std(v3) as sd_v3|SELECT id4, id5, median(v3), stddev_samp(v3) FROM t GROUP BY id4, id5
+distinct|$G|1|keff|groupby id1 | agg count_distinct(id2) as n2, quantile(v1, 0.9) as p90, median(id4) as m4|SELECT id1, count(DISTINCT id2), quantile_cont(v1, 0.9), median(id4) FROM t GROUP BY id1
 q7|$G|1|ke|groupby id3 | agg max(v1) - min(v2) as range_v1_v2|SELECT id3, max(v1) - min(v2) FROM t GROUP BY id3
 q9|$G|1|kkf|groupby id2, id4 | agg corr(v1, v2) * corr(v1, v2) as r2|SELECT id2, id4, power(corr(v1, v2), 2) FROM t GROUP BY id2, id4
 q10|$G|1|kkkkkkee|groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count|SELECT id1, id2, id3, id4, id5, id6, sum(v3::DECIMAL(18,6)), count(*) FROM t GROUP BY ALL
@@ -73,6 +75,7 @@ having|$G|1|kef|groupby id1 | agg sum(v1) as v1, std(v3) as sd | filter v1 > $HA
 sortlimit|$G|0|kee|groupby id3 | agg sum(v3) as v3, count() as n | sort v3 desc, id3 | limit 10|SELECT id3, sum(v3::DECIMAL(18,6)) AS s, count(*) FROM t GROUP BY id3 ORDER BY s DESC, id3 LIMIT 10
 sales_region|$S|1|keeef|groupby region | agg sum(sales_amount) as total, count() as n, count(discount) as nd, mean(quantity) as q|SELECT region, sum(sales_amount::DECIMAL(18,2)), count(*), count(discount), avg(quantity) FROM t GROUP BY region
 sales_top|$S|0|kek|filter churned == false and discount is not null | groupby customer_id | agg sum(sales_amount) as total, max(name) as nm | sort total desc, customer_id | limit 20|SELECT customer_id, sum(sales_amount::DECIMAL(18,2)) AS s, max(name) FROM t WHERE NOT churned AND discount IS NOT NULL GROUP BY customer_id ORDER BY s DESC, customer_id LIMIT 20
+sales_distinct|$S|1|keff|groupby region | agg count_distinct(customer_id) as customers, median(sales_amount) as med, quantile(quantity, 0.25) as q1|SELECT region, count(DISTINCT customer_id), median(sales_amount::DOUBLE), quantile_cont(quantity, 0.25) FROM t GROUP BY region
 sales_select|$S|0|kkke|filter quantity == 20 and region == "EU" | select txn_id, customer_id, name, sales_amount|SELECT txn_id, customer_id, name, sales_amount::DECIMAL(18,2) FROM t WHERE quantity = 20 AND region = 'EU' ORDER BY txn_id
 EOF
 )
