@@ -355,7 +355,7 @@ class CpuScan {
         parity ^= 1;  // the next row must not reuse this row's buffers
       } else {
         for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
-        out.output.append_owned(row_out.data());
+        if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
       }
       if (ctx.status != EvalStatus::Ok) {
         add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "expression"));
@@ -396,9 +396,12 @@ class CpuScan {
                       EvalStatus st, const std::string& what) {
     RowIssue i = make_row_issue(in_.dialect, src.name(), w.data, b, e, line, RowResult{}, 0, 0);
     i.kind = RowIssue::BadValue;
-    i.message = std::string(st == EvalStatus::IntegerOverflow ? "integer overflow" :
-                            st == EvalStatus::DecimalOverflow ? "decimal overflow" : "string result too long") +
-                " while evaluating " + what + "; use --schema to read the columns as float, or --bad-rows skip";
+    const bool too_long = st != EvalStatus::IntegerOverflow && st != EvalStatus::DecimalOverflow;
+    const std::string skip = s_.opts->bad_rows == BadRows::Skip ? "" : ", or skip such rows with --bad-rows skip";
+    i.message = too_long ? "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " +
+                               what + " (string results are limited to that)" + skip
+                         : std::string(st == EvalStatus::IntegerOverflow ? "integer overflow" : "decimal overflow") +
+                               " while evaluating " + what + "; read the columns as float with --schema" + skip;
     return i;
   }
 

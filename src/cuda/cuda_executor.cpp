@@ -125,10 +125,10 @@ int words_of(AggOp op) {
     case AggOp::CountStar:
     case AggOp::Count: return 1;
     case AggOp::SumExact:
-    case AggOp::MeanExact: return 3;
+    case AggOp::MeanExact: return 4;  // sum (2), n, the sum's third limb
     case AggOp::VarExact:
-    case AggOp::StdExact: return 7;
-    case AggOp::CorrExact: return 17;
+    case AggOp::StdExact: return 8;    // sum (2), sum of squares (4), n, third limb
+    case AggOp::CorrExact: return 19;  // sums (2 + 2), of products (3 x 4), n, third limbs (2)
     case AggOp::Min:
     case AggOp::Max: return 2;
     case AggOp::SumFloat:
@@ -830,6 +830,7 @@ class Gpu {
         auto* st = reinterpret_cast<SumExactState*>(s);
         st->sum = to_int128(w);
         st->n = static_cast<int64_t>(w[2]);
+        st->ext = static_cast<int64_t>(w[3]);
         return;
       }
       case AggOp::VarExact:
@@ -838,6 +839,7 @@ class Gpu {
         st->sum = to_int128(w);
         st->sum_sq = to_wide(w + 2);
         st->n = static_cast<int64_t>(w[6]);
+        st->ext = static_cast<int64_t>(w[7]);
         return;
       }
       case AggOp::CorrExact: {
@@ -848,6 +850,8 @@ class Gpu {
         st->syy = to_wide(w + 8);
         st->sxy = to_wide(w + 12);
         st->n = static_cast<int64_t>(w[16]);
+        st->ext_x = static_cast<int64_t>(w[17]);
+        st->ext_y = static_cast<int64_t>(w[18]);
         return;
       }
       case AggOp::Min:

@@ -175,9 +175,18 @@ __device__ __forceinline__ void add_limbs(u64* w, const u64* x, int n) {
   }
 }
 
-__device__ __forceinline__ void add_int128(u64* w, int128 x) {
-  const u64 l[2] = {static_cast<u64>(x), static_cast<u64>(static_cast<uint128>(x) >> 64)};
-  add_limbs(w, l, 2);
+// Adds (lo, hi, top) to the 192-bit exact sum (w[0], w[1], *ext) modulo
+// 2^192 (SumExactState: the third limb catches a sum past 128 bits).
+__device__ __forceinline__ void add_sum192(u64* w, u64* ext, u64 lo, u64 hi, u64 top) {
+  const uint32_t c0 = add_word(w, lo);
+  uint32_t c1 = add_word(w + 1, hi);
+  if (c0) c1 += add_word(w + 1, c0);
+  const u64 t = top + c1;
+  if (t) atomicAdd(ext, t);
+}
+
+__device__ __forceinline__ void add_int128(u64* w, u64* ext, int128 x) {
+  add_sum192(w, ext, static_cast<u64>(x), static_cast<u64>(static_cast<uint128>(x) >> 64), x < 0 ? ~0ull : 0ull);
 }
 
 __device__ __forceinline__ void add_wide(u64* w, const Wide256& x) {
@@ -236,20 +245,20 @@ __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const 
     case AggOp::SumExact:
     case AggOp::MeanExact:
       if (x.null) return true;
-      add_int128(w, x.i);
+      add_int128(w, w + 3, x.i);
       atomicAdd(w + 2, 1ull);
       return true;
     case AggOp::VarExact:
     case AggOp::StdExact:
       if (x.null) return true;
-      add_int128(w, x.i);
+      add_int128(w, w + 7, x.i);
       add_wide(w + 2, wide_mul(x.i, x.i));
       atomicAdd(w + 6, 1ull);
       return true;
     case AggOp::CorrExact:
       if (x.null || y.null) return true;
-      add_int128(w, x.i);
-      add_int128(w + 2, y.i);
+      add_int128(w, w + 17, x.i);
+      add_int128(w + 2, w + 18, y.i);
       add_wide(w + 4, wide_mul(x.i, x.i));
       add_wide(w + 8, wide_mul(y.i, y.i));
       add_wide(w + 12, wide_mul(x.i, y.i));
@@ -315,18 +324,18 @@ __device__ __forceinline__ void agg_merge_words(const GpuAgg& a, u64* w, const u
     case AggOp::Count: add_word(w, s[0]); return;
     case AggOp::SumExact:
     case AggOp::MeanExact:
-      add_limbs(w, s, 2);
+      add_sum192(w, w + 3, s[0], s[1], s[3]);
       add_word(w + 2, s[2]);
       return;
     case AggOp::VarExact:
     case AggOp::StdExact:
-      add_limbs(w, s, 2);
+      add_sum192(w, w + 7, s[0], s[1], s[7]);
       add_limbs(w + 2, s + 2, 4);
       add_word(w + 6, s[6]);
       return;
     case AggOp::CorrExact:
-      add_limbs(w, s, 2);
-      add_limbs(w + 2, s + 2, 2);
+      add_sum192(w, w + 17, s[0], s[1], s[17]);
+      add_sum192(w + 2, w + 18, s[2], s[3], s[18]);
       add_limbs(w + 4, s + 4, 4);
       add_limbs(w + 8, s + 8, 4);
       add_limbs(w + 12, s + 12, 4);

@@ -17,8 +17,7 @@ double exact_ratio(int128 num, uint128 den) {
 
 // A number value as the nearest double.
 double to_double(const Value& v, Type t, int scale) {
-  if (t == Type::Float) return v.f;
-  return exact_ratio(v.i, static_cast<uint128>(pow10_i128(scale)));
+  return t == Type::Float ? v.f : decimal_to_double(v.i, scale);
 }
 
 bool continuous(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Float || t == Type::Bool; }

@@ -143,6 +143,7 @@ void PostPipeline::push_all(const Table& t) {
 }
 
 bool PostPipeline::push_from(size_t i, const Value* row) {
+  const size_t from = i;
   std::vector<Value> next;
   for (; i < plan_.post.size(); ++i) {
     const PostStage& st = plan_.post[i];
@@ -177,6 +178,10 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         break;
       case PostStage::Limit:
         if (limit_seen_[i] >= st.limit) {
+          // Later rows are not needed unless a stage between this row's
+          // origin and the limit still needs them (an assert checks them).
+          for (size_t k = from; k < i; ++k)
+            if (plan_.post[k].kind == PostStage::Assert) return true;
           if (limit_ends_input(plan_, i)) done_ = true;
           return false;
         }
@@ -187,7 +192,8 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         return true;
     }
     if (ctx.status != EvalStatus::Ok)
-      throw InputError(fmt::format("evaluation failed in '{}' (overflow or a string result too long)", st.text));
+      throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
+                                   kScratch / 1024));
   }
   writer_.row(row);
   return true;
@@ -208,6 +214,9 @@ void PostPipeline::finish() {
       for (const auto& e : st.exprs) {
         ctx.scratch_used = 0;
         Value v = eval_program(e.view(), t.row(r), ctx);
+        if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
+          throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
+                                       kScratch / 1024));
         if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
         keys.push_back(v);
       }
@@ -223,8 +232,10 @@ void PostPipeline::finish() {
 
 bool limit_ends_input(const Plan& plan, size_t stage) {
   if (plan.post[stage].kind != PostStage::Limit) return false;
+  // A sort needs every row, and so does an assert: it checks each row that
+  // reaches it, also those a later limit leaves out.
   for (size_t k = 0; k < stage; ++k)
-    if (plan.post[k].kind == PostStage::Sort) return false;
+    if (plan.post[k].kind == PostStage::Sort || plan.post[k].kind == PostStage::Assert) return false;
   return true;
 }
 
@@ -240,6 +251,7 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
   t.cells.resize(n * t.width());
   std::vector<StringArena> arenas(parts);
   std::vector<EvalStatus> status(parts, EvalStatus::Ok);
+  std::vector<int> overflowed(parts, -1);  // per part: the first scan aggregate whose sum passed its range
   parallel_for(parts, threads, [&](size_t p, int) {
     std::vector<Value> raw(nkeys + naggs), out(nkeys + plan.finalize.size());
     std::vector<char> scratch(kScratch);
@@ -247,6 +259,9 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
       for (size_t k = 0; k < nkeys; ++k) raw[k] = groups.keys(g)[k];
       for (size_t a = 0; a < naggs; ++a) {
         const int src = plan.agg_sources[a];
+        if (src >= 0 && (overflowed[p] < 0 || src < overflowed[p]) &&
+            agg_overflowed(layout.aggs[static_cast<size_t>(src)], groups.state(g)))
+          overflowed[p] = src;  // the first such aggregate, whatever the threads
         raw[nkeys + a] = src >= 0 ? agg_finalize(layout.aggs[static_cast<size_t>(src)], groups.state(g))
                                   : holistic[g * nh + static_cast<size_t>(~src)];
       }
@@ -259,6 +274,21 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
       t.copy_owned(t.row(g), out.data(), arenas[p]);
     }
   });
+  int first_overflow = -1;
+  for (int a : overflowed)
+    if (a >= 0 && (first_overflow < 0 || a < first_overflow)) first_overflow = a;
+  if (first_overflow >= 0) {
+    const std::string& text = plan.scan.aggs[static_cast<size_t>(first_overflow)].text;
+    if (is_float_op(layout.aggs[static_cast<size_t>(first_overflow)].op))
+      throw InputError(fmt::format("{} is out of range: its exact float sums hold magnitudes below 2^383 (3.9e115), "
+                                   "so values in sum and mean must stay below that and in var, std and corr below "
+                                   "2^191 (3.1e57); scale the values down first, like sum(x / 1e100)",
+                                   text));
+    throw InputError(fmt::format("{} overflowed: its exact sum in a group does not fit 128 bits (about 1.7e38 in "
+                                 "units of the last digit); aggregate floats instead (`/ 1` makes one, as in "
+                                 "sum(x / 1))",
+                                 text));
+  }
   for (EvalStatus st : status)
     if (st != EvalStatus::Ok)
       throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");

@@ -44,7 +44,7 @@ class PostPipeline {
 };
 
 // Whether post stage `stage` of `plan` is a limit that ends the whole input
-// once reached: one with no sort before it (a sort needs every row).
+// once reached: one with no sort or assert before it (they need every row).
 bool limit_ends_input(const Plan& plan, size_t stage);
 
 // The aggregate result in output order: one finalized row per group (keys,

@@ -54,6 +54,9 @@ struct ScopeCol {
   std::string name;
   ColumnType type;
   BPtr expr;
+  // What the column holds, so that two columns of one name are ambiguous
+  // only when they hold different things (`select k, k` is not).
+  std::string origin;
 };
 using Scope = std::vector<ScopeCol>;
 
@@ -145,7 +148,7 @@ class Binder {
     plan_.input = input;
     for (size_t i = 0; i < input.size(); ++i)
       scope_.push_back(ScopeCol{input[i].name, input[i].type,
-                                column_leaf(static_cast<int>(i), input[i].type)});
+                                column_leaf(static_cast<int>(i), input[i].type), "$" + std::to_string(i + 1)});
     collect_names();
   }
 
@@ -210,8 +213,17 @@ class Binder {
                  (scope.empty() ? std::string() : " ($1..$" + std::to_string(scope.size()) + ")"));
       return e.dollar - 1;
     }
-    for (size_t i = 0; i < scope.size(); ++i)
-      if (scope[i].name == e.name) return static_cast<int>(i);
+    int exact = -1;
+    for (size_t i = 0; i < scope.size(); ++i) {
+      if (scope[i].name != e.name) continue;
+      if (exact >= 0 && scope[i].origin != scope[static_cast<size_t>(exact)].origin)
+        fail(e.pos, "ambiguous column",
+             "'" + e.name + "' names more than one column of this stage's input ($" + std::to_string(exact + 1) +
+                 " and $" + std::to_string(i + 1) + ") holding different values; give one another name with "
+                 "'as' where it is made, or write $N");
+      if (exact < 0) exact = static_cast<int>(i);
+    }
+    if (exact >= 0) return exact;
     int found = -1, count = 0;
     std::string low = to_lower(e.name);
     for (size_t i = 0; i < scope.size(); ++i)
@@ -839,10 +851,13 @@ class Binder {
       }
       Bound b = bind(*it.expr, c);
       if (b.null_lit) b = coerce(b, ct(Type::String));
-      std::string resolved;
-      if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
-        resolved = scope_[resolve(*it.expr, scope_)].name;
-      out.push_back(ScopeCol{item_name(it, resolved), b.type(), b.node});
+      std::string resolved, origin = "select " + canon_text(*it.expr);
+      if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar) {
+        const ScopeCol& col = scope_[resolve(*it.expr, scope_)];
+        resolved = col.name;
+        origin = col.origin;
+      }
+      out.push_back(ScopeCol{item_name(it, resolved), b.type(), b.node, origin});
       texts->push_back(canon_text(*it.expr));
     }
     return out;
@@ -963,7 +978,7 @@ class Binder {
   void agg_stage(const Stage& st) {
     Ctx c{&scope_, true, false, "agg"};
     std::vector<std::pair<std::string, BPtr>> items;
-    std::vector<std::string> texts;
+    std::vector<std::string> texts, origins;
     std::vector<ColumnType> types;
     for (const auto& it : st.items) {
       Bound b = bind(*it.expr, c);
@@ -975,6 +990,10 @@ class Binder {
       }
       items.emplace_back(item_name(it, resolved), b.node);
       texts.push_back(canon_text(*it.expr));
+      std::string origin = "agg " + texts.back();
+      for (const auto& k : keys_)
+        if (k.name == resolved) origin = "key " + k.canon;  // the key itself
+      origins.push_back(origin);
       types.push_back(b.type());
     }
     scan_keys_.clear();
@@ -1000,10 +1019,10 @@ class Binder {
     for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
     for (const auto& a : aggs_) plan_.scan_output.push_back(OutputColumn{a.text, a.result});
     Scope out;
-    for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr});
+    for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr, "key " + k.canon});
     for (size_t k = 0; k < items.size(); ++k) {
       plan_.finalize.push_back(lower_post(items[k].second, texts[k]));
-      out.push_back(ScopeCol{items[k].first, types[k], nullptr});
+      out.push_back(ScopeCol{items[k].first, types[k], nullptr, origins[k]});
     }
     scope_ = std::move(out);
     plan_.finalized_output = scope_to_schema();

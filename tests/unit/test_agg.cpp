@@ -879,3 +879,68 @@ TEST_CASE("agg: quantile positions are exact decimals; interpolation between int
   CHECK(interpolate(Value::of_float(-0.0), Value::of_float(0.0), Type::Float, 0, mid) == 0.0);
   CHECK(!std::signbit(interpolate(Value::of_float(-0.0), Value::of_float(-0.0), Type::Float, 0, mid)));
 }
+
+TEST_CASE("agg: exact sums past 128 bits are caught in any order; float sums past the accumulator too") {
+  const Value null = Value::make_null();
+  const int128 big = (static_cast<int128>(1) << 126) + 12345;
+  for (AggOp op : {AggOp::SumExact, AggOp::MeanExact, AggOp::VarExact}) {
+    const AggDesc a = desc(op, Type::Int);
+    // big + big passes 2^127; with -big - big after it the total fits again, in every order and split.
+    std::vector<int128> xs = {big, big, -big, -big, 7};
+    std::sort(xs.begin(), xs.end());
+    do {
+      Block whole = state_of(a, {}, 0, 0), left = state_of(a, {}, 0, 0), right = state_of(a, {}, 0, 0);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        agg_update(a, whole.bytes, Value::of_int(xs[i]), null, i);
+        agg_update(a, i < 2 ? left.bytes : right.bytes, Value::of_int(xs[i]), null, i);
+      }
+      agg_merge(a, left.bytes, right.bytes);
+      CHECK_FALSE(agg_overflowed(a, whole.bytes));
+      CHECK_FALSE(agg_overflowed(a, left.bytes));
+      if (op == AggOp::SumExact) CHECK(agg_finalize(a, whole.bytes).i == 7);
+    } while (std::next_permutation(xs.begin(), xs.end()));
+    Block over = state_of(a, {}, 0, 0), under = state_of(a, {}, 0, 0);
+    for (int i = 0; i < 2; ++i) {
+      agg_update(a, over.bytes, Value::of_int(big), null, 0);
+      agg_update(a, under.bytes, Value::of_int(-big), null, 0);
+    }
+    CHECK(agg_overflowed(a, over.bytes));
+    CHECK(agg_overflowed(a, under.bytes));
+    agg_merge(a, over.bytes, under.bytes);  // the total is 0 again
+    CHECK_FALSE(agg_overflowed(a, over.bytes));
+  }
+  // corr: either side's sum.
+  const AggDesc corr = desc(AggOp::CorrExact, Type::Int, 0, Type::Int);
+  Block c = state_of(corr, {}, 0, 0);
+  for (int i = 0; i < 2; ++i) agg_update(corr, c.bytes, Value::of_int(1), Value::of_int(big), 0);
+  CHECK(agg_overflowed(corr, c.bytes));
+  // Floats: 1e200 is past the accumulator's 2^383 (an error, not inf); an infinity among the values is itself.
+  const AggDesc fsum = desc(AggOp::SumFloat, Type::Float);
+  Block f = state_of(fsum, {}, 0, 0);
+  agg_update(fsum, f.bytes, Value::of_float(1e200), null, 0);
+  CHECK(agg_overflowed(fsum, f.bytes));
+  agg_update(fsum, f.bytes, Value::of_float(HUGE_VAL), null, 1);
+  CHECK_FALSE(agg_overflowed(fsum, f.bytes));
+  CHECK(std::isinf(agg_finalize(fsum, f.bytes).f));
+  // A variance is never negative, also where squares below 2^-256 are dropped.
+  const AggDesc fvar = desc(AggOp::VarFloat, Type::Float);
+  Block v = state_of(fvar, {}, 0, 0);
+  for (double x : {1e-40, 2e-40, 3e-40}) agg_update(fvar, v.bytes, Value::of_float(x), null, 0);
+  CHECK(agg_finalize(fvar, v.bytes).f >= 0);
+}
+
+TEST_CASE("agg: decimal_to_double rounds once") {
+  CHECK(decimal_to_double(114, 2) == 1.14);
+  CHECK(decimal_to_double(136, 2) == 1.36);
+  CHECK(decimal_to_double(-2452917, 6) == -2.452917);
+  CHECK(decimal_to_double(90071992547409935, 1) == 9007199254740994.0);
+  std::mt19937_64 rng(5);
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int scale = 1 + static_cast<int>(rng() % 18);
+    const int64_t v = static_cast<int64_t>(rng() >> (1 + rng() % 60));
+    unsigned __int128 den = 1;
+    for (int k = 0; k < scale; ++k) den *= 10;
+    INFO("v " << v << " scale " << scale);
+    REQUIRE(nearest(static_cast<unsigned __int128>(v), den, decimal_to_double(v, scale)));
+  }
+}

@@ -54,9 +54,13 @@ struct AggDesc {
 struct CountState {
   int64_t n;
 };
+// An exact sum is 192 bits: the int128 `sum` and a third limb `ext`, so
+// that no order of adds overflows (n < 2^63 values below 2^127); the value
+// fits 128 bits (sum_fits) exactly when ext is sum's sign extension.
 struct SumExactState {  // also MeanExact
   int128 sum;
   int64_t n;
+  int64_t ext;
 };
 struct SumFloatState {  // also MeanFloat
   FloatAcc sum;
@@ -76,6 +80,7 @@ struct MomentsExactState {  // VarExact, StdExact
   int128 sum;
   Wide256 sum_sq;
   int64_t n;
+  int64_t ext;  // sum's third limb
 };
 struct MomentsFloatState {  // VarFloat, StdFloat
   FloatAcc sum, sum_sq;
@@ -86,6 +91,7 @@ struct CorrExactState {
   int128 sx, sy;
   Wide256 sxx, syy, sxy;
   int64_t n;
+  int64_t ext_x, ext_y;  // third limbs of sx and sy
 };
 struct CorrFloatState {
   FloatAcc sx, sy, sxx, syy, sxy;
@@ -115,6 +121,16 @@ WCSV_HD inline uint32_t agg_state_size(AggOp op) {
   return 0;
 }
 constexpr uint32_t kAggStateAlign = 16;
+
+// (sum, ext) += (x, x_ext) as 192-bit two's complement numbers.
+WCSV_HD inline void sum192_add(int128& sum, int64_t& ext, int128 x, int64_t x_ext) {
+  const uint128 a = static_cast<uint128>(sum), r = a + static_cast<uint128>(x);
+  ext = static_cast<int64_t>(static_cast<uint64_t>(ext) + static_cast<uint64_t>(x_ext) + (r < a ? 1u : 0u));
+  sum = static_cast<int128>(r);
+}
+// Adds one value (sign-extended).
+WCSV_HD inline void sum192_add(int128& sum, int64_t& ext, int128 x) { sum192_add(sum, ext, x, x < 0 ? -1 : 0); }
+WCSV_HD inline bool sum_fits(int128 sum, int64_t ext) { return ext == (sum < 0 ? -1 : 0); }
 
 // True when the state holds a string Value the executor must give stable storage.
 WCSV_HD inline bool agg_holds_string(const AggDesc& a) {
@@ -225,7 +241,7 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::MeanExact: {
       if (x.null) return false;
       auto* st = reinterpret_cast<SumExactState*>(s);
-      st->sum += x.i;
+      sum192_add(st->sum, st->ext, x.i);
       st->n += 1;
       return false;
     }
@@ -265,7 +281,7 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::StdExact: {
       if (x.null) return false;
       auto* st = reinterpret_cast<MomentsExactState*>(s);
-      st->sum += x.i;
+      sum192_add(st->sum, st->ext, x.i);
       st->sum_sq = wide_add(st->sum_sq, wide_mul(x.i, x.i));
       st->n += 1;
       return false;
@@ -282,8 +298,8 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::CorrExact: {
       if (x.null || y.null) return false;
       auto* st = reinterpret_cast<CorrExactState*>(s);
-      st->sx += x.i;
-      st->sy += y.i;
+      sum192_add(st->sx, st->ext_x, x.i);
+      sum192_add(st->sy, st->ext_y, y.i);
       st->sxx = wide_add(st->sxx, wide_mul(x.i, x.i));
       st->syy = wide_add(st->syy, wide_mul(y.i, y.i));
       st->sxy = wide_add(st->sxy, wide_mul(x.i, y.i));
@@ -322,7 +338,7 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::MeanExact: {
       auto* x = reinterpret_cast<SumExactState*>(d);
       auto* y = reinterpret_cast<const SumExactState*>(s);
-      x->sum += y->sum;
+      sum192_add(x->sum, x->ext, y->sum, y->ext);
       x->n += y->n;
       return false;
     }
@@ -362,7 +378,7 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::StdExact: {
       auto* x = reinterpret_cast<MomentsExactState*>(d);
       auto* y = reinterpret_cast<const MomentsExactState*>(s);
-      x->sum += y->sum;
+      sum192_add(x->sum, x->ext, y->sum, y->ext);
       x->sum_sq = wide_add(x->sum_sq, y->sum_sq);
       x->n += y->n;
       return false;
@@ -380,8 +396,8 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::CorrExact: {
       auto* x = reinterpret_cast<CorrExactState*>(d);
       auto* y = reinterpret_cast<const CorrExactState*>(s);
-      x->sx += y->sx;
-      x->sy += y->sy;
+      sum192_add(x->sx, x->ext_x, y->sx, y->ext_x);
+      sum192_add(x->sy, x->ext_y, y->sy, y->ext_y);
       x->sxx = wide_add(x->sxx, y->sxx);
       x->syy = wide_add(x->syy, y->syy);
       x->sxy = wide_add(x->sxy, y->sxy);
@@ -402,6 +418,44 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     }
   }
   return false;
+}
+
+WCSV_HD inline bool is_float_op(AggOp op) {
+  return op == AggOp::SumFloat || op == AggOp::MeanFloat || op == AggOp::VarFloat || op == AggOp::StdFloat ||
+         op == AggOp::CorrFloat;
+}
+WCSV_HD inline bool agg_out_of_range(uint32_t flags) { return (flags & kAccOutOfRange) && !(flags & kAccSpecial); }
+
+// Whether the aggregate's exact sum passed 128 bits (ints and decimals) or
+// its float accumulator's range: its result (the sum, or a mean, variance
+// or correlation computed from it) cannot be given, and the run fails
+// naming it, where it used to wrap around or print an infinity.
+WCSV_HD inline bool agg_overflowed(const AggDesc& a, const char* block) {
+  const char* s = block + a.offset;
+  switch (a.op) {
+    case AggOp::SumExact:
+    case AggOp::MeanExact: {
+      auto* st = reinterpret_cast<const SumExactState*>(s);
+      return !sum_fits(st->sum, st->ext);
+    }
+    case AggOp::VarExact:
+    case AggOp::StdExact: {
+      auto* st = reinterpret_cast<const MomentsExactState*>(s);
+      return !sum_fits(st->sum, st->ext);
+    }
+    case AggOp::CorrExact: {
+      auto* st = reinterpret_cast<const CorrExactState*>(s);
+      return !sum_fits(st->sx, st->ext_x) || !sum_fits(st->sy, st->ext_y);
+    }
+    // A finite float past the accumulator's range (an infinity or NaN among
+    // the values decides the result by itself).
+    case AggOp::SumFloat:
+    case AggOp::MeanFloat: return agg_out_of_range(reinterpret_cast<const SumFloatState*>(s)->flags);
+    case AggOp::VarFloat:
+    case AggOp::StdFloat: return agg_out_of_range(reinterpret_cast<const MomentsFloatState*>(s)->flags);
+    case AggOp::CorrFloat: return agg_out_of_range(reinterpret_cast<const CorrFloatState*>(s)->flags);
+    default: return false;
+  }
 }
 
 // The aggregate's result. Strings in the result point into the state.
@@ -473,8 +527,11 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
       auto* st = reinterpret_cast<const MomentsFloatState*>(s);
       if (st->n < 2) return Value::make_null();
       const double nn = static_cast<double>(st->n) * static_cast<double>(st->n - 1);
-      const double var = float_acc_special(st->flags ? static_cast<uint32_t>(kAccNaN) : 0u,
-                                           detail::centered(st->sum_sq, st->sum, st->sum, st->n) / nn);
+      double var = float_acc_special(st->flags ? static_cast<uint32_t>(kAccNaN) : 0u,
+                                     detail::centered(st->sum_sq, st->sum, st->sum, st->n) / nn);
+      // Squares below 2^-256 are dropped while the square of the sum is
+      // not: values near 1e-40 gave a negative variance.
+      if (var < 0) var = 0;
       return Value::of_float(a.op == AggOp::VarFloat ? var : sqrt(var));
     }
     case AggOp::CorrExact: {

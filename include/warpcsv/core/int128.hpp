@@ -104,10 +104,11 @@ WCSV_HD inline double uint128_div_to_double(uint128 num, uint128 den) {
 // A scaled decimal (v / 10^scale) as the nearest double.
 WCSV_HD inline double decimal_to_double(int128 v, int scale) {
   if (scale == 0) return int128_to_double(v);
-  // Split so that both parts convert exactly for common magnitudes.
-  int128 p = pow10_i128(scale);
-  int128 q = v / p, r = v % p;
-  return int128_to_double(q) + int128_to_double(r) / int128_to_double(p);
+  if (v == 0) return 0.0;
+  // One rounding of |v| / 10^scale (q + r/10^s rounded twice: 1.14 became 1.1400000000000001).
+  const uint128 mag = v < 0 ? static_cast<uint128>(0) - static_cast<uint128>(v) : static_cast<uint128>(v);
+  const double d = uint128_div_to_double(mag, static_cast<uint128>(pow10_i128(scale)));
+  return v < 0 ? -d : d;
 }
 
 // Writes v in decimal into buf (at least kInt128MaxChars bytes); returns the length.

@@ -165,12 +165,14 @@ WCSV_HD inline double wide_to_double(const Wide256& a) { return big_to_double(a)
 // An exact sum of doubles: a 640-bit fixed-point number with 256 fraction
 // bits (a Kulisch-style accumulator cut to the range real data lives in).
 // Bits of an addend below 2^-256 are dropped (truncation toward zero, a
-// function of the value alone, so still order-independent); magnitudes from
-// 2^383 up, infinities and NaNs are recorded in flags instead.
+// function of the value alone, so still order-independent); infinities and
+// NaNs are recorded in flags instead, and so are finite magnitudes from
+// 2^383 up (kAccOutOfRange: the run fails rather than print a wrong sum).
 constexpr int kFloatAccLimbs = 10;
 constexpr int kFloatAccFracBits = 256;
 using FloatAcc = BigInt<kFloatAccLimbs>;
-enum FloatAccFlags : uint32_t { kAccNaN = 1, kAccPosInf = 2, kAccNegInf = 4 };
+enum FloatAccFlags : uint32_t { kAccNaN = 1, kAccPosInf = 2, kAccNegInf = 4, kAccOutOfRange = 8 };
+constexpr uint32_t kAccSpecial = kAccNaN | kAccPosInf | kAccNegInf;
 
 // x as an addend of the accumulator: |x| = lo * 2^(64*limb) + hi * 2^(64*(limb+1))
 // in units of 2^-256, and its sign. False when nothing is to be added (zero,
@@ -199,8 +201,8 @@ WCSV_HD inline bool float_acc_addend(double x, uint32_t& flags, FloatAddend& out
     p = 0;
     if (m == 0) return false;
   }
-  if (p + 53 > 64 * kFloatAccLimbs - 2) {  // beyond the accumulator: an infinity
-    flags |= neg ? kAccNegInf : kAccPosInf;
+  if (p + 53 > 64 * kFloatAccLimbs - 2) {  // beyond the accumulator
+    flags |= kAccOutOfRange;
     return false;
   }
   const int s = p % 64;
