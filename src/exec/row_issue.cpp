@@ -123,8 +123,15 @@ RowIssue make_value_issue(const Dialect& d, const std::string& source, const cha
   uint64_t extra = 0;
   locate(data, row_begin, field_pos, &extra, &issue.column);
   issue.line = row_line + extra;
-  issue.message = fmt::format("column '{}' expected a {} value, found '{}'", column_name, schema_type_name(type),
-                              shorten(text.data(), text.size()));
+  const std::string type_name = schema_type_name(type);
+  issue.message = fmt::format("column '{}' expected {} {} value, found '{}'", column_name,
+                              type_name[0] == 'i' ? "an" : "a", type_name, shorten(text.data(), text.size()));
+  if (type.type == Type::Decimal)  // a decimal that does not fit reads like no decimal at all
+    issue.message += fmt::format(" ({} holds 18 digits, {} of them after the point: magnitudes below 9.2e{}); "
+                                 "read the column with another --schema type, or skip such rows with --bad-rows skip",
+                                 type_name, static_cast<int>(type.scale), 18 - static_cast<int>(type.scale));
+  else
+    issue.message += "; read the column with another --schema type, or skip such rows with --bad-rows skip";
   return issue;
 }
 

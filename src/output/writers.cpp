@@ -368,7 +368,9 @@ class MarkdownWriter : public GridWriter {
     for (size_t i = 0; i < n; ++i) {
       if (p[i] == '|') s += "\\|";
       else if (p[i] == '\n') s += "<br>";
-      else if (p[i] == '\r') continue;
+      else if (p[i] == '\r') {  // CRLF is one break; a lone CR is one too
+        if (i + 1 == n || p[i + 1] != '\n') s += "<br>";
+      }
       else s.push_back(p[i]);
     }
     return s;

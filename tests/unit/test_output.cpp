@@ -228,13 +228,14 @@ TEST_CASE("table writer: no rows prints the header box") {
 TEST_CASE("markdown writer: GitHub table, pipes escaped, numbers right-aligned") {
   std::vector<OutputColumn> cols = {{"k", ty(Type::String)}, {"v", ty(Type::Float)}};
   std::vector<std::vector<Value>> rows = {
-      {str("a|b"), f(1.5)}, {str("x\ny"), null()}, {null(), f(100)}};
+      {str("a|b"), f(1.5)}, {str("x\ny"), null()}, {null(), f(100)}, {str("c\r\nd\re"), f(2)}};
   CHECK(write_all(OutputFormat::Markdown, cols, rows) ==
-        "| k      |     v |\n"
-        "| ------ | ----: |\n"
-        "| a\\|b   |   1.5 |\n"
-        "| x<br>y |       |\n"
-        "|        | 100.0 |\n");
+        "| k           |     v |\n"
+        "| ----------- | ----: |\n"
+        "| a\\|b        |   1.5 |\n"
+        "| x<br>y      |       |\n"
+        "|             | 100.0 |\n"
+        "| c<br>d<br>e |   2.0 |\n");
 }
 
 TEST_CASE("writers: a full disk is an input error (exit 3) naming the cause") {

@@ -989,6 +989,9 @@ WCSV_HD inline bool parse_timestamp(const char* p, uint32_t n, int64_t* micros) 
   }
   us += (static_cast<int64_t>(hh) * 3600 + mm * 60 + ss) * 1000000LL + frac_us;
   us -= offset_min * 60000000LL;  // local time minus its offset is UTC
+  // An offset must not carry the time out of years 0000-9999 (it would print as no timestamp reads back).
+  constexpr int64_t kDayUs = 86400000000LL;
+  if (us < -719528 * kDayUs || us >= 2932897 * kDayUs) return false;
   *micros = us;
   return true;
 }
