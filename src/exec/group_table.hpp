@@ -84,6 +84,10 @@ class GroupTable {
   // and the inputs gone: the caller's run fails).
   void merge_all(const std::vector<const GroupTable*>& tables, int threads,
                  const std::function<void()>& inputs_done = {});
+  // Appends the groups of `parts`, which share no group with each other or
+  // with this table, and takes over their strings: part i's group g becomes
+  // group size() + (groups of the parts before i) + g.
+  void append_disjoint(std::vector<GroupTable>& parts, int threads);
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);
 
@@ -100,9 +104,6 @@ class GroupTable {
  private:
   void grow();
   void rebuild_index();
-  // Appends the groups of `parts`, which share no group with each other or
-  // with this table, and takes over their strings.
-  void append_disjoint(std::vector<GroupTable>& parts, int threads);
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);
 
   // A group's keys and its aggregate states share one block, so a lookup

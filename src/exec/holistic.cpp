@@ -129,15 +129,37 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
   std::vector<uint32_t> group_of(n);
   std::vector<int64_t> weight(n);
   const uint32_t weight_offset = scan_layout.aggs[static_cast<size_t>(plan.holistic_weight)].offset;
-  for (size_t g = 0; g < n; ++g) {
-    const Value* keys = in.keys(g);
-    char* dst = out.find_or_insert(keys, out.hash_keys(keys));
-    group_of[g] = static_cast<uint32_t>(out.group_of(dst));
-    bool copied = false;
-    for (const auto& a : scan_layout.aggs) copied |= agg_merge(a, dst, in.state(g));
-    if (copied) out.stabilize_strings(dst);
-    weight[g] = reinterpret_cast<const CountState*>(in.state(g) + weight_offset)->n;
-  }
+  // On threads: each folds the scan groups whose agg keys hash to its part
+  // into a table of its own; the parts share no group and are appended whole.
+  const size_t nparts = threads <= 1 || n < (1u << 15) ? 1 : static_cast<size_t>(threads);
+  std::vector<uint64_t> hash(n);
+  std::vector<uint16_t> part_of(n);
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    for (size_t g = b; g < e; ++g) {
+      hash[g] = out.hash_keys(in.keys(g));
+      part_of[g] = static_cast<uint16_t>(((hash[g] * 0x9e3779b97f4a7c15ull) >> 32) % nparts);
+      weight[g] = reinterpret_cast<const CountState*>(in.state(g) + weight_offset)->n;
+    }
+  });
+  std::vector<GroupTable> parts;
+  for (size_t p = 0; p < nparts; ++p) parts.emplace_back(r.layout.get());
+  parallel_for(nparts, threads, [&](size_t p, int) {
+    GroupTable& t = parts[p];
+    for (size_t g = 0; g < n; ++g) {
+      if (part_of[g] != p) continue;
+      char* dst = t.find_or_insert(in.keys(g), hash[g]);
+      group_of[g] = static_cast<uint32_t>(t.group_of(dst));
+      bool copied = false;
+      for (const auto& a : scan_layout.aggs) copied |= agg_merge(a, dst, in.state(g));
+      if (copied) t.stabilize_strings(dst);
+    }
+  });
+  std::vector<uint32_t> first(nparts, 0);
+  for (size_t p = 1; p < nparts; ++p) first[p] = first[p - 1] + static_cast<uint32_t>(parts[p - 1].size());
+  out.append_disjoint(parts, threads);
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    for (size_t g = b; g < e; ++g) group_of[g] += first[part_of[g]];
+  });
   if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
 
   const size_t nh = plan.holistic.size();

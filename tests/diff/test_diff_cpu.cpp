@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -302,6 +303,12 @@ auto sorted_of(const Recs& g, Get get) {
 template <class T>
 int64_t distinct_of(const std::vector<T>& sorted) {
   return static_cast<int64_t>(std::set<T>(sorted.begin(), sorted.end()).size());
+}
+std::optional<int128> sum_of_values(const std::vector<int64_t>& v) {
+  if (v.empty()) return std::nullopt;
+  int128 s = 0;
+  for (int64_t x : v) s += x;
+  return s;
 }
 // The textbook linear quantile: position (n - 1) q between its two neighbours.
 template <class T>
@@ -918,4 +925,46 @@ TEST_CASE("diff: a late value that widens a type is read again for row output at
       CHECK(r.out == base.out.substr(0, r.out.size()));
     }
   }
+}
+
+TEST_CASE("diff: holistic aggregates over many distinct values (regrouped on threads) match a reference") {
+  // 60000 rows of nearly distinct values: more scan groups than the regroup does on one thread.
+  std::mt19937_64 rng(11);
+  std::string text = "g,v,s\n";
+  std::map<std::string, std::vector<int64_t>> values;
+  std::map<std::string, std::set<std::string>> strings;
+  for (int r = 0; r < 60000; ++r) {
+    const std::string g = "g" + std::to_string(rng() % 7);
+    const int64_t v = static_cast<int64_t>(rng() % 2000000) - 1000000;
+    const std::string s = "s" + std::to_string(rng() % 5000);
+    text += g + "," + std::to_string(v) + "," + s + "\n";
+    values[g].push_back(v);
+    strings[g].insert(s);
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  const std::string pipeline =
+      "groupby g | agg count_distinct(v) as cd, median(v) as md, quantile(v, 0.99) as q, count_distinct(s) as cs, "
+      "median(s) as ms, sum(v) as sv";
+  const RunResult base = run_tool(dir, pipeline, {dir.file("input.csv")}, 1ull << 30, 1, false);
+  REQUIRE(base.code == 0);
+  for (int threads : {2, 3, 4})
+    for (uint64_t chunk : {uint64_t{4096}, uint64_t{1} << 20}) {
+      INFO("threads " << threads << " chunk " << chunk);
+      REQUIRE(run_tool(dir, pipeline, {dir.file("input.csv")}, chunk, threads, false).out == base.out);
+    }
+  std::vector<std::vector<Cell>> expect;
+  for (auto& [g, vs] : values) {
+    std::sort(vs.begin(), vs.end());
+    const std::vector<std::string> ss(strings[g].begin(), strings[g].end());
+    // median(s) is over rows, not distinct strings: rebuild the row list from the text.
+    std::vector<std::string> srows;
+    for (const auto& row : naive_split(text))
+      if (row.size() == 3 && row[0] == g) srows.push_back(*row[2]);
+    std::sort(srows.begin(), srows.end());
+    expect.push_back({text_cell(g), int_cell(distinct_of(vs)), opt_float(quantile_of(vs, 0.5L), 1e-15),
+                      opt_float(quantile_of(vs, 0.99L), 1e-15), int_cell(static_cast<int64_t>(ss.size())),
+                      text_cell(srows[(srows.size() - 1) / 2]), opt_int(sum_of_values(vs))});
+  }
+  check_output(base.out, {"g", "cd", "md", "q", "cs", "ms", "sv"}, expect);
 }
