@@ -1,5 +1,9 @@
 // warpcsv entry point: parse options, run the pipeline, and map every outcome
 // to an exit code in this one place (DESIGN.md §3).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -61,7 +65,34 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// A closed stdin, stdout or stderr gets /dev/null, opened the other way
+// round: files warpcsv opens then never take those numbers (a --rejects file
+// took fd 1 and got the result), and writing to a closed stdout still fails.
+void guard_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int n = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (n >= 0 && n != fd) {
+      dup2(n, fd);
+      close(n);
+    }
+  }
+}
+
+// Each input file holds a descriptor until the run ends: the soft limit
+// (often 1024) goes up to the hard one, so that part-*.csv over a thousand
+// files opens.
+void raise_open_file_limit() {
+  struct rlimit rl {};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
 int main(int argc, char** argv) {
+  guard_standard_fds();
+  raise_open_file_limit();
   warpcsv::install_signal_handlers();
   int code = run(argc, argv);
   if (code == warpcsv::kExitInterrupted) std::fputs("warpcsv: interrupted\n", stderr);

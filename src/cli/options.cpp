@@ -75,9 +75,19 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 void check_unknown_options(int argc, char** argv) {
   std::vector<std::string> longs;
   for (const auto& o : kLongOptions) longs.push_back(o.name);
+  // The values each option was given: one that takes one value may come once
+  // (--null is repeated on purpose).
+  std::map<std::string, std::vector<std::string>> given;
+  auto value_at = [&](int j) { return j < argc ? std::string(argv[j]) : std::string(); };
+  auto check_repeats = [&] {
+    for (const auto& [name, values] : given)
+      if (name != "null" && values.size() > 1)
+        usage("--" + name + " given " + std::to_string(values.size()) + " times ('" + values[0] + "', then '" +
+              values[1] + "'); give it once");
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--") return;
+    if (a == "--") return check_repeats();
     if (a.size() < 2 || a[0] != '-') continue;
     if (a[1] == '-') {
       std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos
@@ -90,7 +100,10 @@ void check_unknown_options(int argc, char** argv) {
         usage("unknown option '" + a.substr(0, name.size() + 2) + "'" +
               (s.empty() ? "" : "; did you mean '--" + s + "'?"));
       }
-      if (known->takes_value && a.find('=') == std::string::npos) ++i;
+      if (known->takes_value) {
+        const size_t eq = a.find('=');
+        given[name].push_back(eq == std::string::npos ? value_at(++i) : a.substr(eq + 1));
+      }
       continue;
     }
     if (std::isdigit(static_cast<unsigned char>(a[1]))) continue;  // a negative number
@@ -98,7 +111,8 @@ void check_unknown_options(int argc, char** argv) {
     for (size_t k = 1; k < a.size(); ++k) {
       char c = a[k];
       if (kShortValues.find(c) != std::string::npos) {
-        if (k + 1 == a.size()) ++i;  // value is the next argument
+        const std::string name = c == 'd' ? "delimiter" : c == 'f' ? "format" : "output";
+        given[name].push_back(k + 1 == a.size() ? value_at(++i) : a.substr(k + 1));  // -f json or -fjson
         break;
       }
       if (kShortFlags.find(c) == std::string::npos)
@@ -106,6 +120,7 @@ void check_unknown_options(int argc, char** argv) {
               "'; short options are -d -f -o -q -V -h");
     }
   }
+  check_repeats();
 }
 
 std::string trim(const std::string& s) {
@@ -357,6 +372,10 @@ Options parse_options(int argc, char** argv) {
       o.dialect.delimiter = parse_char_option(delimiter, "--delimiter");
   }
   if (app.count("--quote")) o.dialect.quote = parse_char_option(quote, "--quote");
+  if (o.dialect.quote == '\n' || o.dialect.quote == '\r') usage("--quote: a line break cannot be the quote character");
+  if (app.count("--output") && o.output_path.empty())
+    usage("--output: empty file name; give a file, or leave -o out to write to stdout");
+  if (app.count("--rejects") && o.rejects_path.empty()) usage("--rejects: empty file name; give a file");
   if (app.count("--escape"))
     o.dialect.escape = static_cast<unsigned char>(parse_char_option(escape, "--escape"));
   if (app.count("--comment"))

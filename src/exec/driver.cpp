@@ -1,12 +1,16 @@
 // run_pipeline: options -> inputs -> schema -> plan -> scan -> post -> output.
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -18,6 +22,7 @@
 #include "warpcsv/io.hpp"
 #include "warpcsv/output.hpp"
 #include "warpcsv/run.hpp"
+#include "warpcsv/signals.hpp"
 #include "warpcsv/spec.hpp"
 
 namespace warpcsv {
@@ -37,9 +42,21 @@ class OutputFile {
  public:
   explicit OutputFile(const std::string& p) : path_(p) {
     if (!p.empty() && p != "-") {
-      dest_ = std::fopen(p.c_str(), "wb");
-      if (!dest_) throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
-                                               std::strerror(errno)));
+      // Opened without truncating: a run that fails before any output goes
+      // out leaves the file as it was (one it made is removed); the file is
+      // emptied when the first bytes go out (a cron job's report survives a
+      // bad night).
+      struct stat st {};
+      created_ = ::stat(p.c_str(), &st) != 0;
+      const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+      if (fd >= 0) dest_ = ::fdopen(fd, "wb");
+      if (fd < 0 || !dest_) {
+        const int err = errno;
+        if (fd >= 0) ::close(fd);
+        dest_ = stdout;
+        throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
+                                     std::strerror(err)));
+      }
     }
     static char buf[1 << 16];
     if (dest_ == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
@@ -81,8 +98,18 @@ class OutputFile {
       if (std::fclose(g) != 0) throw InputError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
     }
   }
-  // On an error the output so far still goes out (unless discarded).
+  // On an error the output so far still goes out (unless discarded), to
+  // stdout, or to a file that output already went to; a file nothing went to
+  // is left as it was (or removed if this run made it).
   ~OutputFile() {
+    if (interrupted()) discard();  // Ctrl-C: what was held is not the answer
+    if (dest_ != stdout && !released_) {
+      discard();
+      std::fclose(f_);
+      std::fclose(dest_);
+      if (created_) ::unlink(path_.c_str());
+      return;
+    }
     std::fclose(f_);
     (void)release();
     if (dest_ != stdout) std::fclose(dest_);
@@ -101,11 +128,19 @@ class OutputFile {
       }
     }
     o->released_ = true;  // before the bytes go out: a re-read would repeat them
-    if (!o->release()) return 0;
+    if (!o->release() || !o->empty_file()) return 0;
     return std::fwrite(buf, 1, n, o->dest_) == n ? static_cast<ssize_t>(n) : 0;
+  }
+  // The -o file's old content goes when the first bytes go out.
+  bool empty_file() {
+    if (emptied_ || dest_ == stdout) return true;
+    emptied_ = true;
+    struct stat st {};
+    return ::fstat(fileno(dest_), &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fileno(dest_), 0) == 0;
   }
   bool release() {
     released_ = released_ || !held_.empty();
+    if (!empty_file()) return false;
     if (!held_notes_.empty()) std::fputs(held_notes_.c_str(), stderr);
     const bool ok = held_.empty() || std::fwrite(held_.data(), 1, held_.size(), dest_) == held_.size();
     discard();
@@ -117,16 +152,30 @@ class OutputFile {
   std::FILE* f_ = nullptr;
   std::string held_, held_notes_;
   bool released_ = false;
+  bool created_ = false;  // the -o file did not exist before this run
+  bool emptied_ = false;  // the -o file's old content is gone
 };
 
 // Writes skipped rows for --rejects as CSV: source,line,column,error,row.
 struct Rejects {
   std::FILE* f = nullptr;
-  explicit Rejects(const std::string& path) {
+  std::string path;
+  explicit Rejects(const std::string& p) : path(p) {
     if (path.empty()) return;
     f = std::fopen(path.c_str(), "wb");
     if (!f) throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
     std::fputs("source,line,column,error,row\n", f);
+  }
+  // A rejects file that could not be written fails the run (exit 3), as -o does.
+  void close() {
+    if (!f) return;
+    errno = 0;
+    const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+    const int err = errno;
+    std::FILE* g = f;
+    f = nullptr;
+    if (std::fclose(g) != 0 || !ok)
+      throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(ok ? errno : err)));
   }
   static std::string quote(const std::string& s) {
     std::string q = "\"";
@@ -135,12 +184,54 @@ struct Rejects {
   }
   void add(const RowIssue& i) {
     if (!f) return;
-    fmt::print(f, "{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.text));
+    const std::string line =
+        fmt::format("{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.text));
+    std::fwrite(line.data(), 1, line.size(), f);  // an error shows in close()
   }
   ~Rejects() {
     if (f) std::fclose(f);
   }
 };
+
+// -o and --rejects must not name an input (it would be emptied while it is
+// read: a crash, and the file lost) nor each other (one overwrites the other).
+void check_output_paths(const Options& opts) {
+  struct Input {
+    dev_t dev;
+    ino_t ino;
+    std::string name;
+  };
+  std::vector<Input> inputs;
+  const std::vector<std::string> files = opts.files.empty() ? std::vector<std::string>{"-"} : opts.files;
+  for (const auto& f : files) {
+    struct stat st {};
+    if ((f == "-" ? ::fstat(0, &st) : ::stat(f.c_str(), &st)) == 0 && S_ISREG(st.st_mode))
+      inputs.push_back(Input{st.st_dev, st.st_ino, f == "-" ? "standard input" : "file " + f});
+  }
+  auto same_file = [](const std::string& a, const std::string& b) {
+    struct stat sa {}, sb {};
+    if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+      return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    std::error_code ea, eb;
+    return std::filesystem::weakly_canonical(a, ea) == std::filesystem::weakly_canonical(b, eb) && !ea && !eb;
+  };
+  for (const auto& [path, option] : {std::pair{opts.output_path, "-o"}, std::pair{opts.rejects_path, "--rejects"}}) {
+    struct stat st {};
+    if (path.empty() || path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    for (const auto& i : inputs)
+      if (i.dev == st.st_dev && i.ino == st.st_ino)
+        throw UsageError(fmt::format("{} {} is the input ({}): writing it would empty it before it is read; "
+                                     "write to another file",
+                                     option, path, i.name));
+  }
+  if (!opts.output_path.empty() && opts.output_path != "-" && !opts.rejects_path.empty() &&
+      same_file(opts.output_path, opts.rejects_path))
+    throw UsageError(fmt::format("-o and --rejects name the same file ({}); give them different files",
+                                 opts.output_path));
+}
+
+// A notice on stderr: best effort (a full or closed stderr changes no exit code).
+void note_stderr(const std::string& text) { std::fputs(text.c_str(), stderr); }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -152,16 +243,16 @@ void print_profile(const ScanStats& stats, const std::vector<StageTiming>& drive
   all.insert(all.end(), stats.stages.begin(), stats.stages.end());
   struct rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  fmt::print(stderr, "profile: {} rows, {} bytes of CSV, {} partitions of {} bytes, {:.3f} s in all, peak host RSS {:.1f} MiB\n",
-             stats.rows, stats.bytes, stats.partitions, stats.chunk_size, total, ru.ru_maxrss / 1024.0);
+  note_stderr(fmt::format("profile: {} rows, {} bytes of CSV, {} partitions of {} bytes, {:.3f} s in all, peak host RSS {:.1f} MiB\n",
+             stats.rows, stats.bytes, stats.partitions, stats.chunk_size, total, ru.ru_maxrss / 1024.0));
   size_t width = 22;  // the stage column fits the longest name
   for (const auto& s : all) width = std::max(width, s.stage.size());
-  fmt::print(stderr, "  {:<{}} {:<7} {:>9} {:>14} {:>9} {:>12}\n", "stage", width, "device", "seconds", "bytes", "GB/s",
-             "peak dev MiB");
+  note_stderr(fmt::format("  {:<{}} {:<7} {:>9} {:>14} {:>9} {:>12}\n", "stage", width, "device", "seconds", "bytes", "GB/s",
+             "peak dev MiB"));
   for (const auto& s : all) {
     const double gbs = s.seconds > 0 && s.bytes ? s.bytes / s.seconds / 1e9 : 0.0;
-    fmt::print(stderr, "  {:<{}} {:<7} {:>9.4f} {:>14} {:>9.2f} {:>12.1f}\n", s.stage, width, s.device, s.seconds,
-               s.bytes, gbs, s.peak_device_bytes / 1048576.0);
+    note_stderr(fmt::format("  {:<{}} {:<7} {:>9.4f} {:>14} {:>9.2f} {:>12.1f}\n", s.stage, width, s.device, s.seconds,
+               s.bytes, gbs, s.peak_device_bytes / 1048576.0));
   }
 }
 
@@ -211,9 +302,14 @@ int run_pipeline(const Options& opts) {
   const auto t_start = std::chrono::steady_clock::now();
   std::vector<StageTiming> driver_stages;
   check_pipeline_syntax(opts.pipeline);
+  check_output_paths(opts);
   const DeviceChoice device = choose_device(opts);
   start_gpu_probe(opts);
   const int threads = host_threads(opts);
+  if (opts.threads > threads && !opts.quiet)
+    note_stderr(fmt::format("warpcsv: note: --threads {} is more than this machine uses (8 per core, at least 64); "
+                            "using {}\n",
+                            opts.threads, threads));
   uint64_t chunk = opts.chunk_size ? opts.chunk_size : default_cpu_chunk(threads);
   if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
 
@@ -306,9 +402,9 @@ int run_pipeline(const Options& opts) {
                                      fmt::format("--schema '{}:{}'", col.name, schema_type_name(col.type))));
       }
       if (!opts.quiet)
-        fmt::print(stderr, "warpcsv: note: column '{}' widened from {} to {} ('{}' at {}:{}); reading again\n",
+        note_stderr(fmt::format("warpcsv: note: column '{}' widened from {} to {} ('{}' at {}:{}); reading again\n",
                    col.name, schema_type_name(col.type), schema_type_name(wider), tw.text, tw.where.source,
-                   tw.where.line);
+                   tw.where.line));
       in = InputSet::open(opts);
       out.discard();
       continue;
@@ -328,13 +424,16 @@ int run_pipeline(const Options& opts) {
       post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
       post->push_all(result);
     }
+    if (interrupted()) throw Interrupted();  // no result after Ctrl-C
     post->finish();
+    if (interrupted()) throw Interrupted();
+    rejects.close();
     out.close();
     driver_stages.push_back(StageTiming{"post+output", "cpu", seconds_since(t_out), 0, 0});
     if (opts.profile) print_profile(stats, driver_stages, seconds_since(t_start));
     if (stats.skipped && !opts.quiet)
-      fmt::print(stderr, "warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",
-                 opts.rejects_path.empty() ? " (list them with --rejects FILE)" : " (listed in " + opts.rejects_path + ")");
+      note_stderr(fmt::format("warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",
+                 opts.rejects_path.empty() ? " (list them with --rejects FILE)" : " (listed in " + opts.rejects_path + ")"));
     return post->assert_failed() ? kExitAssert : kExitOk;
   }
 }

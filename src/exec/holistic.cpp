@@ -169,8 +169,8 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
       for (size_t o = 0; o < out.size(); ++o) r.values[o * nh + h] = Value::of_int(0);
 
   std::vector<bool> done(plan.scan.keys.size(), false);
-  for (const HolisticSpec& first : plan.holistic) {
-    const int k = first.key;
+  for (const HolisticSpec& spec : plan.holistic) {  // each argument once, for the aggregates over it
+    const int k = spec.key;
     if (done[static_cast<size_t>(k)]) continue;
     done[static_cast<size_t>(k)] = true;
     const ColumnType arg = plan.scan.keys[static_cast<size_t>(k)].result;

@@ -159,6 +159,14 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
       return w;
     }
     const uint64_t end = std::min(file_size_, raw + want);
+    // A file truncated while it is read (logrotate's copytruncate): pages
+    // past its new end would fault (SIGBUS). Caught here for each window;
+    // one truncated during a window ends the run through the SIGBUS handler.
+    struct stat now {};
+    if (fstat(fd_, &now) == 0 && static_cast<uint64_t>(now.st_size) < end)
+      throw InputError(name_ + ": the file shrank from " + std::to_string(file_size_) + " to " +
+                       std::to_string(now.st_size) + " bytes while it was read (truncated by another process?); " +
+                       "run again once nothing writes it, or read a copy");
     const uint64_t base = raw / page_size() * page_size();
     map_len_ = end - base;
     map_ = mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(base));

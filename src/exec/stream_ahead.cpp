@@ -5,6 +5,9 @@
 #include <cstring>
 #include <thread>
 
+#include "warpcsv/errors.hpp"
+#include "warpcsv/signals.hpp"
+
 namespace warpcsv {
 
 namespace {
@@ -106,7 +109,10 @@ size_t StreamAhead::take(char* dst, size_t n, int wait_ms, bool wait_for_first) 
       auto ready = [&] { return !s.blocks.empty() || s.eof; };
       if (wait_ms == -2 && s.blocks.empty()) return done;  // nothing more read ahead yet
       if (wait_ms >= 0 && (done || !wait_for_first) && !s.cv.wait_until(l, deadline, ready)) return done;  // out of time
-      s.cv.wait(l, ready);
+      // Ctrl-C while a stream is idle: the reader thread sits in read(), and
+      // the signal may not interrupt it; this wait looks at the flag.
+      while (!s.cv.wait_for(l, std::chrono::milliseconds(100), ready))
+        if (interrupted()) throw Interrupted();
       if (s.blocks.empty()) {
         // The end: what was read is all taken. An error surfaces once no
         // byte is left to hand out with it.

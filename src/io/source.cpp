@@ -2,6 +2,7 @@
 // zstd over either (libzstd, when built with WARPCSV_HAVE_ZSTD).
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -420,6 +421,13 @@ void reject_utf16(const std::string& head, const std::string& name, Codec outer 
     case EISDIR:
       throw InputError(what + " is a directory, not a CSV file; name the files inside it (e.g. " +
                        path + "/*.csv)");
+    case EMFILE:
+    case ENFILE: {
+      struct rlimit rl {};
+      getrlimit(RLIMIT_NOFILE, &rl);
+      throw ResourceError("cannot open " + what + ": too many open files (the limit, ulimit -n, is " +
+                          std::to_string(rl.rlim_cur) + "); raise it, or pass fewer files");
+    }
     default:
       throw InputError("cannot open " + what + ": " + std::strerror(err) +
                        "; check that the path names a readable file");
@@ -446,7 +454,9 @@ std::unique_ptr<ByteSource> open_source(const std::string& path) {
       ::close(fd);
       throw_open_error(path, EISDIR);
     }
-    bool regular = S_ISREG(st.st_mode);
+    // A regular file of size 0 may still have content (/proc, /sys, some
+    // FUSE file systems): it is read as a stream, like a pipe.
+    bool regular = S_ISREG(st.st_mode) && st.st_size > 0;
     raw = std::make_unique<FdSource>(fd, true, path, regular,
                                      regular ? static_cast<uint64_t>(st.st_size) : 0);
   }

@@ -15,6 +15,17 @@ extern "C" void on_sigint(int) {
   g_interrupted = 1;
 }
 
+// An input file truncated while it was mapped: its pages past the new end
+// fault. Nothing can be read on from there; say so instead of a crash.
+extern "C" void on_sigbus(int) {
+  static const char msg[] =
+      "warpcsv: an input file shrank while it was read (truncated by another process?); run again once nothing "
+      "writes it, or read a copy\n";
+  ssize_t ignored = write(2, msg, sizeof msg - 1);
+  (void)ignored;
+  _exit(3);
+}
+
 }  // namespace
 
 bool interrupted() { return g_interrupted != 0; }
@@ -27,6 +38,10 @@ void install_signal_handlers() {
   // No SA_RESTART: a blocking read of stdin returns EINTR so the run stops promptly.
   sa.sa_flags = 0;
   sigaction(SIGINT, &sa, nullptr);
+  struct sigaction bus {};
+  bus.sa_handler = on_sigbus;
+  sigemptyset(&bus.sa_mask);
+  sigaction(SIGBUS, &bus, nullptr);
 }
 
 }  // namespace warpcsv

@@ -355,10 +355,33 @@ class Parser {
     return st;
   }
 
+  // A whole item's tree may be at most this deep: every later pass over it
+  // (binding, lowering, printing) recurses once per level, and a chain of
+  // 20,000 '+' overflowed the stack where parentheses were already bounded.
+  static constexpr int kMaxTreeDepth = 1000;
+  void check_depth(const ExprPtr& root) {
+    std::vector<std::pair<const Expr*, int>> todo = {{root.get(), 1}};
+    while (!todo.empty()) {
+      const auto [e, d] = todo.back();
+      todo.pop_back();
+      if (d > kMaxTreeDepth)
+        throw_at(src_, root->pos, "syntax error", "an expression nested too deeply (more than " + std::to_string(kMaxTreeDepth) +
+                               " levels; each operator of a chain such as a or b or c is one); for many "
+                               "alternatives write x in (a, b, c), or split it over several stages");
+      for (const auto& a : e->args) todo.emplace_back(a.get(), d + 1);
+    }
+  }
+
+  ExprPtr checked_expr() {
+    ExprPtr e = expr();
+    check_depth(e);
+    return e;
+  }
+
   Item plain_item() {
     Item it;
     it.pos = peek().pos;
-    it.expr = expr();
+    it.expr = checked_expr();
     it.end = it.expr->end;
     return it;
   }
@@ -370,7 +393,7 @@ class Parser {
       if (allow_star && peek().kind == Tok::Star) {
         it.end = advance().end;
       } else {
-        it.expr = expr();
+        it.expr = checked_expr();
         it.end = it.expr->end;
         if (is_word(peek(), "as")) {
           advance();
