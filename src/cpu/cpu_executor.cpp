@@ -111,9 +111,9 @@ class CpuScan {
           // 30 s; a field's length is 32 bits anyway.
           if (w.size >= kMaxRowBytes && !w.at_eof)
             throw InputError(fmt::format(
-                "{}:{}: a row longer than {} GiB (no end of line in it); check --quote and --escape (an unclosed "
-                "quote makes the rest of the input one field), or split the input",
-                src->name(), line, kMaxRowBytes >> 30));
+                "{}: no row ends within {} GiB from line {} on: a row longer than that; check --quote and --escape "
+                "(an unclosed quote makes the rest of the input one field), or split the input",
+                src->name(), kMaxRowBytes >> 30, line));
           if (w.size >= window || w.at_eof) window = std::min<uint64_t>(2 * window, uint64_t{1} << 40);
           if (stops_early_) wait = InputSource::kWaitForNew;
           continue;

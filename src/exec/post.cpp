@@ -105,8 +105,11 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), limit_seen_(plan.post.size(), 0),
       scratch_(kScratch), threads_(threads), note_(std::move(note)) {
   if (!note_) note_ = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
+  keep_rows_.assign(plan.post.size(), -1);
   for (size_t i = 0; i < plan.post.size(); ++i) {
     const PostStage& st = plan.post[i];
+    if (st.kind == PostStage::Sort && i + 1 < plan.post.size() && plan.post[i + 1].kind == PostStage::Limit)
+      keep_rows_[i] = plan.post[i + 1].limit;
     if (st.kind == PostStage::Sort) {
       sort_buffers_[i].columns = i == 0 ? (plan.scan.aggregate ? plan.finalized_output : plan.scan_output)
                                         : plan.post[i - 1].output;
@@ -189,6 +192,9 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         break;
       case PostStage::Sort:
         sort_buffers_[i].append_owned(row);
+        if (keep_rows_[i] >= 0 &&
+            sort_buffers_[i].rows() >= 2 * std::max<uint64_t>(static_cast<uint64_t>(keep_rows_[i]), 4096))
+          prune(i);
         return true;
     }
     if (ctx.status != EvalStatus::Ok)
@@ -199,28 +205,43 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
   return true;
 }
 
+void PostPipeline::sort_buffer(size_t i) {
+  const PostStage& st = plan_.post[i];
+  Table& t = sort_buffers_[i];
+  std::vector<Value> keys;
+  std::vector<Type> types;
+  for (const auto& e : st.exprs) types.push_back(e.result.type);
+  keys.reserve(t.rows() * types.size());
+  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+  StringArena key_strings;
+  for (size_t r = 0; r < t.rows(); ++r)
+    for (const auto& e : st.exprs) {
+      ctx.scratch_used = 0;
+      Value v = eval_program(e.view(), t.row(r), ctx);
+      if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
+        throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
+                                     kScratch / 1024));
+      if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
+      keys.push_back(v);
+    }
+  sort_table(t, keys.data(), types.size(), types, st.descending, threads_);
+}
+
+void PostPipeline::prune(size_t i) {
+  sort_buffer(i);
+  Table& t = sort_buffers_[i];
+  Table kept;  // a fresh table, so the dropped rows' strings go too
+  kept.columns = t.columns;
+  const size_t n = std::min(t.rows(), static_cast<size_t>(keep_rows_[i]));
+  for (size_t r = 0; r < n; ++r) kept.append_owned(t.row(r));
+  t = std::move(kept);
+}
+
 void PostPipeline::finish() {
   for (size_t i = 0; i < plan_.post.size(); ++i) {
-    const PostStage& st = plan_.post[i];
-    if (st.kind != PostStage::Sort) continue;
+    if (plan_.post[i].kind != PostStage::Sort) continue;
     Table& t = sort_buffers_[i];
-    std::vector<Value> keys;
-    std::vector<Type> types;
-    for (const auto& e : st.exprs) types.push_back(e.result.type);
-    keys.reserve(t.rows() * types.size());
-    EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
-    StringArena key_strings;
-    for (size_t r = 0; r < t.rows(); ++r)
-      for (const auto& e : st.exprs) {
-        ctx.scratch_used = 0;
-        Value v = eval_program(e.view(), t.row(r), ctx);
-        if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
-          throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
-                                       kScratch / 1024));
-        if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
-        keys.push_back(v);
-      }
-    sort_table(t, keys.data(), types.size(), types, st.descending, threads_);
+    sort_buffer(i);
     done_ = false;
     for (size_t r = 0; r < t.rows(); ++r)
       if (!push_from(i + 1, t.row(r))) break;
