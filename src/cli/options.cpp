@@ -195,6 +195,9 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
 char parse_char_option(const std::string& text, const std::string& option) {
   if (text == "\\t" || text == "tab" || text == "\t") return '\t';
   if (text.size() == 1) return text[0];
+  if (static_cast<unsigned char>(text[0]) >= 0x80)
+    usage(option + ": expected one ASCII character, found '" + text +
+          "', a character of several bytes in UTF-8 (not supported); convert the file or pick another one");
   usage(option + ": expected one character (or '\\t' / 'tab' for a tab), found '" + text +
         "'");
 }
@@ -365,7 +368,7 @@ Options parse_options(int argc, char** argv) {
     // 'auto': chosen among , ; \t | from the first input's first bytes (src/io/sniff.cpp).
     o.dialect.delimiter_auto = delimiter == "auto";
     if (!o.dialect.delimiter_auto && delimiter.size() > 1 && delimiter != "\\t" &&
-        delimiter != "tab")
+        delimiter != "tab" && static_cast<unsigned char>(delimiter[0]) < 0x80)
       usage("--delimiter: expected one character, '\\t' or 'tab' for a tab, or 'auto' to detect "
             "it; found '" + delimiter + "'");
     if (!o.dialect.delimiter_auto)

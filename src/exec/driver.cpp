@@ -311,7 +311,10 @@ int run_pipeline(const Options& opts) {
                             "using {}\n",
                             opts.threads, threads));
   uint64_t chunk = opts.chunk_size ? opts.chunk_size : default_cpu_chunk(threads);
-  if (chunk > kMaxChunk) throw UsageError(fmt::format("--chunk-size {} is larger than the maximum 1G", chunk));
+  if (chunk > kMaxChunk)
+    throw UsageError(fmt::format("--chunk-size: found {} bytes; expected at most 1G (a partition numbers its rows "
+                                 "in 32 bits), such as 64M",
+                                 chunk));
 
   InputSet in = InputSet::open(opts);
   std::vector<bool> unobserved;

@@ -271,7 +271,7 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
   t.columns = plan.finalized_output;
   t.cells.resize(n * t.width());
   std::vector<StringArena> arenas(parts);
-  std::vector<EvalStatus> status(parts, EvalStatus::Ok);
+  std::vector<int> failed(parts, -1);  // per part: the first agg item whose evaluation failed
   std::vector<int> overflowed(parts, -1);  // per part: the first scan aggregate whose sum passed its range
   parallel_for(parts, threads, [&](size_t p, int) {
     std::vector<Value> raw(nkeys + naggs), out(nkeys + plan.finalize.size());
@@ -289,9 +289,11 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
       EvalContext ctx = make_eval_context(scratch.data(), kScratch);
       // The finalized row: the keys, then the agg stage's items.
       for (size_t k = 0; k < nkeys; ++k) out[k] = raw[k];
-      for (size_t c = 0; c < plan.finalize.size(); ++c)
+      for (size_t c = 0; c < plan.finalize.size(); ++c) {
         out[nkeys + c] = eval_program(plan.finalize[c].view(), raw.data(), ctx);
-      if (ctx.status != EvalStatus::Ok) status[p] = ctx.status;
+        if (ctx.status != EvalStatus::Ok && (failed[p] < 0 || static_cast<int>(c) < failed[p]))
+          failed[p] = static_cast<int>(c);
+      }
       t.copy_owned(t.row(g), out.data(), arenas[p]);
     }
   });
@@ -310,9 +312,13 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
                                  "sum(x / 1))",
                                  text));
   }
-  for (EvalStatus st : status)
-    if (st != EvalStatus::Ok)
-      throw InputError("evaluation of an aggregate expression failed (integer overflow or string too long)");
+  int first_failed = -1;
+  for (int c : failed)
+    if (c >= 0 && (first_failed < 0 || c < first_failed)) first_failed = c;
+  if (first_failed >= 0)
+    throw InputError(fmt::format("evaluation failed in the agg item '{}' for a group (integer overflow, or a string "
+                                 "result over {} KiB)",
+                                 plan.finalize[static_cast<size_t>(first_failed)].text, kScratch / 1024));
   for (StringArena& a : arenas) t.strings.absorb(std::move(a));
   // The keys lead every row of the result: it sorts by its own first columns.
   std::vector<Type> types;

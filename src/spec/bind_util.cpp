@@ -31,9 +31,13 @@ std::vector<std::string> closest_names(const std::string& name,
                                        const std::vector<std::string>& names, size_t k) {
   std::vector<std::pair<int, size_t>> scored;
   for (size_t i = 0; i < names.size(); ++i) {
-    int d = edit_distance(name, names[i]);
-    // Plausible: at most about half the longer name changed.
+    // Plausible: at most about half the longer name changed. The lengths
+    // alone rule most out, and very long names are not compared: 3000
+    // names of 1000 characters took 7 s before the error appeared.
     int limit = std::max<int>(2, static_cast<int>(std::max(name.size(), names[i].size()) / 2));
+    const size_t shorter = std::min(name.size(), names[i].size()), longer = std::max(name.size(), names[i].size());
+    if (longer - shorter > static_cast<size_t>(limit) || longer > 256) continue;
+    int d = edit_distance(name, names[i]);
     if (d <= limit) scored.emplace_back(d, i);
   }
   std::stable_sort(scored.begin(), scored.end());
@@ -49,14 +53,19 @@ std::string join_quoted(const std::vector<std::string>& names, size_t max,
   size_t n = std::min(max, names.size());
   for (size_t i = 0; i < n; ++i) {
     if (i) out += i + 1 == n ? last_sep : ", ";
-    out += "'" + names[i] + "'";
+    out += "'" + shown_name(names[i]) + "'";
   }
   return out;
 }
 
+std::string shown_name(const std::string& name) {
+  constexpr size_t kShown = 80;  // a 10 MB header name filled 10 MB of stderr
+  return name.size() <= kShown ? name : name.substr(0, kShown) + "...(" + std::to_string(name.size()) + " bytes)";
+}
+
 std::string join_plain(const std::vector<std::string>& names) {
   std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + shown_name(names[i]);
   return out;
 }
 

@@ -21,6 +21,8 @@ std::string join_quoted(const std::vector<std::string>& names, size_t max,
                         const std::string& last_sep = ", ");
 // "a, b, c".
 std::string join_plain(const std::vector<std::string>& names);
+// A column name as messages show it: cut after 80 bytes.
+std::string shown_name(const std::string& name);
 
 }  // namespace spec
 }  // namespace warpcsv

@@ -243,7 +243,8 @@ class Binder {
     else if (!names.empty())
       detail += " (" + std::to_string(names.size()) + " columns)";
     else
-      detail += " (the input has no columns: it is empty, without even a header line)";
+      detail += " (the input has no columns: it is empty, without even a header line, or --skip passed all its "
+                "lines)";
     fail(e.pos, "unknown column", detail);
   }
 
