@@ -47,6 +47,9 @@ struct Options {
   // before they are folded into the result (0: thread_tables_budget of the
   // host's memory). Tests make it small so that folds happen mid-scan.
   uint64_t thread_tables_budget = 0;
+  // Tests: holistic aggregates on the CPU group by their arguments too and
+  // regroup after the scan, as on the GPU, instead of listing rows.
+  bool holistic_by_groups = false;
 };
 
 }  // namespace warpcsv

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cpu/fast_row.hpp"
+#include "exec/holistic.hpp"
 #include "exec/parallel.hpp"
 #include "exec/partitioner.hpp"
 #include "exec/post.hpp"
@@ -66,10 +67,24 @@ class CpuScan {
     }
     for (const auto& o : scan.outputs) out_progs_.push_back(o.view());
     if (scan.aggregate) layout_ = &global_groups_->layout();
+    if (scan.aggregate && s.holistic) {
+      // Holistic aggregates: groups of the agg's own keys, and each row's
+      // holistic arguments listed, instead of a group per (keys, argument).
+      HolisticGroups& h = *s.holistic;
+      h.layout = std::make_unique<GroupLayout>(*layout_);
+      h.layout->key_types.resize(plan_.group_keys);
+      h.groups = std::make_unique<GroupTable>(h.layout.get());
+      h.from_rows = true;
+      h.rows.stride = scan.keys.size() - plan_.group_keys;
+      layout_ = h.layout.get();
+      global_groups_ = h.groups.get();
+      for (size_t k = plan_.group_keys; k < scan.keys.size(); ++k) arg_types_.push_back(scan.keys[k].result.type);
+    }
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
       if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
+      w.rows.stride = scan.keys.size() - plan_.group_keys;
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
     // Rows go out as they are scanned, and a limit can stop the scan.
@@ -181,17 +196,24 @@ class CpuScan {
     std::vector<const GroupTable*> tables;
     for (auto& w : per_worker_)
       if (w.groups->size()) tables.push_back(w.groups.get());
+    const Worker* moved = nullptr;  // its table became the result as it is
     if (tables.size() == 1 && global_groups_->size() == 0) {
       // One table (one thread, or few rows): it is the result; inserting its
       // groups one by one took 1.7 s of 8.6 for 4.4M groups on one thread.
       for (auto& w : per_worker_)
-        if (w.groups.get() == tables[0]) *global_groups_ = std::move(*w.groups);
+        if (w.groups.get() == tables[0]) {
+          *global_groups_ = std::move(*w.groups);
+          moved = &w;
+        }
     } else {
-      // The thread tables go before the merged partitions are appended.
+      // The thread tables go before the merged partitions are appended
+      // (rows listed for holistic aggregates need them to find their groups).
       global_groups_->merge_all(tables, s_.threads, [&] {
-        for (auto& w : per_worker_) w.groups.reset();
+        if (!s_.holistic)
+          for (auto& w : per_worker_) w.groups.reset();
       });
     }
+    if (s_.holistic) fold_rows(moved);
     for (auto& w : per_worker_) w.groups = std::make_unique<GroupTable>(layout_);
     fold_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
@@ -208,6 +230,7 @@ class CpuScan {
     std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
     std::vector<char> unescaped[2];  // unescaped fields of a row
     std::unique_ptr<GroupTable> groups;
+    HolisticRows rows;  // holistic aggregates: each row's group in `groups` and arguments
   };
   struct Span {
     uint64_t b, e;
@@ -222,9 +245,31 @@ class CpuScan {
     bool valid = false;
   };
 
-  void finish_pending(GroupTable& table, Pending& p) {
+  // The workers' listed rows join the result's, their group numbers turned
+  // into the result's (a worker's group found by its keys).
+  void fold_rows(const Worker* moved) {
+    HolisticRows& all = s_.holistic->rows;
+    for (auto& w : per_worker_) {
+      if (w.rows.group.empty()) continue;
+      if (&w != moved) {
+        std::vector<uint32_t> to(w.groups->size());
+        for (size_t g = 0; g < to.size(); ++g) {
+          const Value* keys = w.groups->keys(g);
+          to[g] = static_cast<uint32_t>(global_groups_->group_of(
+              global_groups_->find_or_insert(keys, global_groups_->hash_keys(keys))));
+        }
+        for (uint32_t& g : w.rows.group) g = to[g];
+      }
+      all.absorb(std::move(w.rows));
+      w.rows.strings = StringArena();
+    }
+  }
+
+  void finish_pending(GroupTable& table, Pending& p, HolisticRows& rows) {
     if (!p.valid) return;
     char* block = table.find_or_insert(p.keys.data(), p.hash);
+    if (s_.holistic)
+      rows.add(static_cast<uint32_t>(table.group_of(block)), p.keys.data() + plan_.group_keys, arg_types_);
     bool strings = false;
     for (size_t a = 0; a < layout_->aggs.size(); ++a)
       strings |= agg_update(layout_->aggs[a], block, p.x[a], p.y[a], p.order);
@@ -362,7 +407,7 @@ class CpuScan {
         p.order = (global_index << 32) | row_in_partition;
         p.valid = ctx.status == EvalStatus::Ok;
         table->prefetch(p.hash);
-        finish_pending(*table, pending[parity ^ 1]);
+        finish_pending(*table, pending[parity ^ 1], wk.rows);
         parity ^= 1;  // the next row must not reuse this row's buffers
       } else {
         for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
@@ -373,7 +418,7 @@ class CpuScan {
         if (fail_fast) break;
       }
     }
-    if (table) finish_pending(*table, pending[parity ^ 1]);
+    if (table) finish_pending(*table, pending[parity ^ 1], wk.rows);
     out.rows = row_in_partition;
     out.lines = local_line;
   }
@@ -426,6 +471,7 @@ class CpuScan {
   const ScanSettings& s_;
   const Plan& plan_;
   GroupTable* global_groups_;
+  std::vector<Type> arg_types_;  // holistic arguments' types (the scan keys past the agg's own)
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;

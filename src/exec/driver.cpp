@@ -362,6 +362,8 @@ int run_pipeline(const Options& opts) {
     std::unique_ptr<PostPipeline> post;
     std::unique_ptr<GroupLayout> layout;
     std::unique_ptr<GroupTable> groups;
+    HolisticGroups holistic;
+    if (!plan.holistic.empty() && !opts.holistic_by_groups) settings.holistic = &holistic;
     if (plan.scan.aggregate) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());
@@ -417,11 +419,11 @@ int run_pipeline(const Options& opts) {
                                         seconds_since(t_scan), stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
-      HolisticGroups regrouped;
-      if (!plan.holistic.empty()) regrouped = regroup_holistic(plan, *groups, threads);
-      const GroupTable& final_groups = plan.holistic.empty() ? *groups : *regrouped.groups;
+      if (holistic.from_rows) finish_holistic_rows(plan, holistic, threads);
+      else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
+      const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty() && plan.group_keys == 0 && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
-      Table result = finalize_groups(plan, final_groups, threads, regrouped.values.data());
+      Table result = finalize_groups(plan, final_groups, threads, holistic.values.data());
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();
       post = std::make_unique<PostPipeline>(plan, *writer, threads, note);

@@ -22,52 +22,79 @@ double to_double(const Value& v, Type t, int scale) {
 
 bool continuous(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Float || t == Type::Bool; }
 
-// The value of `spec` over one group's distinct arguments: the scan groups
-// at[0..n), ascending by argument `k` (nulls left out), each weighing its rows.
-Value holistic_value(const HolisticSpec& spec, const GroupTable& in, int k, ColumnType arg, const uint32_t* at,
-                     size_t n, const std::vector<int64_t>& weight) {
-  auto value = [&](size_t i) -> const Value& { return in.keys(at[i])[k]; };
+// Where holistic values come from: `size()` sources (the scan's groups, or
+// the CPU executor's rows), source i in agg group group(i), with holistic
+// argument k value(i, k), standing for weight(i) rows.
+struct ScanGroupSource {
+  const GroupTable& in;
+  const std::vector<uint32_t>& group_of;
+  const std::vector<int64_t>& weights;
+  size_t size() const { return in.size(); }
+  uint32_t group(size_t i) const { return group_of[i]; }
+  const Value& value(size_t i, int k) const { return in.keys(i)[k]; }
+  uint64_t weight(size_t i) const { return static_cast<uint64_t>(weights[i]); }
+};
+struct RowSource {
+  const HolisticRows& rows;
+  const GroupTable& groups;  // the agg groups: an argument that is an agg key is read there
+  size_t group_keys;
+  size_t size() const { return rows.group.size(); }
+  uint32_t group(size_t i) const { return rows.group[i]; }
+  const Value& value(size_t i, int k) const {
+    const size_t key = static_cast<size_t>(k);
+    return key < group_keys ? groups.keys(rows.group[i])[key] : rows.args[i * rows.stride + key - group_keys];
+  }
+  uint64_t weight(size_t) const { return 1; }
+};
+
+// The value of `spec` over one group: sources at[0..n), ascending by
+// argument `k` (nulls left out).
+template <class Source>
+Value holistic_value(const HolisticSpec& spec, const Source& src, int k, ColumnType arg, const uint64_t* at,
+                     size_t n) {
+  auto value = [&](size_t i) -> const Value& { return src.value(at[i], k); };
   if (spec.kind == AggKind::CountDistinct) {
     int64_t distinct = 0;
     for (size_t i = 0; i < n; ++i) distinct += i == 0 || !key_equal(value(i - 1), value(i), arg.type);
     return Value::of_int(distinct);
   }
   uint64_t rows = 0;
-  for (size_t i = 0; i < n; ++i) rows += static_cast<uint64_t>(weight[at[i]]);
+  for (size_t i = 0; i < n; ++i) rows += src.weight(at[i]);
   if (rows == 0) return Value::make_null();
   const QuantilePosition pos = quantile_position(rows, spec.q_units, spec.q_scale);
   // The values at sorted positions pos.lo and pos.lo + 1.
   size_t i = 0;
   uint64_t before = 0;  // rows of the values before i
-  while (before + static_cast<uint64_t>(weight[at[i]]) <= pos.lo) before += static_cast<uint64_t>(weight[at[i++]]);
+  while (before + src.weight(at[i]) <= pos.lo) before += src.weight(at[i++]);
   const Value& lo = value(i);
   if (!continuous(arg.type)) return lo;
-  const bool next_same = pos.lo + 1 < before + static_cast<uint64_t>(weight[at[i]]) || i + 1 == n;
+  const bool next_same = pos.lo + 1 < before + src.weight(at[i]) || i + 1 == n;
   const Value& hi = next_same ? lo : value(i + 1);
   return Value::of_float(interpolate(lo, hi, arg.type, arg.scale, pos));
 }
 
-// The scan groups whose argument `k` is not null, ordered by their agg group
-// (group_of), then by the argument (agg_compare's order). Arguments that fit
-// an int64 in that order sort as compact items: comparing through the scan
-// groups' blocks took 3.8 of 4.6 s for 10M of them.
-std::vector<uint32_t> sorted_by_group_and_value(const GroupTable& in, int k, Type t,
-                                                const std::vector<uint32_t>& group_of, int threads) {
+// The sources whose argument `k` is not null, ordered by their agg group,
+// then by the argument (agg_compare's order). Arguments that fit an int64
+// in that order sort as compact items: comparing through the scan groups'
+// blocks took 3.8 of 4.6 s for 10M of them.
+template <class Source>
+std::vector<uint64_t> sorted_by_group_and_value(const Source& src, int k, Type t, int threads) {
   struct Item {
-    uint32_t group, scan_group;
+    uint32_t group;
     int64_t key;
+    uint64_t source;
   };
   std::vector<Item> items;
-  items.reserve(in.size());
+  items.reserve(src.size());
   bool keyed = t != Type::String;
-  for (size_t g = 0; g < in.size(); ++g) {
-    const Value& v = in.keys(g)[k];
+  for (size_t i = 0; i < src.size(); ++i) {
+    const Value& v = src.value(i, k);
     if (v.null) continue;
     int64_t key = 0;
     if (t == Type::Float) key = agg_float_key(v.f);
     else if (keyed && v.i >= INT64_MIN && v.i <= INT64_MAX) key = static_cast<int64_t>(v.i);
     else keyed = false;
-    items.push_back(Item{group_of[g], static_cast<uint32_t>(g), key});
+    items.push_back(Item{src.group(i), key, i});
   }
   if (keyed) {
     parallel_stable_sort(
@@ -79,13 +106,46 @@ std::vector<uint32_t> sorted_by_group_and_value(const GroupTable& in, int k, Typ
         items.begin(), items.end(),
         [&](const Item& a, const Item& b) {
           if (a.group != b.group) return a.group < b.group;
-          return agg_compare(in.keys(a.scan_group)[k], in.keys(b.scan_group)[k], t) < 0;
+          return agg_compare(src.value(a.source, k), src.value(b.source, k), t) < 0;
         },
         threads);
   }
-  std::vector<uint32_t> order(items.size());
-  for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].scan_group;
+  std::vector<uint64_t> order(items.size());
+  for (size_t i = 0; i < items.size(); ++i) order[i] = items[i].source;
   return order;
+}
+
+// Each of `ngroups` agg groups' holistic aggregates (rows of
+// plan.holistic.size() values) from `src`.
+template <class Source>
+std::vector<Value> holistic_values(const Plan& plan, const Source& src, size_t ngroups, int threads) {
+  const size_t nh = plan.holistic.size();
+  std::vector<Value> values(ngroups * nh, Value::make_null());
+  for (size_t h = 0; h < nh; ++h)
+    if (plan.holistic[h].kind == AggKind::CountDistinct)
+      for (size_t o = 0; o < ngroups; ++o) values[o * nh + h] = Value::of_int(0);
+  std::vector<bool> done(plan.scan.keys.size(), false);
+  for (const HolisticSpec& spec : plan.holistic) {  // each argument once, for the aggregates over it
+    const int k = spec.key;
+    if (done[static_cast<size_t>(k)]) continue;
+    done[static_cast<size_t>(k)] = true;
+    const ColumnType arg = plan.scan.keys[static_cast<size_t>(k)].result;
+    const std::vector<uint64_t> order = sorted_by_group_and_value(src, k, arg.type, threads);
+    // Runs of one agg group, on threads: a range's first run may have begun before it.
+    parallel_ranges(order.size(), threads, [&](size_t b, size_t e) {
+      while (b > 0 && b < e && src.group(order[b]) == src.group(order[b - 1])) ++b;
+      while (b < e) {
+        const uint32_t o = src.group(order[b]);
+        size_t end = b;
+        while (end < order.size() && src.group(order[end]) == o) ++end;
+        for (size_t h = 0; h < nh; ++h)
+          if (plan.holistic[h].key == k)
+            values[o * nh + h] = holistic_value(plan.holistic[h], src, k, arg, order.data() + b, end - b);
+        b = end;
+      }
+    });
+  }
+  return values;
 }
 
 }  // namespace
@@ -161,36 +221,29 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
     for (size_t g = b; g < e; ++g) group_of[g] += first[part_of[g]];
   });
   if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
-
-  const size_t nh = plan.holistic.size();
-  r.values.assign(out.size() * nh, Value::make_null());
-  for (size_t h = 0; h < nh; ++h)
-    if (plan.holistic[h].kind == AggKind::CountDistinct)
-      for (size_t o = 0; o < out.size(); ++o) r.values[o * nh + h] = Value::of_int(0);
-
-  std::vector<bool> done(plan.scan.keys.size(), false);
-  for (const HolisticSpec& spec : plan.holistic) {  // each argument once, for the aggregates over it
-    const int k = spec.key;
-    if (done[static_cast<size_t>(k)]) continue;
-    done[static_cast<size_t>(k)] = true;
-    const ColumnType arg = plan.scan.keys[static_cast<size_t>(k)].result;
-    // The scan groups with a value, by their agg group, then by that value.
-    std::vector<uint32_t> order = sorted_by_group_and_value(in, k, arg.type, group_of, threads);
-    // Runs of one agg group, on threads: a range's first run may have begun before it.
-    parallel_ranges(order.size(), threads, [&](size_t b, size_t e) {
-      while (b > 0 && b < e && group_of[order[b]] == group_of[order[b - 1]]) ++b;
-      while (b < e) {
-        const uint32_t o = group_of[order[b]];
-        size_t end = b;
-        while (end < order.size() && group_of[order[end]] == o) ++end;
-        for (size_t h = 0; h < nh; ++h)
-          if (plan.holistic[h].key == k)
-            r.values[o * nh + h] = holistic_value(plan.holistic[h], in, k, arg, order.data() + b, end - b, weight);
-        b = end;
-      }
-    });
-  }
+  r.values = holistic_values(plan, ScanGroupSource{in, group_of, weight}, out.size(), threads);
   return r;
+}
+
+void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads) {
+  GroupTable& out = *hg.groups;
+  if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
+  hg.values = holistic_values(plan, RowSource{hg.rows, out, plan.group_keys}, out.size(), threads);
+}
+
+void HolisticRows::absorb(HolisticRows&& other) {
+  if (group.empty()) {  // the first: taken over, not copied
+    group.swap(other.group);
+    args.swap(other.args);
+  } else {
+    group.insert(group.end(), other.group.begin(), other.group.end());
+    args.insert(args.end(), other.args.begin(), other.args.end());
+  }
+  strings.absorb(std::move(other.strings));
+  other.group.clear();
+  other.group.shrink_to_fit();
+  other.args.clear();
+  other.args.shrink_to_fit();
 }
 
 }  // namespace warpcsv

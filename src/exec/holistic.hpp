@@ -9,12 +9,35 @@
 
 namespace warpcsv {
 
+// The CPU executor's way: each row's agg group and holistic arguments
+// (the scan keys past the agg's own), 36 bytes a row for one argument where
+// a group per distinct (keys, argument) took some 400.
+struct HolisticRows {
+  size_t stride = 0;            // arguments per row
+  std::vector<uint32_t> group;  // per row: its agg group
+  std::vector<Value> args;      // per row: `stride` values; strings in `strings`
+  StringArena strings;
+  void add(uint32_t g, const Value* values, const std::vector<Type>& types) {
+    group.push_back(g);
+    for (size_t a = 0; a < stride; ++a) {
+      Value v = values[a];
+      if (!v.null && types[a] == Type::String) v.s = strings.add(v.s);
+      args.push_back(v);
+    }
+  }
+  void absorb(HolisticRows&& other);  // appends other's rows (group numbers as they are)
+};
+
 struct HolisticGroups {
   std::unique_ptr<GroupLayout> layout;  // the agg's keys, the scan's aggregates
   std::unique_ptr<GroupTable> groups;   // one group per distinct value of the agg's keys
   // groups->size() rows of plan.holistic.size() values; strings point into
-  // the scan's table, which must outlive them.
+  // the scan's table or `rows`, which must outlive them.
   std::vector<Value> values;
+  // Filled by the CPU executor (ScanSettings::holistic): layout, groups and
+  // rows come from the scan itself, and finish_holistic_rows sets values.
+  bool from_rows = false;
+  HolisticRows rows;
 };
 
 // Folds `scan_groups` into groups of the plan's first group_keys keys, their
@@ -22,6 +45,8 @@ struct HolisticGroups {
 // scan by these keys alone would give), and computes each group's holistic
 // aggregates. An agg without keys gets its one group even over no rows.
 HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& scan_groups, int threads);
+// The CPU executor's rows: each group's holistic aggregates into hg.values.
+void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads);
 
 // Where fraction q = units / 10^scale of n sorted values lies: position
 // (n - 1) q = lo + rest / one exactly. Numbers interpolate linearly between

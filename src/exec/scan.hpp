@@ -37,6 +37,8 @@ struct TypeWidening {
 };
 
 // Per-run settings derived from the plan and options, shared by executors.
+struct HolisticGroups;
+
 struct ScanSettings {
   const Plan* plan = nullptr;
   const Options* opts = nullptr;
@@ -50,6 +52,10 @@ struct ScanSettings {
   // The CPU executor folds its threads' group tables into the result when
   // they hold more bytes than this (0: never before the end).
   uint64_t thread_tables_budget = 0;
+  // A plan with holistic aggregates: the CPU executor groups by the agg's
+  // own keys and lists each row's holistic arguments here (from_rows);
+  // other executors fill the scan's group table as for any plan.
+  HolisticGroups* holistic = nullptr;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -823,10 +823,11 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
             std::to_string(static_cast<int64_t>(i % 1001) - 500) + ",s" + std::to_string(i * 31 % 977) + "\n";
   const std::string f = dir.file("many_groups.csv");
   write_file(f, text);
+  std::string pipeline =
+      "groupby k, n | agg sum(v) as s, count() as c, min(s) as lo, max(s) as hi, first(s) as fs, last(v) as lv";
   auto run = [&](int threads, uint64_t budget, std::string* profile) {
     Options opts;
-    opts.pipeline =
-        "groupby k, n | agg sum(v) as s, count() as c, min(s) as lo, max(s) as hi, first(s) as fs, last(v) as lv";
+    opts.pipeline = pipeline;
     opts.files = {f};
     opts.device = "cpu";
     opts.threads = threads;
@@ -855,6 +856,15 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
     REQUIRE(at != std::string::npos);
     CHECK(std::stoi(profile.substr(at + 26)) >= 5);
     CHECK(profile.find(" more times to bound memory)", at) != std::string::npos);
+  }
+  // Holistic aggregates list each row's arguments per thread: folded early, their groups are renumbered.
+  pipeline = "groupby n | agg count_distinct(s) as ds, median(v) as mv, quantile(k, 0.3) as qk, sum(v) as sv";
+  const std::string holistic_once = run(1, 0, &profile);
+  CHECK(std::count(holistic_once.begin(), holistic_once.end(), '\n') == 4);
+  for (int threads : {1, 3}) {
+    INFO("holistic, threads " << threads);
+    CHECK(run(threads, 1, &profile) == holistic_once);
+    CHECK(profile.find(" more times to bound memory)") != std::string::npos);
   }
 }
 
@@ -953,6 +963,20 @@ TEST_CASE("diff: holistic aggregates over many distinct values (regrouped on thr
       INFO("threads " << threads << " chunk " << chunk);
       REQUIRE(run_tool(dir, pipeline, {dir.file("input.csv")}, chunk, threads, false).out == base.out);
     }
+  // The GPU's way on the CPU: a group per (g, v) and per (g, s), regrouped on threads after the scan.
+  for (int threads : {1, 3}) {
+    Options opts;
+    opts.pipeline = pipeline;
+    opts.files = {dir.file("input.csv")};
+    opts.device = "cpu";
+    opts.threads = threads;
+    opts.chunk_size = 4096;
+    opts.holistic_by_groups = true;
+    opts.output_path = dir.file("by_groups.csv");
+    REQUIRE(run_pipeline(opts) == 0);
+    INFO("by groups, threads " << threads);
+    CHECK(read_file(opts.output_path) == base.out);
+  }
   std::vector<std::vector<Cell>> expect;
   for (auto& [g, vs] : values) {
     std::sort(vs.begin(), vs.end());
