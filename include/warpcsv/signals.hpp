@@ -11,4 +11,9 @@ bool interrupted();
 // interrupted(), a second one exits at once with 130.
 void install_signal_handlers();
 
+// A file this run made that nothing was written to yet (-o): a signal that
+// ends the run at once (an input truncated under it) removes it, as a failed
+// run does. Empty: none.
+void set_made_file(const char* path);
+
 }  // namespace warpcsv

@@ -252,6 +252,7 @@ __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const 
     case AggOp::StdExact:
       if (x.null) return true;
       add_int128(w, w + 7, x.i);
+      if (beyond64(x.i)) atomicAdd(w + 7, static_cast<u64>(kExtBeyond64));
       add_wide(w + 2, wide_mul(x.i, x.i));
       atomicAdd(w + 6, 1ull);
       return true;
@@ -259,6 +260,8 @@ __device__ __forceinline__ bool agg_update_words(const GpuAgg& a, u64* w, const 
       if (x.null || y.null) return true;
       add_int128(w, w + 17, x.i);
       add_int128(w + 2, w + 18, y.i);
+      if (beyond64(x.i)) atomicAdd(w + 17, static_cast<u64>(kExtBeyond64));
+      if (beyond64(y.i)) atomicAdd(w + 18, static_cast<u64>(kExtBeyond64));
       add_wide(w + 4, wide_mul(x.i, x.i));
       add_wide(w + 8, wide_mul(y.i, y.i));
       add_wide(w + 12, wide_mul(x.i, y.i));

@@ -41,7 +41,12 @@ constexpr size_t kHeldOutputBytes = 64ull << 20;
 class OutputFile {
  public:
   explicit OutputFile(const std::string& p) : path_(p) {
-    if (!p.empty() && p != "-") {
+    struct stat out_st {}, fd1_st {};
+    const bool is_stdout = !p.empty() && p != "-" && ::stat(p.c_str(), &out_st) == 0 &&
+                           ::fstat(1, &fd1_st) == 0 && out_st.st_dev == fd1_st.st_dev &&
+                           out_st.st_ino == fd1_st.st_ino;
+    if (is_stdout) path_.clear();  // -o /dev/stdout: written as stdout (reopening it lost `>> log`'s content)
+    if (!p.empty() && p != "-" && !is_stdout) {
       // Opened without truncating: a run that fails before any output goes
       // out leaves the file as it was (one it made is removed); the file is
       // emptied when the first bytes go out (a cron job's report survives a
@@ -57,6 +62,7 @@ class OutputFile {
         throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
                                      std::strerror(err)));
       }
+      if (created_) set_made_file(p.c_str());
     }
     static char buf[1 << 16];
     if (dest_ == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
@@ -102,6 +108,7 @@ class OutputFile {
   // stdout, or to a file that output already went to; a file nothing went to
   // is left as it was (or removed if this run made it).
   ~OutputFile() {
+    set_made_file(nullptr);
     if (interrupted()) discard();  // Ctrl-C: what was held is not the answer
     if (dest_ != stdout && !released_) {
       discard();
@@ -135,6 +142,7 @@ class OutputFile {
   bool empty_file() {
     if (emptied_ || dest_ == stdout) return true;
     emptied_ = true;
+    set_made_file(nullptr);  // it holds output now
     struct stat st {};
     return ::fstat(fileno(dest_), &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fileno(dest_), 0) == 0;
   }
@@ -363,7 +371,7 @@ int run_pipeline(const Options& opts) {
     std::unique_ptr<GroupLayout> layout;
     std::unique_ptr<GroupTable> groups;
     HolisticGroups holistic;
-    if (!plan.holistic.empty() && !opts.holistic_by_groups) settings.holistic = &holistic;
+    if (!plan.holistic.empty() && !opts.holistic_by_groups && holistic_rows_pay(plan)) settings.holistic = &holistic;
     if (plan.scan.aggregate) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());

@@ -16,16 +16,27 @@ struct HolisticRows {
   size_t stride = 0;            // arguments per row
   std::vector<uint32_t> group;  // per row: its agg group
   std::vector<Value> args;      // per row: `stride` values; strings in `strings`
+  std::vector<uint64_t> weight;  // per row: the rows it stands for (empty: 1 each)
   StringArena strings;
+  size_t next_compaction = kFirstCompaction;
+  static constexpr size_t kFirstCompaction = 1 << 20;
+
   void add(uint32_t g, const Value* values, const std::vector<Type>& types) {
     group.push_back(g);
+    if (!weight.empty()) weight.push_back(1);
     for (size_t a = 0; a < stride; ++a) {
       Value v = values[a];
       if (!v.null && types[a] == Type::String) v.s = strings.add(v.s);
       args.push_back(v);
     }
+    if (group.size() >= next_compaction) compact(types);
   }
   void absorb(HolisticRows&& other);  // appends other's rows (group numbers as they are)
+  // Rows of one group with equal arguments become one row of their summed
+  // weight (sorted, then merged). Worth it while it halves the rows at least
+  // (few distinct values: a million rows became 7500); then again at twice
+  // the size, else never (nearly every value distinct).
+  void compact(const std::vector<Type>& types);
 };
 
 struct HolisticGroups {
@@ -45,6 +56,13 @@ struct HolisticGroups {
 // scan by these keys alone would give), and computes each group's holistic
 // aggregates. An agg without keys gets its one group even over no rows.
 HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& scan_groups, int threads);
+// Whether the CPU executor lists rows for this plan's holistic aggregates
+// rather than grouping by their arguments: when no argument is a string.
+// Listing sorts every row (10M rows of 12-byte ids sharing their first 8
+// bytes took 7 s), while ids and categories have few distinct values per
+// group; numbers are where nearly every value is distinct (a median of
+// measurements: 2.1 s and 0.84 GB listed, 5-9 s and 4.1 GB grouped).
+bool holistic_rows_pay(const Plan& plan);
 // The CPU executor's rows: each group's holistic aggregates into hg.values.
 void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads);
 

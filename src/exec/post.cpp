@@ -303,13 +303,13 @@ Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads, c
   if (first_overflow >= 0) {
     const std::string& text = plan.scan.aggs[static_cast<size_t>(first_overflow)].text;
     if (is_float_op(layout.aggs[static_cast<size_t>(first_overflow)].op))
-      throw InputError(fmt::format("{} is out of range: its exact float sums hold magnitudes below 2^383 (3.9e115), "
-                                   "so values in sum and mean must stay below that and in var, std and corr below "
-                                   "2^191 (3.1e57); scale the values down first, like sum(x / 1e100)",
+      throw InputError(fmt::format("{} is out of range: its exact float sums take values below 2^318 (5.3e95) in sum "
+                                   "and mean, and below 2^159 (7.3e47) in var, std and corr (their squares); scale "
+                                   "the values down first, like sum(x / 1e90)",
                                    text));
-    throw InputError(fmt::format("{} overflowed: its exact sum in a group does not fit 128 bits (about 1.7e38 in "
-                                 "units of the last digit); aggregate floats instead (`/ 1` makes one, as in "
-                                 "sum(x / 1))",
+    throw InputError(fmt::format("{} overflowed: its exact sums in a group do not fit (a sum past 128 bits, about "
+                                 "1.7e38 in units of the last digit; in var, std and corr a value past 64 bits); "
+                                 "aggregate floats instead (`/ 1` makes one, as in sum(x / 1))",
                                  text));
   }
   int first_failed = -1;

@@ -2,12 +2,14 @@
 #include "warpcsv/signals.hpp"
 
 #include <csignal>
+#include <cstring>
 #include <unistd.h>
 
 namespace warpcsv {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+char g_made_file[4096];  // set_made_file; read by on_sigbus
 
 extern "C" void on_sigint(int) {
   // A second Ctrl-C means "now": the run did not stop in time.
@@ -23,12 +25,18 @@ extern "C" void on_sigbus(int) {
       "writes it, or read a copy\n";
   ssize_t ignored = write(2, msg, sizeof msg - 1);
   (void)ignored;
+  if (g_made_file[0]) unlink(g_made_file);
   _exit(3);
 }
 
 }  // namespace
 
 bool interrupted() { return g_interrupted != 0; }
+
+void set_made_file(const char* path) {
+  g_made_file[0] = 0;
+  if (path && std::strlen(path) < sizeof g_made_file) std::strcpy(g_made_file, path);
+}
 
 void install_signal_handlers() {
   std::signal(SIGPIPE, SIG_IGN);

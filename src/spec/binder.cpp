@@ -840,6 +840,7 @@ class Binder {
 
   // Binds `select` items over the current scope into a new scope.
   Scope select_scope(const Stage& st, std::vector<std::string>* texts) {
+    ++select_stages_;
     Scope out;
     Ctx c{&scope_, false, false, "select"};
     for (const auto& it : st.items) {
@@ -852,7 +853,8 @@ class Binder {
       }
       Bound b = bind(*it.expr, c);
       if (b.null_lit) b = coerce(b, ct(Type::String));
-      std::string resolved, origin = "select " + canon_text(*it.expr);
+      // A computed column's text means what its names meant in this stage.
+      std::string resolved, origin = "select " + std::to_string(select_stages_) + " " + canon_text(*it.expr);
       if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar) {
         const ScopeCol& col = scope_[resolve(*it.expr, scope_)];
         resolved = col.name;
@@ -993,7 +995,7 @@ class Binder {
       texts.push_back(canon_text(*it.expr));
       std::string origin = "agg " + texts.back();
       for (const auto& k : keys_)
-        if (k.name == resolved) origin = "key " + k.canon;  // the key itself
+        if (k.name == resolved || k.canon == texts.back()) origin = "key " + k.canon;  // the key itself
       origins.push_back(origin);
       types.push_back(b.type());
     }
@@ -1150,6 +1152,7 @@ class Binder {
   std::vector<Key> keys_;
   std::vector<BPtr> scan_keys_;
   std::vector<std::string> scan_key_texts_;
+  int select_stages_ = 0;  // select stages bound so far: a computed column's origin names its stage
   std::vector<AggCall> aggs_;
   std::vector<BPtr> scan_outputs_;
   std::vector<std::string> scan_output_texts_;

@@ -883,7 +883,7 @@ TEST_CASE("agg: quantile positions are exact decimals; interpolation between int
 TEST_CASE("agg: exact sums past 128 bits are caught in any order; float sums past the accumulator too") {
   const Value null = Value::make_null();
   const int128 big = (static_cast<int128>(1) << 126) + 12345;
-  for (AggOp op : {AggOp::SumExact, AggOp::MeanExact, AggOp::VarExact}) {
+  for (AggOp op : {AggOp::SumExact, AggOp::MeanExact}) {
     const AggDesc a = desc(op, Type::Int);
     // big + big passes 2^127; with -big - big after it the total fits again, in every order and split.
     std::vector<int128> xs = {big, big, -big, -big, 7};
@@ -909,12 +909,33 @@ TEST_CASE("agg: exact sums past 128 bits are caught in any order; float sums pas
     agg_merge(a, over.bytes, under.bytes);  // the total is 0 again
     CHECK_FALSE(agg_overflowed(a, over.bytes));
   }
-  // corr: either side's sum.
+  // var and corr: exact while every value fits 64 bits (their squares and products stay in 256 bits),
+  // whatever the count; one value beyond that fails them, even when the sums would fit.
+  const AggDesc var = desc(AggOp::VarExact, Type::Int);
+  Block v64 = state_of(var, {}, 0, 0), v65 = state_of(var, {}, 0, 0);
+  for (int i = 0; i < 1000; ++i) agg_update(var, v64.bytes, Value::of_int(i % 2 ? INT64_MAX : INT64_MIN), null, 0);
+  CHECK_FALSE(agg_overflowed(var, v64.bytes));
+  CHECK(agg_finalize(var, v64.bytes).f > 0);
+  agg_update(var, v65.bytes, Value::of_int(static_cast<int128>(INT64_MAX) + 1), null, 0);
+  agg_update(var, v65.bytes, Value::of_int(-static_cast<int128>(INT64_MAX) - 1), null, 0);
+  CHECK(agg_overflowed(var, v65.bytes));
+  agg_merge(var, v64.bytes, v65.bytes);  // a merge keeps it
+  CHECK(agg_overflowed(var, v64.bytes));
   const AggDesc corr = desc(AggOp::CorrExact, Type::Int, 0, Type::Int);
   Block c = state_of(corr, {}, 0, 0);
-  for (int i = 0; i < 2; ++i) agg_update(corr, c.bytes, Value::of_int(1), Value::of_int(big), 0);
+  agg_update(corr, c.bytes, Value::of_int(1), Value::of_int(big), 0);
   CHECK(agg_overflowed(corr, c.bytes));
-  // Floats: 1e200 is past the accumulator's 2^383 (an error, not inf); an infinity among the values is itself.
+  // Floats: 1e200 is past what the accumulator takes (an error, not inf); an infinity among the values is itself.
+  // 5e114 is below 2^383, but ten of them wrapped the accumulator: values stop at 2^318.
+  {
+    const AggDesc fs = desc(AggOp::SumFloat, Type::Float);
+    Block ok = state_of(fs, {}, 0, 0), wraps = state_of(fs, {}, 0, 0);
+    for (int i = 0; i < 10; ++i) agg_update(fs, ok.bytes, Value::of_float(5e94), null, 0);
+    CHECK_FALSE(agg_overflowed(fs, ok.bytes));
+    CHECK(agg_finalize(fs, ok.bytes).f == 5e95);
+    for (int i = 0; i < 10; ++i) agg_update(fs, wraps.bytes, Value::of_float(5e114), null, 0);
+    CHECK(agg_overflowed(fs, wraps.bytes));
+  }
   const AggDesc fsum = desc(AggOp::SumFloat, Type::Float);
   Block f = state_of(fsum, {}, 0, 0);
   agg_update(fsum, f.bytes, Value::of_float(1e200), null, 0);

@@ -131,6 +131,13 @@ WCSV_HD inline void sum192_add(int128& sum, int64_t& ext, int128 x, int64_t x_ex
 // Adds one value (sign-extended).
 WCSV_HD inline void sum192_add(int128& sum, int64_t& ext, int128 x) { sum192_add(sum, ext, x, x < 0 ? -1 : 0); }
 WCSV_HD inline bool sum_fits(int128 sum, int64_t ext) { return ext == (sum < 0 ? -1 : 0); }
+// var, std and corr keep sums of squares and products in 256 bits, exact
+// while every value fits 64 bits (2^63 squares below 2^126: below 2^189,
+// times n below 2^252). A value beyond that adds this to the sum's third
+// limb, so that the sum no longer fits and the run fails naming the
+// aggregate (it wrapped around to 0.0 before).
+constexpr int64_t kExtBeyond64 = int64_t{1} << 48;
+WCSV_HD inline int64_t beyond64(int128 x) { return x < INT64_MIN || x > INT64_MAX ? kExtBeyond64 : 0; }
 
 // True when the state holds a string Value the executor must give stable storage.
 WCSV_HD inline bool agg_holds_string(const AggDesc& a) {
@@ -282,6 +289,7 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       if (x.null) return false;
       auto* st = reinterpret_cast<MomentsExactState*>(s);
       sum192_add(st->sum, st->ext, x.i);
+      st->ext += beyond64(x.i);
       st->sum_sq = wide_add(st->sum_sq, wide_mul(x.i, x.i));
       st->n += 1;
       return false;
@@ -300,6 +308,8 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       auto* st = reinterpret_cast<CorrExactState*>(s);
       sum192_add(st->sx, st->ext_x, x.i);
       sum192_add(st->sy, st->ext_y, y.i);
+      st->ext_x += beyond64(x.i);
+      st->ext_y += beyond64(y.i);
       st->sxx = wide_add(st->sxx, wide_mul(x.i, x.i));
       st->syy = wide_add(st->syy, wide_mul(y.i, y.i));
       st->sxy = wide_add(st->sxy, wide_mul(x.i, y.i));

@@ -167,7 +167,9 @@ WCSV_HD inline double wide_to_double(const Wide256& a) { return big_to_double(a)
 // Bits of an addend below 2^-256 are dropped (truncation toward zero, a
 // function of the value alone, so still order-independent); infinities and
 // NaNs are recorded in flags instead, and so are finite magnitudes from
-// 2^383 up (kAccOutOfRange: the run fails rather than print a wrong sum).
+// 2^318 up (kAccOutOfRange: the run fails rather than print a wrong sum):
+// 2^63 addends below 2^318 stay below the accumulator's 2^383, where larger
+// ones could wrap it.
 constexpr int kFloatAccLimbs = 10;
 constexpr int kFloatAccFracBits = 256;
 using FloatAcc = BigInt<kFloatAccLimbs>;
@@ -201,7 +203,7 @@ WCSV_HD inline bool float_acc_addend(double x, uint32_t& flags, FloatAddend& out
     p = 0;
     if (m == 0) return false;
   }
-  if (p + 53 > 64 * kFloatAccLimbs - 2) {  // beyond the accumulator
+  if (p + 53 > 64 * kFloatAccLimbs - 66) {  // 2^318 or more: 2^63 of them could wrap the accumulator
     flags |= kAccOutOfRange;
     return false;
   }
