@@ -177,6 +177,8 @@ const std::vector<std::string> kGpuPipelines = {
     // Holistic aggregates: the GPU groups by k1 and each argument; the host regroups.
     "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
     "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
+    // Numbers only: the CPU lists rows (and compacts them) where the GPU groups by the arguments.
+    "groupby k2 % 7 | agg median(v1), quantile(f, 0.75), count_distinct(v2), sum(v1), median(k2)",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
@@ -293,7 +295,8 @@ TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size
                         "filter status != \"cancelled\" | groupby customer, product | agg sum(quantity * unit_price), "
                         "var(discount), corr(quantity, amount)",
                         "groupby status, region | agg count(discount), sum(discount), max(amount), min(unit_price)",
-                        "groupby region | agg median(amount), count_distinct(customer), quantile(unit_price, 0.1)"}) {
+                        "groupby region | agg median(amount), count_distinct(customer), quantile(unit_price, 0.1)",
+                        "groupby region | agg median(amount), quantile(unit_price, 0.1), count_distinct(quantity)"}) {
     const RunResult r = check_same(dir, p, f, RunConfig{}, {1, 7, 100, 4096, 0});
     CHECK(r.code == 0);
     CHECK(r.out.size() > 20);
