@@ -24,6 +24,7 @@
 #include "reference_stats.hpp"
 #include "test_files.hpp"
 #include "diff/random_csv.hpp"
+#include "exec/holistic.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/run.hpp"
@@ -858,7 +859,7 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
     CHECK(profile.find(" more times to bound memory)", at) != std::string::npos);
   }
   // Holistic aggregates list each row's arguments per thread: folded early, their groups are renumbered.
-  pipeline = "groupby n | agg count_distinct(s) as ds, median(v) as mv, quantile(k, 0.3) as qk, sum(v) as sv";
+  pipeline = "groupby n | agg count_distinct(v) as dv, median(v) as mv, quantile(v, 0.3) as qv, sum(v) as sv";
   const std::string holistic_once = run(1, 0, &profile);
   CHECK(std::count(holistic_once.begin(), holistic_once.end(), '\n') == 4);
   for (int threads : {1, 3}) {
@@ -1025,4 +1026,68 @@ TEST_CASE("diff: sort then limit keeps only the first rows, and gives the full s
   const RunResult top = run_tool(dir, "groupby v % 20000 as g | agg count() as n | sort n desc, g | limit 10",
                                  {dir.file("input.csv")}, 4096, 2, false);
   CHECK(top.out == first_lines(all, 11));
+}
+
+TEST_CASE("diff: holistic aggregates over numbers: listed rows (compacted) give the bytes of grouping by them") {
+  // 2.2M rows: past the first compaction of a thread's list (a million rows). v has few distinct
+  // values (the lists compact), w nearly all distinct (they stop compacting).
+  std::mt19937_64 rng(29);
+  std::string text = "g,v,w\n";
+  for (int r = 0; r < 2200000; ++r)
+    text += std::to_string(rng() % 5) + "," + std::to_string(rng() % 50) + "," +
+            std::to_string(static_cast<int64_t>(rng() % 2000000001) - 1000000000) + "e-3\n";
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  std::string pipeline = "groupby g | agg count_distinct(v) as dv, median(v) as mv, quantile(w, 0.3) as qw, "
+                         "median(w) as mw, count_distinct(w) as dw, sum(v) as sv";
+  auto run = [&](int threads, bool by_groups) {
+    Options opts;
+    opts.pipeline = pipeline;
+    opts.files = {dir.file("input.csv")};
+    opts.device = "cpu";
+    opts.threads = threads;
+    opts.holistic_by_groups = by_groups;
+    opts.output_path = dir.file("out.csv");
+    REQUIRE(run_pipeline(opts) == 0);
+    return read_file(opts.output_path);
+  };
+  const std::string grouped = run(2, true);
+  CHECK(std::count(grouped.begin(), grouped.end(), '\n') == 6);
+  for (int threads : {1, 2, 3}) {
+    INFO("threads " << threads);
+    CHECK(run(threads, false) == grouped);
+  }
+  // v alone: every list compacts to (group, value, rows).
+  pipeline = "groupby g | agg count_distinct(v) as dv, median(v) as mv, quantile(v, 0.99) as qv, count() as n";
+  const std::string few = run(2, true);
+  for (int threads : {1, 3}) {
+    INFO("v alone, threads " << threads);
+    CHECK(run(threads, false) == few);
+  }
+}
+
+TEST_CASE("holistic rows: compaction sums the rows of equal (group, arguments) and stops when it does not pay") {
+  HolisticRows rows;
+  rows.stride = 2;
+  const std::vector<Type> types = {Type::Int, Type::Float};
+  for (int i = 0; i < 3000; ++i) {
+    const Value v[2] = {Value::of_int(i % 3), i % 5 ? Value::of_float(i % 2 ? -0.0 : 0.0) : Value::make_null()};
+    rows.add(static_cast<uint32_t>(i % 2), v, types);
+  }
+  rows.compact(types);
+  // (group, v, w): group = i % 2 and v = i % 3 pair up 6 ways; w is null or zero (-0.0 and 0.0 are one key).
+  REQUIRE(rows.group.size() == 12);
+  uint64_t total = 0;
+  for (uint64_t w : rows.weight) total += w;
+  CHECK(total == 3000);
+  CHECK(rows.next_compaction == HolisticRows::kFirstCompaction);  // it paid: again at the first size
+  HolisticRows distinct;
+  distinct.stride = 1;
+  for (int i = 0; i < 1000; ++i) {
+    const Value v = Value::of_int(i);
+    distinct.add(0, &v, {Type::Int});
+  }
+  distinct.compact({Type::Int});
+  CHECK(distinct.group.size() == 1000);
+  CHECK(distinct.next_compaction == SIZE_MAX);  // nothing merged: never again
 }
