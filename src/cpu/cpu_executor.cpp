@@ -261,7 +261,6 @@ class CpuScan {
         for (uint32_t& g : w.rows.group) g = to[g];
       }
       all.absorb(std::move(w.rows));
-      w.rows.strings = StringArena();
     }
   }
 

@@ -430,7 +430,7 @@ int run_pipeline(const Options& opts) {
       if (holistic.from_rows) finish_holistic_rows(plan, holistic, threads);
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
-      if (plan.holistic.empty() && plan.group_keys == 0 && groups->size() == 0) groups->find_or_insert(nullptr, groups->hash_keys(nullptr));
+      if (plan.holistic.empty()) groups->ensure_group_without_keys();
       Table result = finalize_groups(plan, final_groups, threads, holistic.values.data());
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
       t_out = std::chrono::steady_clock::now();

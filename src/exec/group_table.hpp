@@ -43,6 +43,10 @@ class GroupTable {
   size_t group_of(const char* state) const {
     return static_cast<size_t>(state - key_bytes_ - blocks_.data()) / block_bytes_;
   }
+  // An agg without keys has its one group even over no rows.
+  void ensure_group_without_keys() {
+    if (nkeys_ == 0 && size() == 0) find_or_insert(nullptr, hash_keys(nullptr));
+  }
   // Makes room for `groups` groups in all without growing on the way.
   void reserve(size_t groups);
   // Hints that the slot for `hash` will be looked up soon.

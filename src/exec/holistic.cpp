@@ -10,14 +10,6 @@ namespace warpcsv {
 
 namespace {
 
-// num / den as the nearest double (den > 0, below 2^127).
-double exact_ratio(int128 num, uint128 den) {
-  if (num == 0) return 0.0;
-  const uint128 mag = num < 0 ? static_cast<uint128>(0) - static_cast<uint128>(num) : static_cast<uint128>(num);
-  const double d = uint128_div_to_double(mag, den);
-  return num < 0 ? -d : d;
-}
-
 // A number value as the nearest double.
 double to_double(const Value& v, Type t, int scale) {
   return t == Type::Float ? v.f : decimal_to_double(v.i, scale);
@@ -185,7 +177,7 @@ double interpolate(const Value& a, const Value& b, Type t, int scale, const Quan
     const bool den_fits = unit <= ((static_cast<uint128>(1) << 127) - 1) / pos.one;
     if (den_fits && checked_sub(b.i, a.i, &diff) && checked_mul(a.i, static_cast<int128>(pos.one), &lo) &&
         checked_mul(diff, static_cast<int128>(pos.rest), &step) && checked_add(lo, step, &num)) {
-      d = exact_ratio(num, static_cast<uint128>(pos.one) * unit);
+      d = int128_div_to_double(num, static_cast<uint128>(pos.one) * unit);
     } else {
       const double da = to_double(a, t, scale);
       d = da + (to_double(b, t, scale) - da) * (static_cast<double>(pos.rest) / static_cast<double>(pos.one));
@@ -237,7 +229,7 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
     for (size_t g = b; g < e; ++g) group_of[g] += first[part_of[g]];
   });
-  if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
+  out.ensure_group_without_keys();
   r.values = holistic_values(plan, ScanGroupSource{in, group_of, weight}, out.size(), threads);
   return r;
 }
@@ -289,7 +281,7 @@ bool holistic_rows_pay(const Plan& plan) {
 
 void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads) {
   GroupTable& out = *hg.groups;
-  if (plan.group_keys == 0 && out.size() == 0) out.find_or_insert(nullptr, out.hash_keys(nullptr));
+  out.ensure_group_without_keys();
   hg.values = holistic_values(plan, RowSource{hg.rows, out, plan.group_keys}, out.size(), threads);
 }
 

@@ -487,9 +487,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
       if (!st->n) return Value::make_null();
       // sum / (n 10^scale), rounded once; the denominator is below 2^63 10^18 < 2^123.
       const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(pow10_i128(a.in_scale));
-      const uint128 mag = st->sum < 0 ? -static_cast<uint128>(st->sum) : static_cast<uint128>(st->sum);
-      const double m = mag ? uint128_div_to_double(mag, den) : 0.0;
-      return Value::of_float(st->sum < 0 ? -m : m);
+      return Value::of_float(int128_div_to_double(st->sum, den));
     }
     case AggOp::MeanFloat: {
       auto* st = reinterpret_cast<const SumFloatState*>(s);

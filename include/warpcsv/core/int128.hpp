@@ -101,14 +101,19 @@ WCSV_HD inline double uint128_div_to_double(uint128 num, uint128 den) {
   return ldexp(static_cast<double>(kept), e + drop);  // kept may be 2^53: still exact
 }
 
-// A scaled decimal (v / 10^scale) as the nearest double.
+// The double nearest num / den, for any num and 0 < den < 2^127.
+WCSV_HD inline double int128_div_to_double(int128 num, uint128 den) {
+  if (num == 0) return 0.0;
+  const uint128 mag = num < 0 ? static_cast<uint128>(0) - static_cast<uint128>(num) : static_cast<uint128>(num);
+  const double d = uint128_div_to_double(mag, den);
+  return num < 0 ? -d : d;
+}
+
+// A scaled decimal (v / 10^scale) as the nearest double: one rounding
+// (q + r/10^s rounded twice: 1.14 became 1.1400000000000001).
 WCSV_HD inline double decimal_to_double(int128 v, int scale) {
   if (scale == 0) return int128_to_double(v);
-  if (v == 0) return 0.0;
-  // One rounding of |v| / 10^scale (q + r/10^s rounded twice: 1.14 became 1.1400000000000001).
-  const uint128 mag = v < 0 ? static_cast<uint128>(0) - static_cast<uint128>(v) : static_cast<uint128>(v);
-  const double d = uint128_div_to_double(mag, static_cast<uint128>(pow10_i128(scale)));
-  return v < 0 ? -d : d;
+  return int128_div_to_double(v, static_cast<uint128>(pow10_i128(scale)));
 }
 
 // Writes v in decimal into buf (at least kInt128MaxChars bytes); returns the length.
