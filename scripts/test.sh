@@ -65,8 +65,11 @@ if [ "${WARPCSV_SANITIZE:-0}" = "1" ]; then
   BUILD=${BUILD_DIR:-$ROOT/build-sanitize}
   CUDA=OFF  # the sanitizers instrument host code only
   EXTRA+=(-DWARPCSV_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  # Reports also go to files: a test that redirects stderr (CaptureStderr) would swallow them,
+  # and the run would end with exit 1 and no word why. Printed below when ctest fails.
+  SANITIZER_LOG=$BUILD/sanitizer-report
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:log_path=$SANITIZER_LOG}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:log_path=$SANITIZER_LOG}
 else
   BUILD=${BUILD_DIR:-$ROOT/build}
   EXTRA+=(-DCMAKE_BUILD_TYPE=Release)
@@ -79,4 +82,10 @@ echo "test.sh: built $BUILD/warpcsv" >&2
 
 # --- tests --------------------------------------------------------------------------------
 cd "$BUILD"
-ctest --output-on-failure -j "$JOBS"
+rm -f "${SANITIZER_LOG:-/nonexistent}".*
+if ! ctest --output-on-failure -j "$JOBS"; then
+  for f in "${SANITIZER_LOG:-/nonexistent}".*; do
+    [ -e "$f" ] && { echo "test.sh: sanitizer report $f:" >&2; cat "$f" >&2; }
+  done
+  exit 1
+fi

@@ -208,6 +208,7 @@ void GroupTable::append_disjoint(std::vector<GroupTable>& parts, int threads) {
   blocks_.resize(first.back() * block_bytes_);
   parallel_for(parts.size(), threads, [&](size_t i, int) {
     const GroupTable& p = parts[i];
+    if (p.size() == 0) return;  // an empty part's vectors may hold no buffer: memcpy from null is UB
     std::memcpy(hashes_.data() + first[i], p.hashes_.data(), p.size() * sizeof(uint64_t));
     std::memcpy(blocks_.data() + first[i] * block_bytes_, p.blocks_.data(), p.size() * block_bytes_);
   });
