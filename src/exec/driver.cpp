@@ -371,7 +371,7 @@ int run_pipeline(const Options& opts) {
     std::unique_ptr<GroupLayout> layout;
     std::unique_ptr<GroupTable> groups;
     HolisticGroups holistic;
-    if (!plan.holistic.empty() && !opts.holistic_by_groups && holistic_rows_pay(plan)) settings.holistic = &holistic;
+    if (!plan.holistic.empty() && !opts.holistic_by_groups) settings.holistic = &holistic;
     if (plan.scan.aggregate) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());

@@ -10,8 +10,8 @@
 namespace warpcsv {
 
 // The CPU executor's way: each row's agg group and holistic arguments
-// (the scan keys past the agg's own), 36 bytes a row for one argument where
-// a group per distinct (keys, argument) took some 400.
+// (the scan keys past the agg's own; strings copied), 36 bytes a row for one
+// argument where a group per distinct (keys, argument) took some 400.
 struct HolisticRows {
   size_t stride = 0;            // arguments per row
   std::vector<uint32_t> group;  // per row: its agg group
@@ -56,13 +56,6 @@ struct HolisticGroups {
 // scan by these keys alone would give), and computes each group's holistic
 // aggregates. An agg without keys gets its one group even over no rows.
 HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& scan_groups, int threads);
-// Whether the CPU executor lists rows for this plan's holistic aggregates
-// rather than grouping by their arguments: when no argument is a string.
-// Listing sorts every row (10M rows of 12-byte ids sharing their first 8
-// bytes took 7 s), while ids and categories have few distinct values per
-// group; numbers are where nearly every value is distinct (a median of
-// measurements: 2.1 s and 0.84 GB listed, 5-9 s and 4.1 GB grouped).
-bool holistic_rows_pay(const Plan& plan);
 // The CPU executor's rows: each group's holistic aggregates into hg.values.
 void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads);
 

@@ -1064,6 +1064,109 @@ TEST_CASE("diff: holistic aggregates over numbers: listed rows (compacted) give 
     INFO("v alone, threads " << threads);
     CHECK(run(threads, false) == few);
   }
+  // No groupby: one bucket of 2.2M values, sorted on every thread past one thread (on one below).
+  pipeline = "agg median(w) as mw, count_distinct(w) as dw, quantile(w, 0.001) as qw, median(v) as mv";
+  const std::string one_group = run(1, false);
+  CHECK(std::count(one_group.begin(), one_group.end(), '\n') == 2);
+  for (int threads : {2, 3}) {
+    INFO("no groupby, threads " << threads);
+    CHECK(run(threads, false) == one_group);
+    CHECK(run(threads, true) == one_group);
+  }
+}
+
+TEST_CASE("diff: holistic aggregates over strings that share long prefixes sort like the strings") {
+  // Strings of a's and b's: most share a 30-byte prefix, some are prefixes of others, some repeat,
+  // some are 60 bytes long; group 0 holds most rows, so that past one thread its bucket is sorted on
+  // every thread. Group "all" is the agg without keys.
+  std::mt19937_64 rng(31);
+  const std::string shared = "https://example.com/items/aab/";
+  auto random_string = [&]() {
+    std::string s = rng() % 8 ? shared.substr(0, rng() % 4 ? shared.size() : rng() % shared.size() + 1) : "";
+    const size_t tail = rng() % 4 == 0 ? rng() % 30 : rng() % 3;
+    for (size_t i = 0; i < tail; ++i) s += rng() % 2 ? 'a' : 'b';
+    return s.empty() ? std::string("b") : s;  // an empty field is null
+  };
+  std::string text = "g,s\n";
+  std::map<std::string, std::vector<std::string>> values;
+  for (int r = 0; r < 200000; ++r) {
+    const std::string g = r % 4 ? "g0" : "g" + std::to_string(1 + rng() % 500);
+    const std::string s = random_string();
+    text += g + "," + s + "\n";
+    values[g].push_back(s);
+    values["all"].push_back(s);
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  auto expect_of = [&](const std::string& g) {
+    std::vector<std::string> v = values[g];
+    std::sort(v.begin(), v.end());
+    std::vector<std::string> u = v;
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    std::vector<Cell> row;
+    if (g != "all") row.push_back(text_cell(g));
+    row.push_back(int_cell(static_cast<int64_t>(u.size())));
+    row.push_back(text_cell(v[(v.size() - 1) / 2]));
+    row.push_back(text_cell(v[(v.size() - 1) / 10]));  // quantile 0.1: position floor((n - 1) / 10)
+    return row;
+  };
+  std::vector<std::vector<Cell>> grouped;
+  for (const auto& [g, v] : values)
+    if (g != "all") grouped.push_back(expect_of(g));
+  const std::string aggs = "count_distinct(s) as c, median(s) as m, quantile(s, 0.1) as q";
+  for (int threads : {1, 2, 3})
+    for (bool by_groups : {false, true}) {
+      INFO("threads " << threads << (by_groups ? ", grouped by the argument" : ", listed rows"));
+      for (const bool keyed : {true, false}) {
+        Options opts;
+        opts.pipeline = keyed ? "groupby g | agg " + aggs : "agg " + aggs;
+        opts.files = {dir.file("input.csv")};
+        opts.device = "cpu";
+        opts.threads = threads;
+        opts.holistic_by_groups = by_groups;
+        opts.output_path = dir.file("out.csv");
+        REQUIRE(run_pipeline(opts) == 0);
+        if (keyed) check_output(read_file(opts.output_path), {"g", "c", "m", "q"}, grouped);
+        else check_output(read_file(opts.output_path), {"c", "m", "q"}, {expect_of("all")});
+      }
+    }
+}
+
+TEST_CASE("diff: median and quantile order values beyond 64 bits among the others") {
+  // i * 10^13 passes int64 for |i| > 922337: a sort by 64-bit prefixes must not take its low half.
+  std::mt19937_64 rng(37);
+  std::string text = "g,i\n";
+  std::map<std::string, std::vector<int64_t>> values;
+  for (int r = 0; r < 30000; ++r) {
+    const std::string g = "g" + std::to_string(rng() % 3);
+    const int64_t i = static_cast<int64_t>(rng() % 2000001) - 1000000;
+    text += g + "," + std::to_string(i) + "\n";
+    values[g].push_back(i);
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  std::vector<std::vector<Cell>> expect;
+  for (auto& [g, v] : values) {
+    std::sort(v.begin(), v.end());
+    expect.push_back({text_cell(g), opt_float(quantile_of(v, 0.5L, 1e-13L), 1e-15),
+                      opt_float(quantile_of(v, 0.0L, 1e-13L), 1e-15), opt_float(quantile_of(v, 0.9L, 1e-13L), 1e-15),
+                      int_cell(distinct_of(v))});
+  }
+  for (int threads : {1, 2})
+    for (bool by_groups : {false, true}) {
+      INFO("threads " << threads << (by_groups ? ", grouped by the argument" : ", listed rows"));
+      Options opts;
+      opts.pipeline =
+          "groupby g | agg median(i * 10000000000000) as m, quantile(i * 10000000000000, 0) as q0, "
+          "quantile(i * 10000000000000, 0.9) as q9, count_distinct(i * 10000000000000) as d";
+      opts.files = {dir.file("input.csv")};
+      opts.device = "cpu";
+      opts.threads = threads;
+      opts.holistic_by_groups = by_groups;
+      opts.output_path = dir.file("out.csv");
+      REQUIRE(run_pipeline(opts) == 0);
+      check_output(read_file(opts.output_path), {"g", "m", "q0", "q9", "d"}, expect);
+    }
 }
 
 TEST_CASE("holistic rows: compaction sums the rows of equal (group, arguments) and stops when it does not pay") {
