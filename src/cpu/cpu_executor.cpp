@@ -74,17 +74,16 @@ class CpuScan {
       h.layout = std::make_unique<GroupLayout>(*layout_);
       h.layout->key_types.resize(plan_.group_keys);
       h.groups = std::make_unique<GroupTable>(h.layout.get());
-      h.from_rows = true;
-      h.rows.stride = scan.keys.size() - plan_.group_keys;
+      h.from_lists = true;
+      h.lists.resize(scan.keys.size() - plan_.group_keys);
       layout_ = h.layout.get();
       global_groups_ = h.groups.get();
-      for (size_t k = plan_.group_keys; k < scan.keys.size(); ++k) arg_types_.push_back(scan.keys[k].result.type);
     }
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
       if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
-      w.rows.stride = scan.keys.size() - plan_.group_keys;
+      if (s.holistic) w.lists = HolisticGroups::lists_for(plan_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
     // Rows go out as they are scanned, and a limit can stop the scan.
@@ -230,7 +229,7 @@ class CpuScan {
     std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
     std::vector<char> unescaped[2];  // unescaped fields of a row
     std::unique_ptr<GroupTable> groups;
-    HolisticRows rows;  // holistic aggregates: each row's group in `groups` and arguments
+    std::vector<ArgList> lists;  // holistic aggregates: each argument's values, with their groups in `groups`
   };
   struct Span {
     uint64_t b, e;
@@ -245,12 +244,12 @@ class CpuScan {
     bool valid = false;
   };
 
-  // The workers' listed rows join the result's, their group numbers turned
-  // into the result's (a worker's group found by its keys).
+  // The workers' lists join the result's, their group numbers turned into
+  // the result's (a worker's group found by its keys), and the workers start
+  // new ones. No value is copied.
   void fold_rows(const Worker* moved) {
-    HolisticRows& all = s_.holistic->rows;
+    std::vector<std::vector<ArgList>>& all = s_.holistic->lists;
     for (auto& w : per_worker_) {
-      if (w.rows.group.empty()) continue;
       if (&w != moved) {
         std::vector<uint32_t> to(w.groups->size());
         for (size_t g = 0; g < to.size(); ++g) {
@@ -258,17 +257,28 @@ class CpuScan {
           to[g] = static_cast<uint32_t>(global_groups_->group_of(
               global_groups_->find_or_insert(keys, global_groups_->hash_keys(keys))));
         }
-        for (uint32_t& g : w.rows.group) g = to[g];
+        for (ArgList& l : w.lists)
+          parallel_ranges(l.size(), s_.threads, [&](size_t b, size_t e) {
+            uint32_t* groups = l.groups();
+            for (size_t i = b; i < e; ++i) groups[i] = to[groups[i]];
+          });
       }
-      all.absorb(std::move(w.rows));
+      for (size_t a = 0; a < w.lists.size(); ++a)
+        if (w.lists[a].size()) all[a].push_back(std::move(w.lists[a]));
+      w.lists = HolisticGroups::lists_for(plan_);
     }
   }
 
-  void finish_pending(GroupTable& table, Pending& p, HolisticRows& rows) {
+  void finish_pending(GroupTable& table, Pending& p, std::vector<ArgList>& lists) {
     if (!p.valid) return;
     char* block = table.find_or_insert(p.keys.data(), p.hash);
-    if (s_.holistic)
-      rows.add(static_cast<uint32_t>(table.group_of(block)), p.keys.data() + plan_.group_keys, arg_types_);
+    if (!lists.empty()) {
+      const uint32_t g = static_cast<uint32_t>(table.group_of(block));
+      for (size_t a = 0; a < lists.size(); ++a) {
+        const Value& v = p.keys[plan_.group_keys + a];
+        if (!v.null) lists[a].add(g, v);
+      }
+    }
     bool strings = false;
     for (size_t a = 0; a < layout_->aggs.size(); ++a)
       strings |= agg_update(layout_->aggs[a], block, p.x[a], p.y[a], p.order);
@@ -406,7 +416,7 @@ class CpuScan {
         p.order = (global_index << 32) | row_in_partition;
         p.valid = ctx.status == EvalStatus::Ok;
         table->prefetch(p.hash);
-        finish_pending(*table, pending[parity ^ 1], wk.rows);
+        finish_pending(*table, pending[parity ^ 1], wk.lists);
         parity ^= 1;  // the next row must not reuse this row's buffers
       } else {
         for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
@@ -417,7 +427,7 @@ class CpuScan {
         if (fail_fast) break;
       }
     }
-    if (table) finish_pending(*table, pending[parity ^ 1], wk.rows);
+    if (table) finish_pending(*table, pending[parity ^ 1], wk.lists);
     out.rows = row_in_partition;
     out.lines = local_line;
   }
@@ -470,7 +480,6 @@ class CpuScan {
   const ScanSettings& s_;
   const Plan& plan_;
   GroupTable* global_groups_;
-  std::vector<Type> arg_types_;  // holistic arguments' types (the scan keys past the agg's own)
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;

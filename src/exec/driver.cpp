@@ -427,7 +427,7 @@ int run_pipeline(const Options& opts) {
                                         seconds_since(t_scan), stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
-      if (holistic.from_rows) finish_holistic_rows(plan, holistic, threads);
+      if (holistic.from_lists) finish_holistic_lists(plan, holistic, threads);
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty()) groups->ensure_group_without_keys();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "exec/parallel.hpp"
 #include "warpcsv/core/int128.hpp"
@@ -17,82 +18,289 @@ double to_double(const Value& v, Type t, int scale) {
 
 bool continuous(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Float || t == Type::Bool; }
 
-// Where holistic values come from: `size()` sources (the scan's groups, or
-// the CPU executor's rows), source i in agg group group(i), with holistic
-// argument k value(i, k), standing for weight(i) rows.
-struct ScanGroupSource {
-  const GroupTable& in;
-  const std::vector<uint32_t>& group_of;
-  const std::vector<int64_t>& weights;
-  size_t size() const { return in.size(); }
-  uint32_t group(size_t i) const { return group_of[i]; }
-  const Value& value(size_t i, int k) const { return in.keys(i)[k]; }
-  uint64_t weight(size_t i) const { return static_cast<uint64_t>(weights[i]); }
-};
-struct RowSource {
-  const HolisticRows& rows;
-  const GroupTable& groups;  // the agg groups: an argument that is an agg key is read there
-  size_t group_keys;
-  size_t size() const { return rows.group.size(); }
-  uint32_t group(size_t i) const { return rows.group[i]; }
-  const Value& value(size_t i, int k) const {
-    const size_t key = static_cast<size_t>(k);
-    return key < group_keys ? groups.keys(rows.group[i])[key] : rows.args[i * rows.stride + key - group_keys];
-  }
-  uint64_t weight(size_t i) const { return rows.weight.empty() ? 1 : rows.weight[i]; }
-};
+// A median or quantile from the values at its sorted positions pos.lo and
+// pos.lo + 1: numbers interpolate, other types take the lower one.
+Value quantile_value(ColumnType arg, const Value& lo, const Value& hi, const QuantilePosition& pos) {
+  if (!continuous(arg.type)) return lo;
+  return Value::of_float(interpolate(lo, hi, arg.type, arg.scale, pos));
+}
 
-// A source's argument in a group's bucket: an order-preserving prefix of
-// the value (sort_prefix), which source it is, and the rows it stands for.
-struct BucketItem {
-  uint64_t prefix;
-  uint64_t source;
-  uint64_t weight;
-};
-
-// The value of `spec` over one group: its bucket's items it[0..n), ascending
-// by argument `k` (nulls left out). `whole`: equal prefixes are equal values.
-template <class Source>
-Value holistic_value(const HolisticSpec& spec, const Source& src, int k, ColumnType arg, const BucketItem* it,
-                     size_t n, bool whole) {
-  auto value = [&](size_t i) -> const Value& { return src.value(it[i].source, k); };
+// A holistic aggregate over one group's values, sorted ascending. A Run has
+// size(), value(i), weight(i) (the rows value i stands for) and differs(i)
+// (whether value i is another value than value i - 1).
+template <class Run>
+Value holistic_value(const HolisticSpec& spec, const Run& run, ColumnType arg) {
+  const size_t n = run.size();
   if (spec.kind == AggKind::CountDistinct) {
     int64_t distinct = n > 0;
-    for (size_t i = 1; i < n; ++i)
-      distinct += it[i - 1].prefix != it[i].prefix || (!whole && !key_equal(value(i - 1), value(i), arg.type));
+    for (size_t i = 1; i < n; ++i) distinct += run.differs(i);
     return Value::of_int(distinct);
   }
   uint64_t rows = 0;
-  for (size_t i = 0; i < n; ++i) rows += it[i].weight;
+  for (size_t i = 0; i < n; ++i) rows += run.weight(i);
   if (rows == 0) return Value::make_null();
   const QuantilePosition pos = quantile_position(rows, spec.q_units, spec.q_scale);
   // The values at sorted positions pos.lo and pos.lo + 1.
   size_t i = 0;
   uint64_t before = 0;  // rows of the values before i
-  while (before + it[i].weight <= pos.lo) before += it[i++].weight;
-  const Value& lo = value(i);
-  if (!continuous(arg.type)) return lo;
-  const bool next_same = pos.lo + 1 < before + it[i].weight || i + 1 == n;
-  const Value& hi = next_same ? lo : value(i + 1);
-  return Value::of_float(interpolate(lo, hi, arg.type, arg.scale, pos));
+  while (before + run.weight(i) <= pos.lo) before += run.weight(i++);
+  const Value lo = run.value(i);
+  const bool next_same = pos.lo + 1 < before + run.weight(i) || i + 1 == n;
+  return quantile_value(arg, lo, next_same ? lo : run.value(i + 1), pos);
 }
 
-// An order-preserving 64-bit prefix of a value of type t: all of an int,
-// date, timestamp, bool or float (agg_compare's order, but -0 is 0: they are
-// one value here); the high half of every int and decimal when some are
-// `wide` (beyond 64 bits: mixing whole values with high halves misorders
-// them); a string's 8 bytes from `skip` (a prefix every value shares: ids
-// like id0000002644 differ only after it).
+// Writes every item of some pieces into its group's bucket, counted first
+// and then scattered, on threads (a stable sort of every item by (group,
+// value) took 1.1 of 2.4 s for 10M rows in 10k groups). Each piece counts
+// its own items per group while those counters are fewer than the items,
+// so that it writes without atomics; else the pieces share one atomic
+// counter per group (10M groups from 16 threads' lists), and a bucket's
+// items come in any order (buckets are sorted by value next).
+class Scatter {
+ public:
+  Scatter(size_t pieces, size_t ngroups, uint64_t items)
+      : ngroups_(ngroups), shared_(pieces > 1 && pieces * ngroups > items),
+        count_(shared_ ? 1 : pieces, std::vector<uint64_t>(ngroups, 0)) {}
+
+  void count(size_t piece, uint32_t g) {
+    if (shared_) __atomic_fetch_add(&count_[0][g], 1, __ATOMIC_RELAXED);
+    else ++count_[piece][g];
+  }
+  // Once every item is counted: start[g] is group g's first slot, and the
+  // cursors are set for slot().
+  void place() {
+    start.assign(ngroups_ + 1, 0);
+    uint64_t at = 0;
+    for (size_t g = 0; g < ngroups_; ++g) {  // group-major: each piece's items of g follow the previous piece's
+      start[g] = at;
+      for (auto& c : count_) {
+        const uint64_t n = c[g];
+        c[g] = at;
+        at += n;
+      }
+    }
+    start[ngroups_] = at;
+  }
+  // Where piece `piece` writes its next item of group g.
+  uint64_t slot(size_t piece, uint32_t g) {
+    if (shared_) return __atomic_fetch_add(&count_[0][g], 1, __ATOMIC_RELAXED);
+    return count_[piece][g]++;
+  }
+  uint64_t items() const { return start.back(); }
+
+  std::vector<uint64_t> start;  // ngroups + 1
+
+ private:
+  size_t ngroups_;
+  bool shared_;
+  std::vector<std::vector<uint64_t>> count_;
+};
+
+// A piece of a source's segment [begin, end), the unit of work on threads.
+struct Piece {
+  size_t seg;
+  uint64_t begin, end;
+};
+// Pieces of segments whose sizes are size(s) for s < segments: about one
+// per thread over all of them, at least one per non-empty segment.
+template <class Size>
+std::vector<Piece> pieces_of(size_t segments, Size size, int threads) {
+  uint64_t total = 0;
+  for (size_t s = 0; s < segments; ++s) total += size(s);
+  const uint64_t per = std::max<uint64_t>(1 << 14, total / static_cast<uint64_t>(std::max(1, threads)) + 1);
+  std::vector<Piece> pieces;
+  for (size_t s = 0; s < segments; ++s)
+    for (uint64_t b = 0, n = size(s); b < n; b += per) pieces.push_back(Piece{s, b, std::min(n, b + per)});
+  return pieces;
+}
+
+// ---- lists of holistic keys --------------------------------------------------
+
+// Numbers, dates, timestamps and bools that fit 64 bits (every list of the
+// argument in Form::Keys) sort as plain integers: their keys are the values.
+struct KeyWeight {
+  uint64_t key, weight;
+};
+uint64_t key_of(uint64_t k) { return k; }
+uint64_t key_of(const KeyWeight& k) { return k.key; }
+uint64_t weight_of(uint64_t) { return 1; }
+uint64_t weight_of(const KeyWeight& k) { return k.weight; }
+
+template <class Item>
+struct KeyRun {
+  const Item* it;
+  size_t n;
+  Type t;
+  size_t size() const { return n; }
+  Value value(size_t i) const { return holistic_value_of_key(key_of(it[i]), t); }
+  uint64_t weight(size_t i) const { return weight_of(it[i]); }
+  bool differs(size_t i) const { return key_of(it[i]) != key_of(it[i - 1]); }
+};
+
+// The specs over one argument, by index into plan.holistic.
+std::vector<size_t> specs_over(const Plan& plan, int key) {
+  std::vector<size_t> hs;
+  for (size_t h = 0; h < plan.holistic.size(); ++h)
+    if (plan.holistic[h].key == key) hs.push_back(h);
+  return hs;
+}
+
+// Calls fn(g, first, n) for each group g's bucket of items (items[start[g],
+// start[g + 1])), on threads.
+template <class Item, class Fn>
+void for_each_bucket(Item* items, const std::vector<uint64_t>& start, int threads, Fn&& fn) {
+  const size_t ngroups = start.size() - 1;
+  constexpr size_t kGroupsPerTask = 64;
+  parallel_for((ngroups + kGroupsPerTask - 1) / kGroupsPerTask, threads, [&](size_t task, int) {
+    for (size_t g = task * kGroupsPerTask; g < std::min(ngroups, (task + 1) * kGroupsPerTask); ++g)
+      fn(g, items + start[g], static_cast<size_t>(start[g + 1] - start[g]));
+  });
+}
+
+// The aggregates `hs` over an argument of type `arg` from its items, bucketed by
+// group (start) and, unless `sorted`, sorted here. Only a median or one
+// quantile over an argument, without weights, selects its two values
+// (nth_element) instead of sorting.
+template <class Item>
+void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, Item* items,
+                       const std::vector<uint64_t>& start, bool sorted, int threads, std::vector<Value>& values) {
+  const size_t nh = plan.holistic.size();
+  auto by_key = [](const Item& x, const Item& y) { return key_of(x) < key_of(y); };
+  const uint64_t total = start.back();
+  const bool select = !sorted && std::is_same_v<Item, uint64_t> && hs.size() == 1 &&
+                      plan.holistic[hs[0]].kind != AggKind::CountDistinct;
+  // A bucket of more than a thread's share is sorted on every thread first
+  // (a selection is linear: 10M values took 0.05 s on one thread, their
+  // sort on two 0.5 s).
+  const uint64_t big = std::max<uint64_t>(1 << 16, total / static_cast<uint64_t>(std::max(threads, 1)));
+  std::vector<bool> sorted_big(start.size() - 1, false);
+  if (!sorted && !select)
+    for (size_t g = 0; g + 1 < start.size(); ++g)
+      if (start[g + 1] - start[g] > big) {
+        parallel_stable_sort(items + start[g], items + start[g + 1], by_key, threads);
+        sorted_big[g] = true;
+      }
+  for_each_bucket(items, start, threads, [&](size_t g, Item* first, size_t n) {
+    if (sorted || sorted_big[g] || !select) {
+      if (!sorted && !sorted_big[g]) std::sort(first, first + n, by_key);
+      for (size_t h : hs) values[g * nh + h] = holistic_value(plan.holistic[h], KeyRun<Item>{first, n, arg.type}, arg);
+      return;
+    }
+    if (n == 0) return;  // null, as set
+    const HolisticSpec& spec = plan.holistic[hs[0]];
+    const QuantilePosition pos = quantile_position(n, spec.q_units, spec.q_scale);
+    std::nth_element(first, first + pos.lo, first + n, by_key);
+    const Value lo = holistic_value_of_key(key_of(first[pos.lo]), arg.type);
+    Value hi = lo;
+    if (pos.rest && pos.lo + 1 < n)
+      hi = holistic_value_of_key(key_of(*std::min_element(first + pos.lo + 1, first + n, by_key)), arg.type);
+    values[g * nh + hs[0]] = quantile_value(arg, lo, hi, pos);
+  });
+}
+
+// The aggregates `hs` from lists of keys: a GPU's one list, sorted by group
+// and key, is read in place; threads' lists are bucketed by group first.
+void key_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, std::vector<ArgList>& lists,
+                     size_t ngroups, int threads, std::vector<Value>& values) {
+  if (lists.size() == 1 && lists[0].sorted_by_group() && !lists[0].weighted()) {
+    ArgList& l = lists[0];
+    const size_t n = l.size();
+    std::vector<uint64_t> start(ngroups + 1, n);
+    // start[g]: the first value of a group >= g (groups without values get empty buckets).
+    parallel_ranges(ngroups, threads, [&](size_t b, size_t e) {
+      const uint32_t* groups = l.groups();
+      for (size_t g = b; g < e; ++g)
+        start[g] = static_cast<uint64_t>(std::lower_bound(groups, groups + n, static_cast<uint32_t>(g)) - groups);
+    });
+    key_bucket_values(plan, hs, arg, l.keys(), start, true, threads, values);
+    return;
+  }
+  const std::vector<Piece> pieces = pieces_of(lists.size(), [&](size_t s) { return lists[s].size(); }, threads);
+  uint64_t total = 0;
+  bool weighted = false;
+  for (const ArgList& l : lists) {
+    total += l.size();
+    weighted |= l.weighted();
+  }
+  Scatter sc(pieces.size(), ngroups, total);
+  parallel_for(pieces.size(), threads, [&](size_t p, int) {
+    const ArgList& l = lists[pieces[p].seg];
+    for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) sc.count(p, l.group(i));
+  });
+  sc.place();
+  auto scatter = [&](auto* items) {
+    parallel_for(pieces.size(), threads, [&](size_t p, int) {
+      const ArgList& l = lists[pieces[p].seg];
+      const uint64_t* keys = l.keys();
+      for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) {
+        using Item = std::remove_pointer_t<decltype(items)>;
+        Item& dst = items[sc.slot(p, l.group(i))];
+        if constexpr (std::is_same_v<Item, KeyWeight>) dst = KeyWeight{keys[i], l.weight(i)};
+        else dst = keys[i];
+      }
+    });
+  };
+  if (weighted) {
+    UninitVector<KeyWeight> items(total);
+    scatter(items.data());
+    key_bucket_values(plan, hs, arg, items.data(), sc.start, false, threads, values);
+  } else {
+    UninitVector<uint64_t> items(total);
+    scatter(items.data());
+    key_bucket_values(plan, hs, arg, items.data(), sc.start, false, threads, values);
+  }
+}
+
+// ---- any values: prefixes of the values, and their sources -------------------
+
+// Where the values of an argument come from: segments of values, value (s, i)
+// of agg group group(s, i), standing for weight(s, i) rows.
+struct ScanGroupSource {  // the scan's groups, keyed by the agg's keys and then the argument
+  const GroupTable& in;
+  const std::vector<uint32_t>& group_of;
+  const std::vector<int64_t>& weights;
+  int k;
+  size_t segments() const { return 1; }
+  size_t size(size_t) const { return in.size(); }
+  uint32_t group(size_t, size_t i) const { return group_of[i]; }
+  Value value(size_t, size_t i) const { return in.keys(i)[k]; }
+  uint64_t weight(size_t, size_t i) const { return static_cast<uint64_t>(weights[i]); }
+};
+struct ListSource {  // the threads' lists of one argument
+  const std::vector<ArgList>& lists;
+  size_t segments() const { return lists.size(); }
+  size_t size(size_t s) const { return lists[s].size(); }
+  uint32_t group(size_t s, size_t i) const { return lists[s].group(i); }
+  Value value(size_t s, size_t i) const { return lists[s].value(i); }
+  uint64_t weight(size_t s, size_t i) const { return lists[s].weight(i); }
+};
+
+// A value in a group's bucket: an order-preserving prefix of it
+// (sort_prefix), where it is (segment << 40 | index), and the rows it stands for.
+struct BucketItem {
+  uint64_t prefix;
+  uint64_t source;
+  uint64_t weight;
+};
+constexpr int kSegmentShift = 40;
+template <class Source>
+Value value_at(const Source& src, uint64_t source) {
+  return src.value(static_cast<size_t>(source >> kSegmentShift), source & ((1ull << kSegmentShift) - 1));
+}
+
+// An order-preserving 64-bit prefix of a value of type t: the holistic key
+// of a number that fits 64 bits; the high half of every int and decimal when
+// some are `wide` (beyond 64 bits: mixing whole values with high halves
+// misorders them); a string's 8 bytes from `skip` (a prefix every value
+// shares: ids like id0000002644 differ only after it).
 uint64_t sort_prefix(const Value& v, Type t, uint32_t skip, bool wide) {
-  constexpr uint64_t kSign = 1ull << 63;
-  if (t == Type::Float) return static_cast<uint64_t>(agg_float_key(v.f == 0 ? 0.0 : v.f)) ^ kSign;
   if (t == Type::String) {
     uint64_t p = 0;
     for (uint32_t i = skip; i < skip + 8; ++i) p = (p << 8) | (i < v.s.len ? static_cast<uint8_t>(v.s.ptr[i]) : 0u);
     return p;
   }
-  if (wide) return static_cast<uint64_t>(static_cast<uint128>(v.i) >> 64) ^ kSign;
-  return static_cast<uint64_t>(static_cast<int64_t>(v.i)) ^ kSign;
+  if (wide) return static_cast<uint64_t>(static_cast<uint128>(v.i) >> 64) ^ (1ull << 63);
+  return holistic_key(v, t);
 }
 
 // How many first bytes a and b share, given that they share `from`.
@@ -103,80 +311,75 @@ uint32_t shared_prefix(StrRef a, StrRef b, uint32_t from = 0) {
   return i;
 }
 
-// The sources whose argument `k` is not null, in one bucket per agg group
-// (group g's items are items[start[g], start[g + 1])), in source order.
-// Counted, then scattered, on threads: a stable sort of every item by
-// (group, value) took 1.1 of 2.4 s for 10M rows in 10k groups.
+// The non-null values of a source in one bucket per agg group (group g's
+// are items[start[g], start[g + 1])).
 struct Buckets {
-  std::vector<BucketItem> items;
+  UninitVector<BucketItem> items;
   std::vector<uint64_t> start;
   bool whole = true;  // every prefix is the whole value: strings of at most 8 bytes past the
                       // shared prefix (no NUL gets into a value), floats, numbers that fit 64 bits
   uint32_t skip = 0;  // strings: the first bytes every value shares, left out of the prefixes
 };
 template <class Source>
-Buckets bucket_by_group(const Source& src, int k, Type t, size_t ngroups, int threads) {
-  const size_t n = src.size();
-  // Ranges count their own items per group, so that each scatters on its own:
-  // ngroups counters each, which pays while they are fewer than the items.
-  const size_t ranges = ngroups * range_parts(n, threads) <= n ? range_parts(n, threads) : 1;
-  auto range_begin = [&](size_t r) { return n * r / ranges; };
-  std::vector<std::vector<uint64_t>> cursor(ranges, std::vector<uint64_t>(ngroups, 0));
-  struct RangeFacts {
+Buckets bucket_by_group(const Source& src, Type t, size_t ngroups, int threads) {
+  const std::vector<Piece> pieces = pieces_of(src.segments(), [&](size_t s) { return src.size(s); }, threads);
+  struct PieceFacts {
+    uint64_t values = 0;
     bool not_whole = false;  // a number beyond 64 bits
-    const Value* first = nullptr;  // strings: the first, the bytes all share with it, the longest
+    Value first{};           // strings: the first, the bytes all share with it, the longest
+    bool has_first = false;
     uint32_t shared = UINT32_MAX, longest = 0;
   };
-  std::vector<RangeFacts> facts(ranges);
-  parallel_for(ranges, threads, [&](size_t r, int) {
-    std::vector<uint64_t>& count = cursor[r];
-    RangeFacts& f = facts[r];
-    for (size_t i = range_begin(r); i < range_begin(r + 1); ++i) {
-      const Value& v = src.value(i, k);
+  std::vector<PieceFacts> facts(pieces.size());
+  parallel_for(pieces.size(), threads, [&](size_t p, int) {
+    PieceFacts& f = facts[p];
+    for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) {
+      const Value v = src.value(pieces[p].seg, i);
       if (v.null) continue;
-      ++count[src.group(i)];
+      ++f.values;
       if (t == Type::String) {
-        if (!f.first) f.first = &v;
-        f.shared = std::min(f.shared, shared_prefix(f.first->s, v.s));
+        if (!f.has_first) f.first = v, f.has_first = true;
+        f.shared = std::min(f.shared, shared_prefix(f.first.s, v.s));
         f.longest = std::max(f.longest, v.s.len);
-      } else if (t != Type::Float && (v.i < INT64_MIN || v.i > INT64_MAX)) {
+      } else if (!holistic_key_fits(v, t)) {
         f.not_whole = true;
       }
     }
   });
   Buckets b;
+  uint64_t total = 0;
   uint32_t skip = UINT32_MAX, longest = 0;
   const Value* first = nullptr;
-  for (const RangeFacts& f : facts) {
+  for (const PieceFacts& f : facts) {
+    total += f.values;
     b.whole &= !f.not_whole;
-    if (!f.first) continue;
-    if (!first) first = f.first;
-    skip = std::min({skip, f.shared, shared_prefix(first->s, f.first->s)});
+    if (!f.has_first) continue;
+    if (!first) first = &f.first;
+    skip = std::min({skip, f.shared, shared_prefix(first->s, f.first.s)});
     longest = std::max(longest, f.longest);
   }
   if (t == Type::String) {
     b.skip = first ? skip : 0;
     b.whole = longest <= static_cast<uint64_t>(b.skip) + 8;
   }
-  b.start.assign(ngroups + 1, 0);
-  uint64_t at = 0;
-  for (size_t g = 0; g < ngroups; ++g) {  // group-major: each range's items of g follow the previous range's
-    b.start[g] = at;
-    for (size_t r = 0; r < ranges; ++r) {
-      const uint64_t c = cursor[r][g];
-      cursor[r][g] = at;
-      at += c;
-    }
-  }
-  b.start[ngroups] = at;
-  b.items.resize(at);
-  parallel_for(ranges, threads, [&](size_t r, int) {
-    std::vector<uint64_t>& next = cursor[r];
-    for (size_t i = range_begin(r); i < range_begin(r + 1); ++i) {
-      const Value& v = src.value(i, k);
-      if (!v.null) b.items[next[src.group(i)]++] = BucketItem{sort_prefix(v, t, b.skip, !b.whole), i, src.weight(i)};
+  Scatter sc(pieces.size(), ngroups, total);
+  parallel_for(pieces.size(), threads, [&](size_t p, int) {
+    for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i)
+      if (!src.value(pieces[p].seg, i).null) sc.count(p, src.group(pieces[p].seg, i));
+  });
+  sc.place();
+  b.items.resize(total);
+  parallel_for(pieces.size(), threads, [&](size_t p, int) {
+    const size_t s = pieces[p].seg;
+    for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) {
+      const Value v = src.value(s, i);
+      if (!v.null)
+        b.items[sc.slot(p, src.group(s, i))] = BucketItem{sort_prefix(v, t, b.skip, !b.whole),
+                                                          (static_cast<uint64_t>(s) << kSegmentShift) | i,
+                                                          src.weight(s, i)};
     }
   });
+  b.start = std::move(sc.start);
   return b;
 }
 
@@ -188,7 +391,6 @@ Buckets bucket_by_group(const Source& src, int k, Type t, size_t ngroups, int th
 template <class Source>
 struct BucketSort {
   const Source& src;
-  int k;
   Type t;
   bool whole;
   uint32_t skip;
@@ -206,7 +408,7 @@ struct BucketSort {
     if (t != Type::String)
       return sort_items(at, n, [&](const BucketItem& x, const BucketItem& y) {
         if (x.prefix != y.prefix) return x.prefix < y.prefix;
-        return agg_compare(src.value(x.source, k), src.value(y.source, k), t) < 0;
+        return agg_compare(value_at(src, x.source), value_at(src, y.source), t) < 0;
       });
     struct Run {
       BucketItem* at;
@@ -223,55 +425,62 @@ struct BucketSort {
         if (e - a == 1) continue;
         // Items of one prefix share 8 more bytes, maybe many more (URLs): past
         // all they share, those that go on are keyed by their next 8 bytes.
-        const StrRef first = src.value(r.at[a].source, k).s;
+        const StrRef first = value_at(src, r.at[a].source).s;
         uint32_t shared = first.len, longest = 0;
         for (size_t i = a + 1; i < e; ++i) {
-          const StrRef v = src.value(r.at[i].source, k).s;
+          const StrRef v = value_at(src, r.at[i].source).s;
           shared = std::min(shared, shared_prefix(first, v, r.shared + 8));
           longest = std::max(longest, v.len);
         }
         if (std::max(longest, first.len) == shared) continue;  // all equal
-        for (size_t i = a; i < e; ++i) r.at[i].prefix = sort_prefix(src.value(r.at[i].source, k), t, shared, false);
+        for (size_t i = a; i < e; ++i) r.at[i].prefix = sort_prefix(value_at(src, r.at[i].source), t, shared, false);
         todo.push_back(Run{r.at + a, e - a, shared});
       }
     }
   }
 };
 
-// Each of `ngroups` agg groups' holistic aggregates (rows of
-// plan.holistic.size() values) from `src`.
 template <class Source>
-std::vector<Value> holistic_values(const Plan& plan, const Source& src, size_t ngroups, int threads) {
+struct BucketRun {
+  const Source& src;
+  const BucketItem* it;
+  size_t n;
+  Type t;
+  bool whole;  // equal prefixes are equal values
+  size_t size() const { return n; }
+  Value value(size_t i) const { return value_at(src, it[i].source); }
+  uint64_t weight(size_t i) const { return it[i].weight; }
+  bool differs(size_t i) const {
+    return it[i - 1].prefix != it[i].prefix || (!whole && !key_equal(value(i - 1), value(i), t));
+  }
+};
+
+// The aggregates `hs` over an argument of type `arg` whose values `src` gives.
+template <class Source>
+void source_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, const Source& src,
+                   size_t ngroups, int threads, std::vector<Value>& values) {
+  const size_t nh = plan.holistic.size();
+  Buckets b = bucket_by_group(src, arg.type, ngroups, threads);
+  // A bucket of more than a thread's share is sorted on every thread, the
+  // rest on one thread each.
+  const uint64_t big = std::max<uint64_t>(1 << 16, b.items.size() / static_cast<uint64_t>(std::max(threads, 1)));
+  const BucketSort<Source> sorter{src, arg.type, b.whole, b.skip, big, threads};
+  for (size_t g = 0; g < ngroups; ++g)
+    if (b.start[g + 1] - b.start[g] > big) sorter.sort(b.items.data() + b.start[g], b.start[g + 1] - b.start[g]);
+  for_each_bucket(b.items.data(), b.start, threads, [&](size_t g, BucketItem* first, size_t n) {
+    if (n <= big) sorter.sort(first, n);
+    for (size_t h : hs)
+      values[g * nh + h] = holistic_value(plan.holistic[h], BucketRun<Source>{src, first, n, arg.type, b.whole}, arg);
+  });
+}
+
+// Rows of plan.holistic.size() values for `ngroups` groups, each as over no values.
+std::vector<Value> empty_values(const Plan& plan, size_t ngroups) {
   const size_t nh = plan.holistic.size();
   std::vector<Value> values(ngroups * nh, Value::make_null());
   for (size_t h = 0; h < nh; ++h)
     if (plan.holistic[h].kind == AggKind::CountDistinct)
       for (size_t o = 0; o < ngroups; ++o) values[o * nh + h] = Value::of_int(0);
-  std::vector<bool> done(plan.scan.keys.size(), false);
-  for (const HolisticSpec& spec : plan.holistic) {  // each argument once, for the aggregates over it
-    const int k = spec.key;
-    if (done[static_cast<size_t>(k)]) continue;
-    done[static_cast<size_t>(k)] = true;
-    const ColumnType arg = plan.scan.keys[static_cast<size_t>(k)].result;
-    Buckets b = bucket_by_group(src, k, arg.type, ngroups, threads);
-    // A bucket of more than a thread's share is sorted on every thread, the
-    // rest on one thread each.
-    const uint64_t big = std::max<uint64_t>(1 << 16, b.items.size() / static_cast<uint64_t>(std::max(threads, 1)));
-    const BucketSort<Source> sorter{src, k, arg.type, b.whole, b.skip, big, threads};
-    for (size_t g = 0; g < ngroups; ++g)
-      if (b.start[g + 1] - b.start[g] > big) sorter.sort(b.items.data() + b.start[g], b.start[g + 1] - b.start[g]);
-    constexpr size_t kGroupsPerTask = 64;
-    parallel_for((ngroups + kGroupsPerTask - 1) / kGroupsPerTask, threads, [&](size_t task, int) {
-      for (size_t o = task * kGroupsPerTask; o < std::min(ngroups, (task + 1) * kGroupsPerTask); ++o) {
-        BucketItem* first = b.items.data() + b.start[o];
-        const size_t n = b.start[o + 1] - b.start[o];
-        if (n <= big) sorter.sort(first, n);
-        for (size_t h = 0; h < nh; ++h)
-          if (plan.holistic[h].key == k)
-            values[o * nh + h] = holistic_value(plan.holistic[h], src, k, arg, first, n, b.whole);
-      }
-    });
-  }
   return values;
 }
 
@@ -309,6 +518,137 @@ double interpolate(const Value& a, const Value& b, Type t, int scale, const Quan
   }
   return d == 0 ? 0.0 : d;  // -0.0 and 0.0 group together, so which one a group kept is not fixed
 }
+
+// ---- ArgList -------------------------------------------------------------------
+
+ArgList::ArgList(Type t) : type_(t), form_(t == Type::String ? Form::Strings : Form::Keys) {}
+
+void ArgList::widen() {
+  wide_.resize(keys_.size());
+  for (size_t i = 0; i < keys_.size(); ++i) wide_[i] = holistic_value_of_key(keys_[i], type_).i;
+  keys_ = GrowArray<uint64_t>();
+  form_ = Form::Wide;
+}
+
+void ArgList::fill_sorted(size_t n, uint32_t** groups, uint64_t** keys) {
+  *this = ArgList(type_);
+  groups_.resize(n);
+  keys_.resize(n);
+  *groups = groups_.data();
+  *keys = keys_.data();
+  sorted_ = true;
+  next_compaction_ = SIZE_MAX;
+}
+
+uint64_t ArgList::hash_at(size_t i) const {
+  const uint64_t g = hash_mix(groups_[i] + 0x9e3779b97f4a7c15ull);
+  return form_ == Form::Keys ? hash_combine(g, hash_mix(keys_[i])) : hash_combine(g, hash_value(value(i), type_));
+}
+
+uint64_t ArgList::hash_of(uint32_t g, const Value& v) const {
+  const uint64_t h = hash_mix(g + 0x9e3779b97f4a7c15ull);
+  return form_ == Form::Keys ? hash_combine(h, hash_mix(holistic_key(v, type_))) : hash_combine(h, hash_value(v, type_));
+}
+
+bool ArgList::equal_at(size_t i, uint32_t g, const Value& v) const {
+  if (groups_[i] != g) return false;
+  switch (form_) {
+    case Form::Keys: return keys_[i] == holistic_key(v, type_);
+    case Form::Wide: return wide_[i] == v.i;
+    default: return key_equal(value(i), v, Type::String);
+  }
+}
+
+void ArgList::rebuild_index(size_t cap) {
+  index_.assign(cap, 0);
+  for (size_t i = 0; i < size(); ++i) {
+    size_t s = hash_at(i) & (cap - 1);
+    while (index_[s]) s = (s + 1) & (cap - 1);
+    index_[s] = static_cast<uint32_t>(i + 1);
+  }
+}
+
+void ArgList::add_merged(uint32_t g, const Value& v) {
+  if (form_ == Form::Keys && !holistic_key_fits(v, type_)) {  // the hashes of the wide form differ
+    widen();
+    rebuild_index(index_.size());
+  }
+  const size_t mask = index_.size() - 1;
+  for (size_t s = hash_of(g, v) & mask;; s = (s + 1) & mask) {
+    const uint32_t e = index_[s];
+    if (e == 0) {
+      append(g, v);
+      index_[s] = static_cast<uint32_t>(size());
+      if (2 * size() > index_.size()) rebuild_index(2 * index_.size());
+      return;
+    }
+    if (equal_at(e - 1, g, v)) {
+      ++weights_[e - 1];
+      return;
+    }
+  }
+}
+
+void ArgList::compact() {
+  const size_t n = size();
+  // Open addressing over the distinct values (index + 1; 0 is empty): first
+  // only counted, so that a list which would not halve stays as it is (its
+  // values without weights); then kept values move to the front in place
+  // (value `kept` is written only after every value before it was read).
+  size_t cap = 64;
+  while (cap < 2 * n) cap *= 2;
+  std::vector<uint32_t> slot(cap, 0);
+  size_t distinct = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t s = hash_at(i) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+      if (slot[s] == 0) {
+        slot[s] = static_cast<uint32_t>(i + 1);
+        ++distinct;
+        break;
+      }
+      if (equal_at(slot[s] - 1, groups_[i], value(i))) break;
+    }
+  next_compaction_ = SIZE_MAX;
+  if (distinct * 2 > n) return;
+  std::fill(slot.begin(), slot.end(), 0);
+  GrowArray<uint64_t> w;
+  w.resize(distinct);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t wi = weight(i);
+    for (size_t s = hash_at(i) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+      if (slot[s] == 0) {
+        slot[s] = static_cast<uint32_t>(kept + 1);
+        groups_[kept] = groups_[i];
+        if (form_ == Form::Keys) keys_[kept] = keys_[i];
+        else if (form_ == Form::Wide) wide_[kept] = wide_[i];
+        else strs_[kept] = strs_[i];
+        w[kept++] = wi;
+        break;
+      }
+      if (equal_at(slot[s] - 1, groups_[i], value(i))) {
+        w[slot[s] - 1] += wi;
+        break;
+      }
+    }
+  }
+  groups_.resize(kept);
+  keys_.resize(form_ == Form::Keys ? kept : 0);
+  wide_.resize(form_ == Form::Wide ? kept : 0);
+  strs_.resize(form_ == Form::Strings ? kept : 0);
+  weights_ = std::move(w);
+  size_t index_cap = 64;
+  while (index_cap < 4 * kept) index_cap *= 2;
+  rebuild_index(index_cap);
+}
+
+std::vector<ArgList> HolisticGroups::lists_for(const Plan& plan) {
+  std::vector<ArgList> lists;
+  for (size_t k = plan.group_keys; k < plan.scan.keys.size(); ++k) lists.emplace_back(plan.scan.keys[k].result.type);
+  return lists;
+}
+
+// ---- the two ways in -------------------------------------------------------------
 
 HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int threads) {
   HolisticGroups r;
@@ -354,76 +694,46 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
     for (size_t g = b; g < e; ++g) group_of[g] += first[part_of[g]];
   });
   out.ensure_group_without_keys();
-  r.values = holistic_values(plan, ScanGroupSource{in, group_of, weight}, out.size(), threads);
+  r.values = empty_values(plan, out.size());
+  std::vector<bool> done(plan.scan.keys.size(), false);
+  for (const HolisticSpec& spec : plan.holistic) {  // each argument once, for the aggregates over it
+    if (done[static_cast<size_t>(spec.key)]) continue;
+    done[static_cast<size_t>(spec.key)] = true;
+    source_values(plan, specs_over(plan, spec.key), plan.scan.keys[static_cast<size_t>(spec.key)].result,
+                  ScanGroupSource{in, group_of, weight, spec.key}, out.size(), threads, r.values);
+  }
   return r;
 }
 
-void HolisticRows::compact(const std::vector<Type>& types) {
-  const size_t n = group.size();
-  auto arg = [&](size_t i, size_t a) -> const Value& { return args[i * stride + a]; };
-  // Open addressing over the rows kept so far (index + 1; 0 is empty).
-  size_t cap = 64;
-  while (cap < 2 * n) cap *= 2;
-  std::vector<uint32_t> slot(cap, 0);
-  std::vector<uint32_t> g2;
-  std::vector<Value> a2;
-  std::vector<uint64_t> w2;
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t h = hash_mix(group[i] + 0x9e3779b97f4a7c15ull);
-    for (size_t a = 0; a < stride; ++a) h = hash_combine(h, hash_value(arg(i, a), types[a]));
-    const uint64_t w = weight.empty() ? 1 : weight[i];
-    size_t s = h & (cap - 1);
-    for (;; s = (s + 1) & (cap - 1)) {
-      if (slot[s] == 0) {
-        slot[s] = static_cast<uint32_t>(g2.size() + 1);
-        g2.push_back(group[i]);
-        a2.insert(a2.end(), args.begin() + static_cast<std::ptrdiff_t>(i * stride),
-                  args.begin() + static_cast<std::ptrdiff_t>((i + 1) * stride));
-        w2.push_back(w);
-        break;
-      }
-      const size_t j = slot[s] - 1;
-      bool same = g2[j] == group[i];
-      for (size_t a = 0; same && a < stride; ++a) same = key_equal(a2[j * stride + a], arg(i, a), types[a]);
-      if (same) {
-        w2[j] += w;
-        break;
-      }
-    }
-  }
-  next_compaction = g2.size() * 2 <= n ? std::max(kFirstCompaction, 2 * g2.size()) : SIZE_MAX;
-  group.swap(g2);
-  args.swap(a2);
-  weight.swap(w2);
-}
-
-void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads) {
+void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
   GroupTable& out = *hg.groups;
   out.ensure_group_without_keys();
-  hg.values = holistic_values(plan, RowSource{hg.rows, out, plan.group_keys}, out.size(), threads);
-}
-
-void HolisticRows::absorb(HolisticRows&& other) {
-  if (group.empty()) {  // the first: taken over, not copied
-    group.swap(other.group);
-    args.swap(other.args);
-    weight.swap(other.weight);
-  } else {
-    if (weight.empty() != other.weight.empty()) {  // one of them has weights: both get them
-      if (weight.empty()) weight.assign(group.size(), 1);
-      else other.weight.assign(other.group.size(), 1);
-    }
-    group.insert(group.end(), other.group.begin(), other.group.end());
-    args.insert(args.end(), other.args.begin(), other.args.end());
-    weight.insert(weight.end(), other.weight.begin(), other.weight.end());
+  const size_t ngroups = out.size(), nh = plan.holistic.size();
+  hg.values = empty_values(plan, ngroups);
+  // An argument that is one of the agg's keys has one value in each group.
+  for (size_t h = 0; h < nh; ++h) {
+    const HolisticSpec& spec = plan.holistic[h];
+    if (static_cast<size_t>(spec.key) >= plan.group_keys) continue;
+    const ColumnType arg = plan.scan.keys[static_cast<size_t>(spec.key)].result;
+    parallel_ranges(ngroups, threads, [&](size_t b, size_t e) {
+      for (size_t g = b; g < e; ++g) {
+        const Value& v = out.keys(g)[spec.key];
+        if (v.null) continue;
+        hg.values[g * nh + h] = spec.kind == AggKind::CountDistinct
+                                    ? Value::of_int(1)
+                                    : quantile_value(arg, v, v, quantile_position(1, spec.q_units, spec.q_scale));
+      }
+    });
   }
-  other.weight.clear();
-  other.weight.shrink_to_fit();
-  strings.absorb(std::move(other.strings));
-  other.group.clear();
-  other.group.shrink_to_fit();
-  other.args.clear();
-  other.args.shrink_to_fit();
+  for (size_t a = 0; a < hg.lists.size(); ++a) {
+    const int key = static_cast<int>(plan.group_keys + a);
+    const ColumnType arg = plan.scan.keys[static_cast<size_t>(key)].result;
+    std::vector<ArgList>& lists = hg.lists[a];
+    bool keys = true;
+    for (const ArgList& l : lists) keys &= l.form() == ArgList::Form::Keys;
+    if (keys) key_list_values(plan, specs_over(plan, key), arg, lists, ngroups, threads, hg.values);
+    else source_values(plan, specs_over(plan, key), arg, ListSource{lists}, ngroups, threads, hg.values);
+  }
 }
 
 }  // namespace warpcsv

@@ -1,54 +1,124 @@
-// Holistic aggregates (count_distinct, median, quantile) from the scan's
-// groups, which are keyed by the agg stage's keys and then by each holistic
-// argument, with a count() of their rows (see HolisticSpec in plan.hpp).
+// Holistic aggregates (count_distinct, median, quantile): each group's values
+// of an argument, sorted. They come either from lists of (group, value), one
+// per argument, that the CPU executor's threads or a GPU fill as they scan
+// (the groups are the agg's own), or from scan groups keyed by the agg's keys
+// and then by each argument, with a count() of their rows (HolisticSpec in
+// plan.hpp; the GPUs' way when several share a scan).
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "exec/group_table.hpp"
+#include "exec/grow_array.hpp"
 
 namespace warpcsv {
 
-// The CPU executor's way: each row's agg group and holistic arguments
-// (the scan keys past the agg's own; strings copied), 36 bytes a row for one
-// argument where a group per distinct (keys, argument) took some 400.
-struct HolisticRows {
-  size_t stride = 0;            // arguments per row
-  std::vector<uint32_t> group;  // per row: its agg group
-  std::vector<Value> args;      // per row: `stride` values; strings in `strings`
-  std::vector<uint64_t> weight;  // per row: the rows it stands for (empty: 1 each)
-  StringArena strings;
-  size_t next_compaction = kFirstCompaction;
+// One holistic argument's non-null values in the rows a thread or a GPU
+// listed, each with its row's agg group. Numbers, dates, timestamps and bools
+// are held as their holistic_key (core/agg.hpp): 12 bytes a value with its
+// group. An int or decimal past 64 bits makes the list wide (128-bit values
+// from then on); strings are copied into the list's arena.
+class ArgList {
+ public:
+  enum class Form : uint8_t { Keys, Wide, Strings };
+
+  explicit ArgList(Type t);
+  ArgList(ArgList&&) = default;
+  ArgList& operator=(ArgList&&) = default;
+
+  Type type() const { return type_; }
+  Form form() const { return form_; }
+  size_t size() const { return groups_.size(); }
+  bool weighted() const { return weights_.size() != 0; }
+
+  // Lists a non-null value of group g. A list compacts itself when it has
+  // grown enough (see compact); once that paid, it merges each value into
+  // its equal as it comes.
+  void add(uint32_t g, const Value& v) {
+    if (!index_.empty()) return add_merged(g, v);
+    append(g, v);
+    if (size() >= next_compaction_) compact();
+  }
+
+  uint32_t group(size_t i) const { return groups_[i]; }
+  uint32_t* groups() { return groups_.data(); }
+  const uint32_t* groups() const { return groups_.data(); }
+  Value value(size_t i) const {
+    switch (form_) {
+      case Form::Keys: return holistic_value_of_key(keys_[i], type_);
+      case Form::Wide: return Value::of_int(wide_[i]);
+      default: return Value::of_str(strs_[i].ptr, strs_[i].len);
+    }
+  }
+  uint64_t* keys() { return keys_.data(); }  // Form::Keys
+  const uint64_t* keys() const { return keys_.data(); }
+  uint64_t weight(size_t i) const { return weighted() ? weights_[i] : 1; }
+
+  // Values of one group with equal values become one value of their summed
+  // weight, when that halves the list at least (few distinct values: a
+  // million rows became 7500); the list then merges values as they come, as
+  // a hash table over them. Otherwise (nearly every value distinct) it stays
+  // as it is and is never compacted again.
+  void compact();
+  bool merging() const { return !index_.empty(); }
+  size_t next_compaction() const { return next_compaction_; }
   static constexpr size_t kFirstCompaction = 1 << 20;
 
-  void add(uint32_t g, const Value* values, const std::vector<Type>& types) {
-    group.push_back(g);
-    if (!weight.empty()) weight.push_back(1);
-    for (size_t a = 0; a < stride; ++a) {
-      Value v = values[a];
-      if (!v.null && types[a] == Type::String) v.s = strings.add(v.s);
-      args.push_back(v);
+  // A GPU's list: `n` values whose groups and keys the caller writes into
+  // the arrays returned, sorted by group and then by key (sorted_by_group).
+  void fill_sorted(size_t n, uint32_t** groups, uint64_t** keys);
+  bool sorted_by_group() const { return sorted_; }
+
+ private:
+  void append(uint32_t g, const Value& v) {
+    if (form_ == Form::Keys && holistic_key_fits(v, type_)) {
+      keys_.push_back(holistic_key(v, type_));
+    } else if (form_ == Form::Strings) {
+      strs_.push_back(strings_.add(v.s));
+    } else {
+      if (form_ == Form::Keys) widen();
+      wide_.push_back(v.i);
     }
-    if (group.size() >= next_compaction) compact(types);
+    groups_.push_back(g);
+    if (weighted()) weights_.push_back(1);
   }
-  void absorb(HolisticRows&& other);  // appends other's rows (group numbers as they are)
-  // Rows of one group with equal arguments become one row of their summed
-  // weight (sorted, then merged). Worth it while it halves the rows at least
-  // (few distinct values: a million rows became 7500); then again at twice
-  // the size, else never (nearly every value distinct).
-  void compact(const std::vector<Type>& types);
+  void add_merged(uint32_t g, const Value& v);
+  void widen();  // Form::Keys -> Form::Wide
+  // The hash of (group, value) of value i, and of a value to add (the same
+  // for equal ones); whether value i is v of group g.
+  uint64_t hash_at(size_t i) const;
+  uint64_t hash_of(uint32_t g, const Value& v) const;
+  bool equal_at(size_t i, uint32_t g, const Value& v) const;
+  void rebuild_index(size_t cap);
+
+  Type type_;
+  Form form_;
+  bool sorted_ = false;
+  GrowArray<uint32_t> groups_;
+  GrowArray<uint64_t> keys_;
+  GrowArray<int128> wide_;
+  GrowArray<StrRef> strs_;
+  GrowArray<uint64_t> weights_;  // rows each value stands for; empty: one each
+  std::vector<uint32_t> index_;  // merging: open addressing over the values (index + 1; 0 is empty)
+  StringArena strings_;
+  size_t next_compaction_ = kFirstCompaction;
 };
 
 struct HolisticGroups {
   std::unique_ptr<GroupLayout> layout;  // the agg's keys, the scan's aggregates
   std::unique_ptr<GroupTable> groups;   // one group per distinct value of the agg's keys
   // groups->size() rows of plan.holistic.size() values; strings point into
-  // the scan's table or `rows`, which must outlive them.
+  // the scan's table or `lists`, which must outlive them.
   std::vector<Value> values;
-  // Filled by the CPU executor (ScanSettings::holistic): layout, groups and
-  // rows come from the scan itself, and finish_holistic_rows sets values.
-  bool from_rows = false;
-  HolisticRows rows;
+  // Set by the executor that listed values: `layout` and `groups` come from
+  // its scan, and lists[a] holds the lists of argument a (scan key
+  // plan.group_keys + a) with their groups numbered as in `groups`;
+  // finish_holistic_lists sets `values`.
+  bool from_lists = false;
+  std::vector<std::vector<ArgList>> lists;
+
+  // Empty lists for each holistic argument of `plan`, of its type.
+  static std::vector<ArgList> lists_for(const Plan& plan);
 };
 
 // Folds `scan_groups` into groups of the plan's first group_keys keys, their
@@ -56,8 +126,8 @@ struct HolisticGroups {
 // scan by these keys alone would give), and computes each group's holistic
 // aggregates. An agg without keys gets its one group even over no rows.
 HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& scan_groups, int threads);
-// The CPU executor's rows: each group's holistic aggregates into hg.values.
-void finish_holistic_rows(const Plan& plan, HolisticGroups& hg, int threads);
+// Each group's holistic aggregates from hg.lists into hg.values.
+void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads);
 
 // Where fraction q = units / 10^scale of n sorted values lies: position
 // (n - 1) q = lo + rest / one exactly. Numbers interpolate linearly between

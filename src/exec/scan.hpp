@@ -52,9 +52,10 @@ struct ScanSettings {
   // The CPU executor folds its threads' group tables into the result when
   // they hold more bytes than this (0: never before the end).
   uint64_t thread_tables_budget = 0;
-  // A plan with holistic aggregates: the CPU executor groups by the agg's
-  // own keys and lists each row's holistic arguments here (from_rows);
-  // other executors fill the scan's group table as for any plan.
+  // A plan with holistic aggregates: the CPU executor (and the CUDA
+  // executor on one GPU) groups by the agg's own keys and lists each row's
+  // holistic arguments here (from_lists); otherwise executors fill the
+  // scan's group table as for any plan (keyed by the arguments too).
   HolisticGroups* holistic = nullptr;
 };
 

@@ -1075,6 +1075,67 @@ TEST_CASE("diff: holistic aggregates over numbers: listed rows (compacted) give 
   }
 }
 
+TEST_CASE("diff: holistic aggregates over many small groups, one aggregate an argument, match a reference") {
+  // 90000 rows in 40000 groups: the threads' lists share one counter per group when they are
+  // bucketed. median(v) and quantile(d, 0.7) are their arguments' only aggregates (selected, not
+  // sorted), also in one group of all rows; count_distinct(v) shares v with a median in the second
+  // pipeline (sorted). Nulls too.
+  std::mt19937_64 rng(41);
+  std::string text = "g,v,d\n";
+  std::map<int, std::vector<int64_t>> vs, ds;  // d in hundredths
+  for (int r = 0; r < 90000; ++r) {
+    const int g = static_cast<int>(rng() % 40000);
+    const bool v_null = rng() % 10 == 0;
+    const int64_t v = static_cast<int64_t>(rng() % 1000) - 500, d = static_cast<int64_t>(rng() % 100000) - 50000;
+    text += std::to_string(g) + "," + (v_null ? "" : std::to_string(v)) + "," + (d < 0 ? "-" : "") +
+            std::to_string(std::abs(d) / 100) + "." + std::to_string(std::abs(d) % 100 / 10) +
+            std::to_string(std::abs(d) % 10) + "\n";
+    if (!v_null) vs[g].push_back(v);
+    else vs[g];
+    ds[g].push_back(d);
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  std::vector<std::vector<Cell>> single, shared;
+  std::vector<int64_t> all_v, all_d;
+  for (auto& [g, v] : vs) {
+    all_v.insert(all_v.end(), v.begin(), v.end());
+    all_d.insert(all_d.end(), ds[g].begin(), ds[g].end());
+  }
+  std::sort(all_v.begin(), all_v.end());
+  std::sort(all_d.begin(), all_d.end());
+  for (auto& [g, v] : vs) {
+    std::sort(v.begin(), v.end());
+    std::vector<int64_t>& d = ds[g];
+    std::sort(d.begin(), d.end());
+    single.push_back({int_cell(g), opt_float(quantile_of(v, 0.5L), 1e-15), opt_float(quantile_of(d, 0.7L, 100), 1e-15)});
+    shared.push_back({int_cell(g), opt_float(quantile_of(v, 0.5L), 1e-15), int_cell(distinct_of(v))});
+  }
+  for (int threads : {1, 2, 4})
+    for (bool by_groups : {false, true})
+      for (uint64_t chunk : {uint64_t{4096}, uint64_t{1} << 20}) {
+        INFO("threads " << threads << " chunk " << chunk << (by_groups ? ", grouped by the argument" : ", listed"));
+        Options opts;
+        opts.files = {dir.file("input.csv")};
+        opts.device = "cpu";
+        opts.threads = threads;
+        opts.chunk_size = chunk;
+        opts.holistic_by_groups = by_groups;
+        opts.output_path = dir.file("out.csv");
+        opts.pipeline = "groupby g | agg median(v) as m, quantile(d, 0.7) as q";
+        REQUIRE(run_pipeline(opts) == 0);
+        check_output(read_file(opts.output_path), {"g", "m", "q"}, single);
+        opts.pipeline = "groupby g | agg median(v) as m, count_distinct(v) as c";
+        REQUIRE(run_pipeline(opts) == 0);
+        check_output(read_file(opts.output_path), {"g", "m", "c"}, shared);
+        // One group of every value: selected in one bucket, however many threads.
+        opts.pipeline = "agg median(v) as m, quantile(d, 0.7) as q";
+        REQUIRE(run_pipeline(opts) == 0);
+        check_output(read_file(opts.output_path), {"m", "q"},
+                     {{opt_float(quantile_of(all_v, 0.5L), 1e-15), opt_float(quantile_of(all_d, 0.7L, 100), 1e-15)}});
+      }
+}
+
 TEST_CASE("diff: holistic aggregates over strings that share long prefixes sort like the strings") {
   // Strings of a's and b's: most share a 30-byte prefix, some are prefixes of others, some repeat,
   // some are 60 bytes long; group 0 holds most rows, so that past one thread its bucket is sorted on
@@ -1169,28 +1230,65 @@ TEST_CASE("diff: median and quantile order values beyond 64 bits among the other
     }
 }
 
-TEST_CASE("holistic rows: compaction sums the rows of equal (group, arguments) and stops when it does not pay") {
-  HolisticRows rows;
-  rows.stride = 2;
-  const std::vector<Type> types = {Type::Int, Type::Float};
-  for (int i = 0; i < 3000; ++i) {
-    const Value v[2] = {Value::of_int(i % 3), i % 5 ? Value::of_float(i % 2 ? -0.0 : 0.0) : Value::make_null()};
-    rows.add(static_cast<uint32_t>(i % 2), v, types);
-  }
-  rows.compact(types);
-  // (group, v, w): group = i % 2 and v = i % 3 pair up 6 ways; w is null or zero (-0.0 and 0.0 are one key).
-  REQUIRE(rows.group.size() == 12);
+TEST_CASE("holistic lists: compaction sums the rows of equal (group, value) and stops when it does not pay") {
+  // Floats: -0.0 and 0.0 are one value; groups i % 2, values i % 3 - 1 (and the zeros): 6 pairs.
+  ArgList floats(Type::Float);
+  for (int i = 0; i < 3000; ++i) floats.add(static_cast<uint32_t>(i % 2), Value::of_float(i % 3 == 1 ? (i % 4 ? -0.0 : 0.0) : i % 3 - 1.0));
+  floats.compact();
+  REQUIRE(floats.size() == 6);
+  REQUIRE(floats.weighted());
   uint64_t total = 0;
-  for (uint64_t w : rows.weight) total += w;
-  CHECK(total == 3000);
-  CHECK(rows.next_compaction == HolisticRows::kFirstCompaction);  // it paid: again at the first size
-  HolisticRows distinct;
-  distinct.stride = 1;
-  for (int i = 0; i < 1000; ++i) {
-    const Value v = Value::of_int(i);
-    distinct.add(0, &v, {Type::Int});
+  for (size_t i = 0; i < floats.size(); ++i) {
+    total += floats.weight(i);
+    CHECK(floats.weight(i) == 500);
+    if (floats.value(i).f == 0) CHECK(!std::signbit(floats.value(i).f));  // the zeros are one value, kept as 0
   }
-  distinct.compact({Type::Int});
-  CHECK(distinct.group.size() == 1000);
-  CHECK(distinct.next_compaction == SIZE_MAX);  // nothing merged: never again
+  CHECK(total == 3000);
+  // It paid: from now on each value merges into its equal as it comes.
+  CHECK(floats.merging());
+  for (int i = 0; i < 3000; ++i) floats.add(static_cast<uint32_t>(i % 2), Value::of_float(i % 3 == 1 ? -0.0 : i % 3 - 1.0));
+  floats.add(7, Value::of_float(2.5));
+  REQUIRE(floats.size() == 7);
+  for (size_t i = 0; i < 6; ++i) CHECK(floats.weight(i) == 1000);
+  CHECK(floats.group(6) == 7);
+  CHECK(floats.weight(6) == 1);
+  // A merging list of ints that meets a value past 64 bits turns wide and goes on merging.
+  ArgList ints(Type::Int);
+  for (int i = 0; i < 100; ++i) ints.add(0, Value::of_int(i % 4));
+  ints.compact();
+  REQUIRE(ints.merging());
+  const int128 big = static_cast<int128>(1) << 100;
+  for (int i = 0; i < 10; ++i) {
+    ints.add(0, Value::of_int(big));
+    ints.add(0, Value::of_int(i % 4));
+  }
+  CHECK(ints.form() == ArgList::Form::Wide);
+  REQUIRE(ints.size() == 5);
+  CHECK(ints.value(4).i == big);
+  CHECK(ints.weight(4) == 10);
+  CHECK(ints.weight(0) + ints.weight(1) + ints.weight(2) + ints.weight(3) == 110);
+  // Strings and ints past 64 bits compact by their values too.
+  ArgList strings(Type::String);
+  ArgList wide(Type::Decimal);
+  for (int i = 0; i < 1000; ++i) {
+    const std::string s = "s" + std::to_string(i % 7);
+    strings.add(0, Value::of_str(s.data(), static_cast<uint32_t>(s.size())));
+    wide.add(1, Value::of_int(static_cast<int128>(i % 5) << 70));
+  }
+  CHECK(wide.form() == ArgList::Form::Wide);
+  strings.compact();
+  wide.compact();
+  CHECK(strings.size() == 7);
+  CHECK(wide.size() == 5);
+  CHECK(std::string(strings.value(0).s.ptr, strings.value(0).s.len) == "s0");
+  CHECK(wide.value(1).i == static_cast<int128>(1) << 70);
+  CHECK(wide.weight(1) == 200);
+  // Nearly all distinct: the list stays as it was, without weights, and is never compacted again.
+  ArgList distinct(Type::Int);
+  for (int i = 0; i < 1000; ++i) distinct.add(0, Value::of_int(i % 700));
+  distinct.compact();
+  CHECK(distinct.size() == 1000);
+  CHECK(!distinct.weighted());
+  CHECK(distinct.value(999).i == 299);
+  CHECK(distinct.next_compaction() == SIZE_MAX);
 }

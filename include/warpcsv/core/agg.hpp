@@ -194,6 +194,23 @@ WCSV_HD inline double agg_float_of_key(int64_t k) {
   return x;
 }
 
+// Holistic aggregates sort and compare values by an order-preserving 64-bit
+// key: an int, decimal, date, timestamp or bool that fits 64 bits as its
+// int64 with the sign bit flipped, a float by agg_float_key with -0 as 0 (one
+// value there). The key is the whole value: holistic_value_of_key gives it back.
+WCSV_HD inline bool holistic_key_fits(const Value& v, Type t) {
+  return t == Type::Float || (v.i >= INT64_MIN && v.i <= INT64_MAX);
+}
+WCSV_HD inline uint64_t holistic_key(const Value& v, Type t) {
+  constexpr uint64_t kSign = 1ull << 63;
+  if (t == Type::Float) return static_cast<uint64_t>(agg_float_key(v.f == 0 ? 0.0 : v.f)) ^ kSign;
+  return static_cast<uint64_t>(static_cast<int64_t>(v.i)) ^ kSign;
+}
+WCSV_HD inline Value holistic_value_of_key(uint64_t key, Type t) {
+  const int64_t k = static_cast<int64_t>(key ^ (1ull << 63));
+  return t == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
+}
+
 namespace detail {
 WCSV_HD inline double pow10_double(int e) {
   double p = 1.0;
