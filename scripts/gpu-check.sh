@@ -92,6 +92,14 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     timeout 300 "$SAN" --tool memcheck --error-exitcode 9 "$WARPCSV" --device 0 --chunk-size 4096 "$mq" "$MANY" \
       >"$LOG/many_memcheck.log" 2>&1
     many_result="$many_result memcheck rc=$? $(grep -Eo 'ERROR SUMMARY: [0-9]+ errors' "$LOG/many_memcheck.log" | tail -1)"
+    # Holistic lists (one GPU): they grow over the small batches, then are sorted on the GPU.
+    hq='groupby k | agg median(v), count_distinct(x), quantile(v, 0.9)'
+    "$WARPCSV" --device cpu "$hq" "$MANY" >"$LOG/many_lists_cpu.csv" 2>&1
+    timeout 300 "$SAN" --tool memcheck --log-file "$LOG/many_lists_memcheck.log" --error-exitcode 9 "$WARPCSV" \
+      --device 0 --chunk-size 4096 "$hq" "$MANY" >"$LOG/many_lists_gpu.csv" 2>"$LOG/many_lists_gpu.err"
+    rc=$?
+    same=$(cmp -s "$LOG/many_lists_cpu.csv" "$LOG/many_lists_gpu.csv" && echo same || echo DIFFERENT)
+    many_result="$many_result; holistic lists memcheck rc=$rc $same $(grep -Eo 'ERROR SUMMARY: [0-9]+ errors' "$LOG/many_lists_memcheck.log" | tail -1)"
   fi
 fi
 
@@ -181,7 +189,8 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   cmp -s "$LOG/q1_cpu.csv" "$LOG/q1_gpu.csv" && q1_same="identical bytes" || q1_same="DIFFERENT"
   for q in 'groupby id1, id2 | agg sum(v1)' 'groupby id3 | agg sum(v1), mean(v3)' \
            'groupby id4 | agg mean(v1), mean(v2), mean(v3)' 'groupby id6 | agg sum(v1), sum(v2), sum(v3)' \
-           'groupby id3 | agg max(v1) - min(v2) as range_v1_v2' 'groupby id2, id4 | agg corr(v1, v2) as r2'; do
+           'groupby id3 | agg max(v1) - min(v2) as range_v1_v2' 'groupby id2, id4 | agg corr(v1, v2) as r2' \
+           'groupby id4, id5 | agg median(v3), std(v3)'; do
     t0=$(date +%s.%N)
     timeout 120 "$WARPCSV" --device gpu --profile "$q" "$G1" >"$LOG/q_gpu.csv" 2>>"$LOG/q_gpu.err"
     t1=$(date +%s.%N)

@@ -31,6 +31,7 @@
 #include "cuda/gpu_plan.hpp"
 #include "cuda/pinned.hpp"
 #include "exec/device.hpp"
+#include "exec/holistic.hpp"
 #include "exec/parallel.hpp"
 #include "exec/batch_feed.hpp"
 #include "warpcsv/errors.hpp"
@@ -160,12 +161,23 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   return "";
 }
 
+// Whether the CUDA executor lists the plan's holistic arguments per row on
+// one GPU (as the CPU executor does) instead of grouping by them: numbers,
+// dates, timestamps and bools (their holistic keys), at most kMaxLists.
+bool gpu_lists_holistic(const Plan& plan) {
+  const size_t n = plan.scan.keys.size() - plan.group_keys;
+  if (plan.holistic.empty() || n > static_cast<size_t>(kMaxLists)) return false;
+  for (size_t k = plan.group_keys; k < plan.scan.keys.size(); ++k)
+    if (plan.scan.keys[k].result.type == Type::String) return false;
+  return true;
+}
+
 // ---- one GPU ----------------------------------------------------------------
 
-// Running totals of the batches' upper bounds on new groups and key-arena
-// bytes, up to and including some batch.
+// Running totals of the batches' upper bounds on new groups, key-arena
+// bytes and rows (values in each holistic list), up to and including some batch.
 struct Bounds {
-  uint64_t groups = 0, arena = 0;
+  uint64_t groups = 0, arena = 0, rows = 0;
 };
 
 // A batch buffer on a GPU, filled piece by piece through the run's pinned
@@ -514,6 +526,7 @@ class Gpu {
     cudaDeviceSynchronize();
     cudaFree(dplan_);
     cudaFree(dblob_);
+    free_lists();
     st_->free_table();  // none: adopted or freed at the start
     st_->table = table_;  // for the next run (freed with the staging if the GPU failed)
     st_->table_nkeys = hplan_.nkeys;
@@ -770,6 +783,48 @@ class Gpu {
     WCSV_EXPECTS(hashes[0] == out.hash_keys(out.keys(0)), "GPU and host group hashes differ");
   }
 
+  // Sorts each holistic list by (group, key) here and copies it into
+  // lists[l][0] (counters `c` from finish()). False when the GPU has no room
+  // for the sort: the CPU executor then scans.
+  bool copy_back_lists(std::vector<std::vector<ArgList>>& lists, const GpuCounters& c, int threads) {
+    WCSV_CUDA_TRY(cudaSetDevice(id_));
+    int group_bits = 1;
+    while (group_bits < 32 && (1ull << group_bits) < c.groups) ++group_bits;
+    for (int l = 0; l < hplan_.nlists; ++l) {
+      const uint64_t n = c.listed[l];
+      WCSV_EXPECTS(n <= list_cap_, "a GPU list holds more values than its room");
+      ListSort sort{{list_groups_[l], nullptr}, {list_keys_[l], nullptr}, n, group_bits};
+      const size_t temp_bytes = list_sort_temp_bytes(sort);
+      void* temp = nullptr;
+      const bool room = cudaMalloc(&sort.groups[1], std::max<uint64_t>(1, n) * 4) == cudaSuccess &&
+                        cudaMalloc(&sort.keys[1], std::max<uint64_t>(1, n) * 8) == cudaSuccess &&
+                        cudaMalloc(&temp, std::max<size_t>(1, temp_bytes)) == cudaSuccess;
+      (void)cudaGetLastError();
+      uint32_t* groups = nullptr;
+      unsigned long long* keys = nullptr;
+      try {
+        if (room && n) launch_sort_list(sort, temp, temp_bytes, &groups, &keys, compute_);
+        if (room && n) {
+          uint32_t* host_groups;
+          uint64_t* host_keys;
+          lists[static_cast<size_t>(l)][0].fill_sorted(n, &host_groups, &host_keys);
+          download(host_groups, groups, n * 4, threads);
+          download(host_keys, keys, n * 8, threads);
+        }
+      } catch (...) {
+        cudaFree(sort.groups[1]);
+        cudaFree(sort.keys[1]);
+        cudaFree(temp);
+        throw;
+      }
+      cudaFree(sort.groups[1]);
+      cudaFree(sort.keys[1]);
+      cudaFree(temp);
+      if (!room) return false;
+    }
+    return true;
+  }
+
  private:
   // Copies `bytes` from the GPU into pageable host memory through the pinned
   // slots (no reader uses them now): the DMA fills one half of the block
@@ -898,7 +953,65 @@ class Gpu {
   GpuTable table() const {
     GpuTable t = table_;
     t.counters = counters_;
+    for (int l = 0; l < kMaxLists; ++l) {
+      t.list_groups[l] = list_groups_[l];
+      t.list_keys[l] = list_keys_[l];
+    }
+    t.list_cap = list_cap_;
     return t;
+  }
+
+  // The most values any holistic list holds, by counters read from the GPU.
+  uint64_t most_listed(const GpuCounters& c) const {
+    uint64_t n = 0;
+    for (int l = 0; l < hplan_.nlists; ++l) n = std::max<uint64_t>(n, c.listed[l]);
+    return n;
+  }
+
+  void free_lists() noexcept {
+    for (int l = 0; l < kMaxLists; ++l) {
+      cudaFree(list_groups_[l]);
+      cudaFree(list_keys_[l]);
+      list_groups_[l] = nullptr;
+      list_keys_[l] = nullptr;
+    }
+    list_cap_ = 0;
+  }
+
+  // Holistic lists of `cap` values each, holding the values listed so far
+  // (counters `c`, read after a synchronize). False, with the capacity flag
+  // noted, when the GPU has no room for them: the CPU executor then scans.
+  bool grow_lists(uint64_t cap, const GpuCounters& c) {
+    const auto t_grow = std::chrono::steady_clock::now();
+    uint32_t* groups[kMaxLists] = {};
+    unsigned long long* keys[kMaxLists] = {};
+    bool ok = true;
+    for (int l = 0; l < hplan_.nlists && ok; ++l)
+      ok = cudaMalloc(&groups[l], cap * 4) == cudaSuccess && cudaMalloc(&keys[l], cap * 8) == cudaSuccess;
+    if (ok) {
+      for (int l = 0; l < hplan_.nlists; ++l) {
+        const uint64_t n = std::min<uint64_t>(c.listed[l], list_cap_);
+        if (!n) continue;
+        WCSV_CUDA_TRY(cudaMemcpyAsync(groups[l], list_groups_[l], n * 4, cudaMemcpyDeviceToDevice, compute_));
+        WCSV_CUDA_TRY(cudaMemcpyAsync(keys[l], list_keys_[l], n * 8, cudaMemcpyDeviceToDevice, compute_));
+      }
+      WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    }
+    (void)cudaGetLastError();  // a failed allocation
+    if (ok) free_lists();
+    for (int l = 0; l < hplan_.nlists; ++l) {
+      if (ok) {
+        list_groups_[l] = groups[l];
+        list_keys_[l] = keys[l];
+      } else {
+        cudaFree(groups[l]);
+        cudaFree(keys[l]);
+      }
+    }
+    if (ok) list_cap_ = cap;
+    else flags_seen_ |= kFlagCapacity;
+    grow_s += seconds_since(t_grow);
+    return ok;
   }
 
   void upload_plan(const GpuPlan& host_plan, const Plan& plan) {
@@ -920,7 +1033,8 @@ class Gpu {
     };
     const ScanPlan& s = plan.scan;
     add(&hplan_.filter, s.filter);
-    for (size_t k = 0; k < s.keys.size(); ++k) add(&hplan_.keys[k], s.keys[k]);
+    for (int k = 0; k < hplan_.nkeys; ++k) add(&hplan_.keys[k], s.keys[static_cast<size_t>(k)]);
+    for (int l = 0; l < hplan_.nlists; ++l) add(&hplan_.lists[l], s.keys[static_cast<size_t>(hplan_.nkeys + l)]);
     for (size_t a = 0; a < s.aggs.size(); ++a) {
       add(&hplan_.aggs[a].arg0, s.aggs[a].arg0);
       add(&hplan_.aggs[a].arg1, s.aggs[a].arg1);
@@ -1041,8 +1155,10 @@ class Gpu {
     const uint64_t n = buf.read.span.own;
     const uint64_t bound_groups = rows_bound(buf) + 2;
     const uint64_t bound_arena = nstring_keys_ ? static_cast<uint64_t>(nstring_keys_) * 2 * n + 4096 : 0;
+    const uint64_t bound_rows = hplan_.nlists ? rows_bound(buf) + 1 : 0;
     if (!refresh_bounds()) return false;
-    if (groups_upper_ + bound_groups > table_.gcap || arena_upper_ + bound_arena > table_.arena_cap) {
+    if (groups_upper_ + bound_groups > table_.gcap || arena_upper_ + bound_arena > table_.arena_cap ||
+        lists_upper_ + bound_rows > list_cap_) {
       ++g_table_stops;
       WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
       GpuCounters c;
@@ -1050,6 +1166,7 @@ class Gpu {
       if (!unflagged(c)) return false;
       groups_upper_ = c.groups;  // every batch given room has its rows queued, so done now
       arena_upper_ = c.arena_used;
+      lists_upper_ = most_listed(c);
       // Hash, keys, words, and the slots (a power of two: up to twice as many).
       const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 2 * 4 * kSlotsPerGroup;
       const uint64_t gcap =
@@ -1057,11 +1174,19 @@ class Gpu {
       if (gcap > table_.gcap) grow_groups(gcap, c.groups);
       const uint64_t arena_cap = grown_size(table_.arena_cap, arena_upper_, bound_arena, [&] { return table_room(); });
       if (arena_cap > table_.arena_cap) grow_arena(arena_cap, c.arena_used);
+      if (hplan_.nlists) {
+        const uint64_t per_value = 12 * static_cast<uint64_t>(hplan_.nlists);
+        const uint64_t list_cap =
+            grown_size(list_cap_, lists_upper_, bound_rows, [&] { return table_room() / per_value; });
+        if (list_cap > list_cap_ && !grow_lists(list_cap, c)) return false;
+      }
     }
     queued_.groups += bound_groups;
     queued_.arena += bound_arena;
+    queued_.rows += bound_rows;
     groups_upper_ += bound_groups;
     arena_upper_ += bound_arena;
+    lists_upper_ += bound_rows;
     buf.through = queued_;
     return true;
   }
@@ -1107,6 +1232,7 @@ class Gpu {
       if (!unflagged(c)) return false;
       groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (queued_.groups - sn.through.groups));
       arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (queued_.arena - sn.through.arena));
+      lists_upper_ = std::min<uint64_t>(lists_upper_, most_listed(c) + (queued_.rows - sn.through.rows));
       return true;
     }
     return true;
@@ -1187,6 +1313,10 @@ class Gpu {
   char* dblob_ = nullptr;
   GpuTable table_{};
   uint64_t groups_upper_ = 0, arena_upper_ = 0;
+  // Holistic lists (GpuTable's): list_cap_ values each, at most lists_upper_ used.
+  uint32_t* list_groups_[kMaxLists] = {};
+  unsigned long long* list_keys_[kMaxLists] = {};
+  uint64_t list_cap_ = 0, lists_upper_ = 0;
   // Counter snapshots copied back after each batch without waiting (into
   // st_->snap_host, st_->snap_done marks each), so the bounds above can be
   // tightened to exact counts with a lag of a few batches instead of stopping
@@ -1217,7 +1347,8 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   p.dialect = d;
   p.ncols = static_cast<int32_t>(ncols);
   p.nslots = static_cast<int32_t>(s.used_columns.size());
-  p.nkeys = static_cast<int32_t>(s.keys.size());
+  // The layout's keys: all the scan's, or the agg's own when the rest (holistic arguments) are listed.
+  p.nkeys = static_cast<int32_t>(layout.key_types.size());
   p.naggs = static_cast<int32_t>(s.aggs.size());
   p.n_null = static_cast<int32_t>(nnull);
   for (int c = 0; c < kMaxColumns; ++c) p.col_to_slot[c] = -1;
@@ -1228,9 +1359,14 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
     p.slot_inferred[i] = !(col < type_from_schema.size() && type_from_schema[col]);
   }
   p.has_filter = !s.filter.empty();
-  for (size_t k = 0; k < s.keys.size(); ++k) {
+  for (size_t k = 0; k < layout.key_types.size(); ++k) {
     p.key_direct[k] = static_cast<int8_t>(direct_slot(s.keys[k]));
     p.key_types[k] = layout.key_types[k];
+  }
+  for (size_t k = layout.key_types.size(); k < s.keys.size(); ++k) {
+    const int l = p.nlists++;
+    p.list_direct[l] = static_cast<int8_t>(direct_slot(s.keys[k]));
+    p.list_types[l] = s.keys[k].result.type;
   }
   int word = 0;
   for (size_t a = 0; a < s.aggs.size(); ++a) {
@@ -1284,10 +1420,34 @@ class CudaExecutor : public ScanExecutor {
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
+    // Holistic arguments over numbers are listed per row on one GPU (the
+    // first of the run's): its table is keyed by the agg's keys alone, and
+    // the lists come back sorted. Several GPUs' lists would need their groups
+    // renumbered to merge; grouping by the arguments too (the way for
+    // strings, on every GPU) costs a host group per distinct value.
+    HolisticGroups* const listed = settings.holistic && gpu_lists_holistic(plan) ? settings.holistic : nullptr;
+    if (listed) {
+      *listed = HolisticGroups{};
+      listed->layout = std::make_unique<GroupLayout>(groups->layout());
+      listed->layout->key_types.resize(plan.group_keys);
+      listed->groups = std::make_unique<GroupTable>(listed->layout.get());
+      listed->from_lists = true;
+    }
+    auto reset_lists = [&] {  // empty lists, one per argument (the GPU's)
+      if (!listed) return;
+      *listed->groups = GroupTable(listed->layout.get());
+      std::vector<ArgList> one = HolisticGroups::lists_for(plan);
+      listed->lists.clear();
+      listed->lists.resize(one.size());
+      for (size_t a = 0; a < one.size(); ++a) listed->lists[a].push_back(std::move(one[a]));
+    };
+    reset_lists();
+    GroupTable& table = listed ? *listed->groups : *groups;
     // Before a scan from the start: `tried` names the scan given up, which
     // --profile keeps with its time beside those of earlier tries.
     auto start_over = [&](const std::string& tried, double tried_s) {
       *groups = GroupTable(&groups->layout());
+      reset_lists();
       const uint64_t chunk = stats.chunk_size;
       std::vector<StageTiming> tries = std::move(stats.stages);
       stats = ScanStats{};
@@ -1311,8 +1471,8 @@ class CudaExecutor : public ScanExecutor {
       uint32_t flags = 0;
       std::chrono::steady_clock::time_point t_teardown;
       {
-        Startup startup(*this, settings, plan, groups->layout(), in.dialect, ncols);
-        done = scan_gpu(in, settings, *groups, stats, startup, t_setup, tail, &flags);
+        Startup startup(*this, settings, plan, table.layout(), in.dialect, ncols, listed != nullptr);
+        done = scan_gpu(in, settings, table, listed, stats, startup, t_setup, tail, &flags);
         no_gpu = startup.no_gpu;
         t_teardown = std::chrono::steady_clock::now();
       }
@@ -1336,6 +1496,7 @@ class CudaExecutor : public ScanExecutor {
       // exactly what the user must see.
       ++(no_gpu ? g_cpu_plans : g_cpu_reruns);
       start_over(no_gpu ? "gpu: none found" : "gpu: scan handed to the cpu", seconds_since(t_setup));
+      if (listed) *listed = HolisticGroups{};  // the CPU executor sets its own up
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
@@ -1358,8 +1519,9 @@ class CudaExecutor : public ScanExecutor {
     uint64_t batch = 0, buffer_bytes = 0;  // per GPU batch: own bytes; buffer bytes
     double driver_s = 0, first_s = 0, all_s = 0;  // CUDA driver; GPU 0 ready; all ready
 
+    // `one_gpu`: the run uses the first of the GPUs alone.
     Startup(const CudaExecutor& x, const ScanSettings& settings, const Plan& plan, const GroupLayout& layout,
-            const Dialect& dialect, size_t ncols) {
+            const Dialect& dialect, size_t ncols, bool one_gpu) {
       // --chunk-size sets the batch size (tiny ones test every boundary).
       batch = settings.opts->chunk_size ? settings.chunk_size : kGpuBatchBytes;
       buffer_bytes = kBatchLead + batch + kGpuMaxTail;  // any tail a scan reads
@@ -1368,13 +1530,15 @@ class CudaExecutor : public ScanExecutor {
       int nstring_keys = 0;
       for (Type t : layout.key_types) nstring_keys += t == Type::String;
       const int threads = settings.threads;
-      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, threads] {
+      thread_ = std::thread([this, &x, &settings, &plan, host_plan, nstring_keys, ncols, nulls, threads, one_gpu] {
         try {
           // The slots' memory is faulted in while the driver starts (the
           // probe thread started it), unless an earlier run left slots: room
           // for any GPU count, as that count is not known yet, and faulted
           // in for the GPUs listed (all of the room when all are used).
-          const int likely = x.gpus_.empty() ? slot_capacity(threads) : pin_count(x.gpus_.size(), threads);
+          const int likely = one_gpu            ? pin_count(1, threads)
+                             : x.gpus_.empty() ? slot_capacity(threads)
+                                               : pin_count(x.gpus_.size(), threads);
           slots = take_slots(slot_capacity(threads), likely);
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
@@ -1383,8 +1547,9 @@ class CudaExecutor : public ScanExecutor {
             if (!x.required_) throw NoGpu{};
             throw no_gpu_error(settings.opts->device, "no CUDA device was found");
           }
-          const std::vector<int> chosen = listed_or_all(x.gpus_, count);
+          std::vector<int> chosen = listed_or_all(x.gpus_, count);
           check_gpu_numbers(settings.opts->device, chosen, count);
+          if (one_gpu) chosen.resize(1);
           publish([&] { gpus.resize(chosen.size()); });
           const auto t1 = std::chrono::steady_clock::now();
           for (size_t i = 0; i < chosen.size(); ++i) {
@@ -1458,8 +1623,10 @@ class CudaExecutor : public ScanExecutor {
   // False when the GPUs flagged something for the host path, or there are
   // none (startup.no_gpu) under --device auto.
   // `t_setup`: when the run's set-up began (for --profile).
-  bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, ScanStats& stats,
-                Startup& startup, std::chrono::steady_clock::time_point t_setup, uint64_t tail, uint32_t* flags) {
+  // `listed`: the holistic lists come back there (groups is its table).
+  bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, HolisticGroups* listed,
+                ScanStats& stats, Startup& startup, std::chrono::steady_clock::time_point t_setup, uint64_t tail,
+                uint32_t* flags) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
     PiecePool pool(read_helpers(ngpus, settings.threads));
@@ -1553,6 +1720,12 @@ class CudaExecutor : public ScanExecutor {
     gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;
     const double back_s = seconds_since(t_back);
+    const auto t_lists = std::chrono::steady_clock::now();
+    if (listed && !gpus[0]->copy_back_lists(listed->lists, counters[0], settings.threads)) {
+      *flags = kFlagCapacity;
+      return false;
+    }
+    const double lists_s = seconds_since(t_lists);
     stats.chunk_size = startup.batch;
     stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
@@ -1562,6 +1735,7 @@ class CudaExecutor : public ScanExecutor {
     stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", scan_s, stats.bytes, 0});
     if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: merge on gpu0", "gpu0", device_merge_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});
+    if (listed) stats.stages.push_back(StageTiming{"gpu: sort+copy back lists", "gpu0", lists_s, 0, 0});
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
       stats.stages.push_back(StageTiming{"gpu: wait for reads", dev, g->read_s, g->bytes, 0});

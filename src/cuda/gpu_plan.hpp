@@ -33,6 +33,7 @@ namespace cuda {
 constexpr int kMaxSlots = 32;          // input columns a plan may read on the GPU
 constexpr int kMaxKeys = 8;            // group keys
 constexpr int kMaxAggs = 16;           // aggregates
+constexpr int kMaxLists = 4;           // holistic arguments listed per row (one GPU)
 constexpr int kMaxWords = 128;         // 64-bit state words per group
 constexpr int kAccWords = 2 * kFloatAccLimbs;  // an exact float sum: positive and negative magnitudes
 constexpr int kMaxColumns = 4096;      // input columns (column -> slot map in shared memory)
@@ -86,6 +87,12 @@ struct GpuPlan {
   uint64_t init_words[kMaxWords];  // a fresh group's state words
   const char* null_bytes;          // --null tokens, concatenated
   const uint32_t* null_offsets;    // n_null + 1 offsets
+  // Holistic arguments (one GPU, numbers only): each row's non-null values,
+  // with its group, go to the table's lists as holistic keys (core/agg.hpp).
+  int32_t nlists;
+  ProgramView lists[kMaxLists];
+  int8_t list_direct[kMaxLists];
+  Type list_types[kMaxLists];
 };
 
 // Counters the kernels update; one per GPU.
@@ -95,6 +102,7 @@ struct GpuCounters {
   unsigned long long rows;
   unsigned int flags;
   unsigned int pad;
+  unsigned long long listed[kMaxLists];  // values in each holistic list
 };
 
 // The resident group table: open addressing over `slots` (group + 1, 0 empty),
@@ -110,6 +118,11 @@ struct GpuTable {
   char* arena;
   uint64_t arena_cap;
   GpuCounters* counters;
+  // The plan's holistic lists: value i of list l has group list_groups[l][i]
+  // and key list_keys[l][i]; list_cap values each.
+  uint32_t* list_groups[kMaxLists];
+  unsigned long long* list_keys[kMaxLists];
+  uint64_t list_cap;
 };
 
 // One batch: a contiguous run of input bytes. Its own bytes are [0, row_end):
@@ -173,6 +186,21 @@ void launch_merge_table(const GpuTable& t, const GpuPlan* plan, const GpuTable& 
 
 // Re-inserts groups [0, count) into a cleared slot array (after growth).
 void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream);
+
+// A holistic list to sort: n (group, key) pairs in groups[0] and keys[0],
+// room for as many in groups[1] and keys[1].
+struct ListSort {
+  uint32_t* groups[2];
+  unsigned long long* keys[2];
+  uint64_t n;
+  int group_bits;  // groups are below 2^group_bits
+};
+// Bytes of CUB temporary storage launch_sort_list needs.
+size_t list_sort_temp_bytes(const ListSort& l);
+// Sorts the pairs by group, then key (a radix sort by key, then a stable one
+// by group); returns where the sorted groups and keys are (either buffer).
+void launch_sort_list(const ListSort& l, void* temp, size_t temp_bytes, uint32_t** groups,
+                      unsigned long long** keys, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace warpcsv

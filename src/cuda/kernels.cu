@@ -434,6 +434,21 @@ __device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Val
   return -1;
 }
 
+// The next index of a counter that many threads take from: the threads of a
+// warp that get here together with the same counter add their count once.
+// (Threads at different iterations of a loop can run this together: grouping
+// them by the counter's address keeps each group on one counter.)
+__device__ __forceinline__ u64 claim_index(u64* counter) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, reinterpret_cast<u64>(counter));
+  const unsigned lane = threadIdx.x & 31u;
+  const int leader = __ffs(static_cast<int>(peers)) - 1;
+  u64 first = 0;
+  if (static_cast<int>(lane) == leader) first = atomicAdd(counter, static_cast<u64>(__popc(peers)));
+  first = __shfl_sync(peers, first, leader);
+  return first + static_cast<u64>(__popc(peers & ((1u << lane) - 1u)));
+}
+
 __device__ __forceinline__ bool is_null_token(const GpuPlan& p, const char* q, uint32_t n) {
   for (int t = 0; t < p.n_null; ++t) {
     const uint32_t b = p.null_offsets[t], e = p.null_offsets[t + 1];
@@ -541,6 +556,17 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
                                            : eval_program(ag.arg1, slots, ctx);
     if (ctx.status != EvalStatus::Ok) return kFlagIssue;
     if (!agg_update_words(ag, words + ag.word, x, y)) return kFlagUnsupported;
+  }
+  // Holistic arguments: the value and its group go to the argument's list.
+  for (int l = 0; l < p.nlists; ++l) {
+    const Value v = p.list_direct[l] >= 0 ? slots[p.list_direct[l]] : eval_program(p.lists[l], slots, ctx);
+    if (ctx.status != EvalStatus::Ok) return kFlagIssue;
+    if (v.null) continue;
+    if (!holistic_key_fits(v, p.list_types[l])) return kFlagUnsupported;  // past 64 bits: the CPU's lists hold it
+    const u64 at = claim_index(&t.counters->listed[l]);
+    if (at >= t.list_cap) return kFlagCapacity;
+    t.list_groups[l][at] = static_cast<uint32_t>(g);
+    t.list_keys[l][at] = holistic_key(v, p.list_types[l]);
   }
   return 0;
 }

@@ -174,11 +174,15 @@ const std::vector<std::string> kGpuPipelines = {
     "filter contains(s, \"a\") or v2 < 0 | groupby k1 | agg var(v2), corr(k2, v1)",
     "groupby k1 | agg sum(f), mean(f), var(f), std(f), min(f), max(f), count(f)",
     "groupby k2 % 5 | agg corr(f, v1), corr(v2, f), sum(f * 0.5), min(-f), max(f + v1)",
-    // Holistic aggregates: the GPU groups by k1 and each argument; the host regroups.
+    // Holistic aggregates over strings: the GPU groups by k1 and each argument; the host regroups.
     "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
     "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
-    // Numbers only: the CPU lists rows (and compacts them) where the GPU groups by the arguments.
+    // Over numbers only: one GPU lists each row's arguments with its group and sorts the lists
+    // (several GPUs group by the arguments), as the CPU lists (and compacts) them.
     "groupby k2 % 7 | agg median(v1), quantile(f, 0.75), count_distinct(v2), sum(v1), median(k2)",
+    "filter v1 > -50 | groupby k1 | agg median(v2), quantile(v1, 0.1), count_distinct(f), median(f), std(v1)",
+    "agg count_distinct(v1), median(f), quantile(v2, 0.99), count()",
+    "groupby k1, k2 % 3 | agg median(k2 * 1000 + v1), count_distinct(v1 % 5), quantile(v2, 0)",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
@@ -332,6 +336,30 @@ TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rou
 TEST_CASE("gpu: many groups at small batches give the CPU's bytes", "[gpu]") {
   if (!have_gpu()) return;
   CHECK(check_many_groups({4096}).code == 0);
+}
+
+// One GPU's holistic lists grow with the rows (from the first batch's bound,
+// at least twofold) over thousands of small batches, and hold nearly distinct
+// values in many groups; a value past 64 bits (no holistic key) makes the
+// CPU executor scan instead, with the same bytes.
+TEST_CASE("gpu: holistic lists grow over many batches and give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("lists.csv");
+  std::string text = "k,v,x,d\n";
+  for (int64_t i = 0; i < 200000; ++i)
+    text += "key" + std::to_string(i * 7919 % 20011) + "," + std::to_string(i * 104729 % 1000003 - 500000) + "," +
+            std::to_string(i % 97) + ".25," + (i % 11 ? "2024-0" + std::to_string(1 + i % 9) + "-1" + std::to_string(i % 10) : "") + "\n";
+  write_file(f, text);
+  const CudaRunInfo before = cuda_run_info();
+  check_same(dir, "groupby k | agg median(v), count_distinct(x), quantile(v, 0.9), sum(x), median(d)", f, RunConfig{},
+             {4096, 1 << 20, 0});
+  check_same(dir, "agg median(v), count_distinct(v), quantile(x, 0.3), median(d)", f, RunConfig{}, {4096, 0});
+  CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
+  // v * 10^14 passes 64 bits for |v| > 92233: the GPU hands the scan to the CPU.
+  const RunResult wide = check_same(dir, "groupby k | agg median(v * 100000000000000), count()", f, RunConfig{}, {0});
+  CHECK(wide.code == 0);
+  CHECK(cuda_run_info().cpu_reruns > before.cpu_reruns);
 }
 
 TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]") {
