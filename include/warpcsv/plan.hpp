@@ -53,11 +53,12 @@ struct AggSpec {
 };
 
 // A holistic aggregate (count_distinct, median, quantile). The scan cannot
-// keep a fixed-size state for it, so the scan groups by the agg's keys plus
-// the argument (ScanPlan::keys[key]) and counts each group's rows; after the
-// merge, regroup_holistic folds those groups into the agg's own and computes
-// the value from the distinct arguments and their counts. The scan, its
-// merge and both executors stay as they are.
+// keep a fixed-size state for it: its argument is a scan key past the agg's
+// own (ScanPlan::keys[key]), and either the executor lists each row's value
+// of it with the row's group (exec/holistic.hpp: the CPU executor, and one
+// GPU for numbers), or the scan groups by the agg's keys plus the argument
+// and counts each group's rows, and regroup_holistic folds those groups into
+// the agg's own after the merge.
 struct HolisticSpec {
   AggKind kind;
   int key;  // index into ScanPlan::keys
