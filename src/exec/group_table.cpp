@@ -134,9 +134,10 @@ void GroupTable::stabilize_strings(char* block) {
   }
 }
 
-void GroupTable::merge_from(const GroupTable& other) {
+void GroupTable::merge_from(const GroupTable& other, uint32_t* where) {
   for (size_t g = 0; g < other.size(); ++g) {
     char* dst = find_or_insert(other.keys(g), other.hashes_[g]);
+    if (where) where[g] = static_cast<uint32_t>(group_of(dst));
     bool copied = false;
     for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, other.state(g));
     if (copied) stabilize_strings(dst);
@@ -144,13 +145,18 @@ void GroupTable::merge_from(const GroupTable& other) {
 }
 
 void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int threads,
-                           const std::function<void()>& inputs_done) {
+                           const std::function<void()>& inputs_done,
+                           std::vector<std::vector<uint32_t>>* renumbered) {
   size_t total = 0;
   for (const GroupTable* t : tables) total += t->size();
+  if (renumbered) {
+    renumbered->assign(tables.size() + 1, {});
+    for (size_t i = 0; i < tables.size(); ++i) (*renumbered)[i].resize(tables[i]->size());
+  }
   // Below this many groups the hand-over to threads costs more than it saves.
   constexpr size_t kSerialGroups = 1 << 15;
   if (threads <= 1 || total < kSerialGroups) {
-    for (const GroupTable* t : tables) merge_from(*t);
+    for (size_t i = 0; i < tables.size(); ++i) merge_from(*tables[i], renumbered ? (*renumbered)[i].data() : nullptr);
     if (inputs_done) inputs_done();
     return;
   }
@@ -176,6 +182,13 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
     std::vector<GroupTable> parts;
     parts.reserve(nparts);
     for (size_t p = 0; p < nparts; ++p) parts.emplace_back(layout_);
+    // Where each input group goes: its group in its partition, then (once
+    // the partitions' sizes are known) that plus the groups before the partition.
+    std::vector<std::vector<uint32_t>> where;
+    if (renumbered) {
+      where.resize(inputs.size());
+      for (size_t i = 0; i < inputs.size(); ++i) where[i].resize(inputs[i]->size());
+    }
     parallel_for(nparts, threads, [&](size_t p, int) {
       GroupTable& out = parts[p];
       size_t most = 0;
@@ -185,15 +198,26 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
         const GroupTable& t = *inputs[i];
         for (const uint32_t g : listed[i][p]) {
           char* dst = out.find_or_insert(t.keys(g), t.hashes_[g]);
+          if (renumbered) where[i][g] = static_cast<uint32_t>(out.group_of(dst));
           bool copied = false;
           for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t.state(g));
           if (copied) out.stabilize_strings(dst);
         }
       }
     });
+    if (renumbered) {
+      std::vector<uint32_t> before(nparts, 0);  // this table is empty now: the parts start at 0
+      for (size_t p = 1; p < nparts; ++p) before[p] = before[p - 1] + static_cast<uint32_t>(parts[p - 1].size());
+      parallel_for(inputs.size(), threads, [&](size_t i, int) {
+        const GroupTable& t = *inputs[i];
+        for (size_t g = 0; g < t.size(); ++g) where[i][g] += before[part_of(t.hashes_[g])];
+      });
+    }
     listed.clear();
     if (inputs_done) inputs_done();
     append_disjoint(parts, threads);
+    if (renumbered)
+      for (size_t i = 0; i < inputs.size(); ++i) (*renumbered)[i] = std::move(where[i]);  // mine, if any, last
   } catch (...) {
     *this = std::move(mine);  // as it was
     throw;

@@ -73,21 +73,26 @@ class GroupTable {
     });
     indexed_ = false;
   }
-  // Folds every group of `other` into this table, in other's group order.
-  void merge_from(const GroupTable& other);
+  // Folds every group of `other` into this table, in other's group order;
+  // `where`, if given, gets the group each of other's groups is in here.
+  void merge_from(const GroupTable& other, uint32_t* where = nullptr);
   // Folds every group of `tables` into this table on up to `threads`
   // threads: each table's groups are listed by hash partition, thread p
   // folds those of partition p from all the tables into a table of its own,
   // and the partitions, which share no group, are then appended whole. The
   // groups and states are those of merge_from one table after another
-  // (merges are order-free); the group order differs. On an error (memory,
-  // the group limit) this table is left as it was. `inputs_done`, if given,
-  // is called once `tables` are no longer read, before the partitions are
-  // appended: freeing them then keeps the inputs and the copy from both
-  // being held at once (an error after that leaves this table as it was
-  // and the inputs gone: the caller's run fails).
+  // (merges are order-free); the group order differs, and this table's own
+  // groups are renumbered too. On an error (memory, the group limit) this
+  // table is left as it was. `inputs_done`, if given, is called once
+  // `tables` are no longer read, before the partitions are appended:
+  // freeing them then keeps the inputs and the copy from both being held at
+  // once (an error after that leaves this table as it was and the inputs
+  // gone: the caller's run fails). `renumbered`, if given, gets where every
+  // group went: [i][g] for group g of tables[i], and [tables.size()][g] for
+  // this table's own group g (left empty when its groups kept their numbers).
   void merge_all(const std::vector<const GroupTable*>& tables, int threads,
-                 const std::function<void()>& inputs_done = {});
+                 const std::function<void()>& inputs_done = {},
+                 std::vector<std::vector<uint32_t>>* renumbered = nullptr);
   // Appends the groups of `parts`, which share no group with each other or
   // with this table, and takes over their strings: part i's group g becomes
   // group size() + (groups of the parts before i) + g.

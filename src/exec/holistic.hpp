@@ -3,7 +3,7 @@
 // per argument, that the CPU executor's threads or a GPU fill as they scan
 // (the groups are the agg's own), or from scan groups keyed by the agg's keys
 // and then by each argument, with a count() of their rows (HolisticSpec in
-// plan.hpp; the GPUs' way when several share a scan).
+// plan.hpp; the GPUs' way for string arguments).
 #pragma once
 #include <memory>
 #include <vector>
@@ -61,6 +61,8 @@ class ArgList {
   // as it is and is never compacted again.
   void compact();
   bool merging() const { return !index_.empty(); }
+  // No value is added from now on: the merging index goes.
+  void seal() { std::vector<uint32_t>().swap(index_); }
   size_t next_compaction() const { return next_compaction_; }
   static constexpr size_t kFirstCompaction = 1 << 20;
 

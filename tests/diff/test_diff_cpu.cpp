@@ -867,6 +867,15 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
     CHECK(run(threads, 1, &profile) == holistic_once);
     CHECK(profile.find(" more times to bound memory)") != std::string::npos);
   }
+  // 90k groups: a fold on threads renumbers the result's groups, and the lists folded before follow them.
+  pipeline = "groupby k, n | agg median(v) as mv, count_distinct(s) as ds, quantile(v, 0.9) as qv, count() as c";
+  const std::string many_once = run(1, 0, &profile);
+  CHECK(std::count(many_once.begin(), many_once.end(), '\n') == 1 + 30011 * 3);
+  for (int threads : {2, 3}) {
+    INFO("holistic over many groups, threads " << threads);
+    CHECK(run(threads, 1, &profile) == many_once);
+    CHECK(profile.find(" more times to bound memory)") != std::string::npos);
+  }
 }
 
 // Rows go out with each bad row in its place among them, as if read one by

@@ -177,8 +177,8 @@ const std::vector<std::string> kGpuPipelines = {
     // Holistic aggregates over strings: the GPU groups by k1 and each argument; the host regroups.
     "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
     "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
-    // Over numbers only: one GPU lists each row's arguments with its group and sorts the lists
-    // (several GPUs group by the arguments), as the CPU lists (and compacts) them.
+    // Over numbers only: the run's first GPU alone lists each row's arguments with its group
+    // and sorts the lists, as the CPU lists (and compacts) them.
     "groupby k2 % 7 | agg median(v1), quantile(f, 0.75), count_distinct(v2), sum(v1), median(k2)",
     "filter v1 > -50 | groupby k1 | agg median(v2), quantile(v1, 0.1), count_distinct(f), median(f), std(v1)",
     "agg count_distinct(v1), median(f), quantile(v2, 0.99), count()",

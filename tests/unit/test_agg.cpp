@@ -820,13 +820,35 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
         size_t in_rest = 0;
         for (const GroupTable* t : rest) in_rest += t->size();
         REQUIRE(in_rest > (1u << 15));  // enough groups for the threaded path
+        // Every group's keys before the merge: the inputs', then the merged table's own.
+        auto key_text = [](const GroupTable& t, size_t g) {
+          const Value* k = t.keys(g);
+          return std::string(k[0].s.ptr, k[0].s.len) + "/" + std::to_string(static_cast<int64_t>(k[1].i));
+        };
+        std::vector<std::vector<std::string>> before(rest.size() + 1);
+        for (size_t i = 0; i < rest.size(); ++i)
+          for (size_t g = 0; g < rest[i]->size(); ++g) before[i].push_back(key_text(*rest[i], g));
+        for (size_t g = 0; g < merged.size(); ++g) before.back().push_back(key_text(merged, g));
         // The inputs are freed as soon as merge_all is done reading them.
         int done_calls = 0;
+        std::vector<std::vector<uint32_t>> renumbered;
         merged.merge_all(rest, threads, [&] {
           ++done_calls;
           owned.clear();
-        });
+        }, &renumbered);
         CHECK(done_calls == 1);
+        // Where each group went: the merged group with its keys.
+        REQUIRE(renumbered.size() == rest.size() + 1);
+        size_t misplaced = 0;
+        for (size_t i = 0; i < rest.size(); ++i) {
+          REQUIRE(renumbered[i].size() == before[i].size());
+          for (size_t g = 0; g < before[i].size(); ++g) misplaced += key_text(merged, renumbered[i][g]) != before[i][g];
+        }
+        for (size_t g = 0; g < before.back().size(); ++g)
+          misplaced += key_text(merged, renumbered.back().empty() ? g : renumbered.back()[g]) != before.back()[g];
+        CHECK(misplaced == 0);
+        // On threads the merged table's own groups are renumbered too.
+        CHECK(renumbered.back().empty() == (threads == 1 || !start_with_groups));
       }  // the threads' tables are gone: the merged table must own every string it holds
       REQUIRE(merged.size() == one_by_one.size());
       size_t differ = 0;

@@ -196,8 +196,9 @@ WCSV_HD inline double agg_float_of_key(int64_t k) {
 
 // Holistic aggregates sort and compare values by an order-preserving 64-bit
 // key: an int, decimal, date, timestamp or bool that fits 64 bits as its
-// int64 with the sign bit flipped, a float by agg_float_key with -0 as 0 (one
-// value there). The key is the whole value: holistic_value_of_key gives it back.
+// int64 with the sign bit flipped, a float by agg_float_key with -0 as 0 and
+// every NaN as the quiet NaN (one value each there). The key is the whole
+// value: holistic_value_of_key gives it back.
 WCSV_HD inline bool holistic_key_fits(const Value& v, Type t) {
   return t == Type::Float || (v.i >= INT64_MIN && v.i <= INT64_MAX);
 }
