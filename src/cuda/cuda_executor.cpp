@@ -285,6 +285,35 @@ class TableArrays {
   bool armed_ = true;
 };
 
+// Device allocations that may fail for want of room, which is no error
+// there (the caller hands the scan to the CPU): freed when the scope ends
+// unless released.
+class DeviceAllocs {
+ public:
+  DeviceAllocs() = default;
+  ~DeviceAllocs() {
+    for (void* p : held_) cudaFree(p);
+  }
+  DeviceAllocs(const DeviceAllocs&) = delete;
+  DeviceAllocs& operator=(const DeviceAllocs&) = delete;
+  // False (the error cleared) when the GPU has no room for `bytes`.
+  template <class T>
+  bool get(T** p, uint64_t bytes) {
+    void* q = nullptr;
+    if (cudaMalloc(&q, std::max<uint64_t>(1, bytes)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    held_.push_back(q);
+    *p = static_cast<T*>(q);
+    return true;
+  }
+  void release() { held_.clear(); }
+
+ private:
+  std::vector<void*> held_;
+};
+
 // A GPU's staging for batches of one size: the device buffers of its ring,
 // the batches' vectors, the row scratch, streams, events and counters.
 // Building it is much of a GPU's start-up once its context is up, so the
@@ -793,34 +822,21 @@ class Gpu {
     for (int l = 0; l < hplan_.nlists; ++l) {
       const uint64_t n = c.listed[l];
       WCSV_EXPECTS(n <= list_cap_, "a GPU list holds more values than its room");
+      if (n == 0) continue;
       ListSort sort{{list_groups_[l], nullptr}, {list_keys_[l], nullptr}, n, group_bits};
       const size_t temp_bytes = list_sort_temp_bytes(sort);
       void* temp = nullptr;
-      const bool room = cudaMalloc(&sort.groups[1], std::max<uint64_t>(1, n) * 4) == cudaSuccess &&
-                        cudaMalloc(&sort.keys[1], std::max<uint64_t>(1, n) * 8) == cudaSuccess &&
-                        cudaMalloc(&temp, std::max<size_t>(1, temp_bytes)) == cudaSuccess;
-      (void)cudaGetLastError();
+      DeviceAllocs scratch;  // freed once the list is on the host (download waits for it)
+      if (!scratch.get(&sort.groups[1], n * 4) || !scratch.get(&sort.keys[1], n * 8) || !scratch.get(&temp, temp_bytes))
+        return false;
       uint32_t* groups = nullptr;
       unsigned long long* keys = nullptr;
-      try {
-        if (room && n) launch_sort_list(sort, temp, temp_bytes, &groups, &keys, compute_);
-        if (room && n) {
-          uint32_t* host_groups;
-          uint64_t* host_keys;
-          lists[static_cast<size_t>(l)][0].fill_sorted(n, &host_groups, &host_keys);
-          download(host_groups, groups, n * 4, threads);
-          download(host_keys, keys, n * 8, threads);
-        }
-      } catch (...) {
-        cudaFree(sort.groups[1]);
-        cudaFree(sort.keys[1]);
-        cudaFree(temp);
-        throw;
-      }
-      cudaFree(sort.groups[1]);
-      cudaFree(sort.keys[1]);
-      cudaFree(temp);
-      if (!room) return false;
+      launch_sort_list(sort, temp, temp_bytes, &groups, &keys, compute_);
+      uint32_t* host_groups;
+      uint64_t* host_keys;
+      lists[static_cast<size_t>(l)][0].fill_sorted(n, &host_groups, &host_keys);
+      download(host_groups, groups, n * 4, threads);
+      download(host_keys, keys, n * 8, threads);
     }
     return true;
   }
@@ -983,35 +999,31 @@ class Gpu {
   // noted, when the GPU has no room for them: the CPU executor then scans.
   bool grow_lists(uint64_t cap, const GpuCounters& c) {
     const auto t_grow = std::chrono::steady_clock::now();
+    DeviceAllocs grown;
     uint32_t* groups[kMaxLists] = {};
     unsigned long long* keys[kMaxLists] = {};
-    bool ok = true;
-    for (int l = 0; l < hplan_.nlists && ok; ++l)
-      ok = cudaMalloc(&groups[l], cap * 4) == cudaSuccess && cudaMalloc(&keys[l], cap * 8) == cudaSuccess;
-    if (ok) {
-      for (int l = 0; l < hplan_.nlists; ++l) {
-        const uint64_t n = std::min<uint64_t>(c.listed[l], list_cap_);
-        if (!n) continue;
-        WCSV_CUDA_TRY(cudaMemcpyAsync(groups[l], list_groups_[l], n * 4, cudaMemcpyDeviceToDevice, compute_));
-        WCSV_CUDA_TRY(cudaMemcpyAsync(keys[l], list_keys_[l], n * 8, cudaMemcpyDeviceToDevice, compute_));
+    for (int l = 0; l < hplan_.nlists; ++l)
+      if (!grown.get(&groups[l], cap * 4) || !grown.get(&keys[l], cap * 8)) {
+        flags_seen_ |= kFlagCapacity;
+        grow_s += seconds_since(t_grow);
+        return false;
       }
-      WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
-    }
-    (void)cudaGetLastError();  // a failed allocation
-    if (ok) free_lists();
     for (int l = 0; l < hplan_.nlists; ++l) {
-      if (ok) {
-        list_groups_[l] = groups[l];
-        list_keys_[l] = keys[l];
-      } else {
-        cudaFree(groups[l]);
-        cudaFree(keys[l]);
-      }
+      const uint64_t n = std::min<uint64_t>(c.listed[l], list_cap_);
+      if (!n) continue;
+      WCSV_CUDA_TRY(cudaMemcpyAsync(groups[l], list_groups_[l], n * 4, cudaMemcpyDeviceToDevice, compute_));
+      WCSV_CUDA_TRY(cudaMemcpyAsync(keys[l], list_keys_[l], n * 8, cudaMemcpyDeviceToDevice, compute_));
     }
-    if (ok) list_cap_ = cap;
-    else flags_seen_ |= kFlagCapacity;
+    WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    free_lists();
+    grown.release();
+    for (int l = 0; l < hplan_.nlists; ++l) {
+      list_groups_[l] = groups[l];
+      list_keys_[l] = keys[l];
+    }
+    list_cap_ = cap;
     grow_s += seconds_since(t_grow);
-    return ok;
+    return true;
   }
 
   void upload_plan(const GpuPlan& host_plan, const Plan& plan) {

@@ -182,13 +182,10 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
     std::vector<GroupTable> parts;
     parts.reserve(nparts);
     for (size_t p = 0; p < nparts; ++p) parts.emplace_back(layout_);
-    // Where each input group goes: its group in its partition, then (once
-    // the partitions' sizes are known) that plus the groups before the partition.
-    std::vector<std::vector<uint32_t>> where;
-    if (renumbered) {
-      where.resize(inputs.size());
-      for (size_t i = 0; i < inputs.size(); ++i) where[i].resize(inputs[i]->size());
-    }
+    // Where each input group goes (inputs[i] is tables[i], then mine): its
+    // group in its partition, then (once the partitions' sizes are known)
+    // that plus the groups before the partition.
+    if (renumbered && mine.size()) renumbered->back().resize(mine.size());
     parallel_for(nparts, threads, [&](size_t p, int) {
       GroupTable& out = parts[p];
       size_t most = 0;
@@ -198,7 +195,7 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
         const GroupTable& t = *inputs[i];
         for (const uint32_t g : listed[i][p]) {
           char* dst = out.find_or_insert(t.keys(g), t.hashes_[g]);
-          if (renumbered) where[i][g] = static_cast<uint32_t>(out.group_of(dst));
+          if (renumbered) (*renumbered)[i][g] = static_cast<uint32_t>(out.group_of(dst));
           bool copied = false;
           for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t.state(g));
           if (copied) out.stabilize_strings(dst);
@@ -210,14 +207,12 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
       for (size_t p = 1; p < nparts; ++p) before[p] = before[p - 1] + static_cast<uint32_t>(parts[p - 1].size());
       parallel_for(inputs.size(), threads, [&](size_t i, int) {
         const GroupTable& t = *inputs[i];
-        for (size_t g = 0; g < t.size(); ++g) where[i][g] += before[part_of(t.hashes_[g])];
+        for (size_t g = 0; g < t.size(); ++g) (*renumbered)[i][g] += before[part_of(t.hashes_[g])];
       });
     }
     listed.clear();
     if (inputs_done) inputs_done();
     append_disjoint(parts, threads);
-    if (renumbered)
-      for (size_t i = 0; i < inputs.size(); ++i) (*renumbered)[i] = std::move(where[i]);  // mine, if any, last
   } catch (...) {
     *this = std::move(mine);  // as it was
     throw;

@@ -86,7 +86,6 @@ class Scatter {
     if (shared_) return __atomic_fetch_add(&count_[0][g], 1, __ATOMIC_RELAXED);
     return count_[piece][g]++;
   }
-  uint64_t items() const { return start.back(); }
 
   std::vector<uint64_t> start;  // ngroups + 1
 
@@ -145,6 +144,12 @@ std::vector<size_t> specs_over(const Plan& plan, int key) {
   return hs;
 }
 
+// Buckets of more items than this are sorted on every thread, one after
+// another; smaller ones on a thread each.
+uint64_t big_bucket(uint64_t items, int threads) {
+  return std::max<uint64_t>(1 << 16, items / static_cast<uint64_t>(std::max(threads, 1)));
+}
+
 // Calls fn(g, first, n) for each group g's bucket of items (items[start[g],
 // start[g + 1])), on threads.
 template <class Item, class Fn>
@@ -166,23 +171,17 @@ void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnTy
                        const std::vector<uint64_t>& start, bool sorted, int threads, std::vector<Value>& values) {
   const size_t nh = plan.holistic.size();
   auto by_key = [](const Item& x, const Item& y) { return key_of(x) < key_of(y); };
-  const uint64_t total = start.back();
   const bool select = !sorted && std::is_same_v<Item, uint64_t> && hs.size() == 1 &&
                       plan.holistic[hs[0]].kind != AggKind::CountDistinct;
-  // A bucket of more than a thread's share is sorted on every thread first
-  // (a selection is linear: 10M values took 0.05 s on one thread, their
-  // sort on two 0.5 s).
-  const uint64_t big = std::max<uint64_t>(1 << 16, total / static_cast<uint64_t>(std::max(threads, 1)));
-  std::vector<bool> sorted_big(start.size() - 1, false);
+  // Big buckets are sorted first, unless selected (a selection is linear:
+  // 10M values took 0.05 s on one thread, their sort on two 0.5 s).
+  const uint64_t big = big_bucket(start.back(), threads);
   if (!sorted && !select)
     for (size_t g = 0; g + 1 < start.size(); ++g)
-      if (start[g + 1] - start[g] > big) {
-        parallel_stable_sort(items + start[g], items + start[g + 1], by_key, threads);
-        sorted_big[g] = true;
-      }
+      if (start[g + 1] - start[g] > big) parallel_stable_sort(items + start[g], items + start[g + 1], by_key, threads);
   for_each_bucket(items, start, threads, [&](size_t g, Item* first, size_t n) {
-    if (sorted || sorted_big[g] || !select) {
-      if (!sorted && !sorted_big[g]) std::sort(first, first + n, by_key);
+    if (!select) {
+      if (!sorted && n <= big) std::sort(first, first + n, by_key);
       for (size_t h : hs) values[g * nh + h] = holistic_value(plan.holistic[h], KeyRun<Item>{first, n, arg.type}, arg);
       return;
     }
@@ -461,9 +460,7 @@ void source_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType a
                    size_t ngroups, int threads, std::vector<Value>& values) {
   const size_t nh = plan.holistic.size();
   Buckets b = bucket_by_group(src, arg.type, ngroups, threads);
-  // A bucket of more than a thread's share is sorted on every thread, the
-  // rest on one thread each.
-  const uint64_t big = std::max<uint64_t>(1 << 16, b.items.size() / static_cast<uint64_t>(std::max(threads, 1)));
+  const uint64_t big = big_bucket(b.items.size(), threads);
   const BucketSort<Source> sorter{src, arg.type, b.whole, b.skip, big, threads};
   for (size_t g = 0; g < ngroups; ++g)
     if (b.start[g + 1] - b.start[g] > big) sorter.sort(b.items.data() + b.start[g], b.start[g + 1] - b.start[g]);
@@ -540,11 +537,6 @@ void ArgList::fill_sorted(size_t n, uint32_t** groups, uint64_t** keys) {
   next_compaction_ = SIZE_MAX;
 }
 
-uint64_t ArgList::hash_at(size_t i) const {
-  const uint64_t g = hash_mix(groups_[i] + 0x9e3779b97f4a7c15ull);
-  return form_ == Form::Keys ? hash_combine(g, hash_mix(keys_[i])) : hash_combine(g, hash_value(value(i), type_));
-}
-
 uint64_t ArgList::hash_of(uint32_t g, const Value& v) const {
   const uint64_t h = hash_mix(g + 0x9e3779b97f4a7c15ull);
   return form_ == Form::Keys ? hash_combine(h, hash_mix(holistic_key(v, type_))) : hash_combine(h, hash_value(v, type_));
@@ -562,7 +554,7 @@ bool ArgList::equal_at(size_t i, uint32_t g, const Value& v) const {
 void ArgList::rebuild_index(size_t cap) {
   index_.assign(cap, 0);
   for (size_t i = 0; i < size(); ++i) {
-    size_t s = hash_at(i) & (cap - 1);
+    size_t s = hash_of(groups_[i], value(i)) & (cap - 1);
     while (index_[s]) s = (s + 1) & (cap - 1);
     index_[s] = static_cast<uint32_t>(i + 1);
   }
@@ -600,7 +592,7 @@ void ArgList::compact() {
   std::vector<uint32_t> slot(cap, 0);
   size_t distinct = 0;
   for (size_t i = 0; i < n; ++i)
-    for (size_t s = hash_at(i) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+    for (size_t s = hash_of(groups_[i], value(i)) & (cap - 1);; s = (s + 1) & (cap - 1)) {
       if (slot[s] == 0) {
         slot[s] = static_cast<uint32_t>(i + 1);
         ++distinct;
@@ -616,7 +608,7 @@ void ArgList::compact() {
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t wi = weight(i);
-    for (size_t s = hash_at(i) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+    for (size_t s = hash_of(groups_[i], value(i)) & (cap - 1);; s = (s + 1) & (cap - 1)) {
       if (slot[s] == 0) {
         slot[s] = static_cast<uint32_t>(kept + 1);
         groups_[kept] = groups_[i];

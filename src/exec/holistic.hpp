@@ -86,9 +86,8 @@ class ArgList {
   }
   void add_merged(uint32_t g, const Value& v);
   void widen();  // Form::Keys -> Form::Wide
-  // The hash of (group, value) of value i, and of a value to add (the same
-  // for equal ones); whether value i is v of group g.
-  uint64_t hash_at(size_t i) const;
+  // The hash of (group, value), the same for equal values of one form;
+  // whether value i is v of group g.
   uint64_t hash_of(uint32_t g, const Value& v) const;
   bool equal_at(size_t i, uint32_t g, const Value& v) const;
   void rebuild_index(size_t cap);
