@@ -75,7 +75,7 @@ else
   EXTRA+=(-DCMAKE_BUILD_TYPE=Release)
 fi
 
-cmake -S "$ROOT" -B "$BUILD" -DWARPCSV_CUDA="$CUDA" "${EXTRA[@]}"
+cmake -S "$ROOT" -B "$BUILD" -DWARPCSV_CUDA="$CUDA" -DWARPCSV_WERROR="${WARPCSV_WERROR:-ON}" "${EXTRA[@]}"
 cmake --build "$BUILD" -j "$JOBS"
 echo "test.sh: built $BUILD/warpcsv" >&2
 [ "$BUILD_ONLY" = "1" ] && exit 0

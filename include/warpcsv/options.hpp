@@ -37,6 +37,7 @@ struct Options {
   int threads = 0;          // 0: hardware concurrency
   bool explain = false;
   bool profile = false;
+  std::string trace_path;  // --trace FILE: a Chrome/Perfetto trace of the run (empty: none)
   int progress = -1;  // --progress 1, --no-progress 0, default -1: only when stderr is a terminal
   bool quiet = false;
   // Not on the command line: every GPU of the run starts before the scan
