@@ -12,8 +12,9 @@ namespace warpcsv {
 // It grows with realloc, which moves a large array by remapping its pages
 // (mremap) rather than copying them. A group table's blocks double many times
 // as groups arrive: std::vector's copy at each doubling, and the faults of its
-// fresh pages, took a fifth of a one-thread scan with 4.4M groups. Elements
-// added by resize are not initialized.
+// fresh pages, were a large share of a scan with millions of groups
+// (docs/performance.md, "CPU executor"). Elements added by resize are not
+// initialized.
 template <class T>
 class GrowArray {
   static_assert(std::is_trivially_copyable_v<T>, "GrowArray moves its elements as bytes");

@@ -50,8 +50,8 @@ Value holistic_value(const HolisticSpec& spec, const Run& run, ColumnType arg) {
 }
 
 // Writes every item of some pieces into its group's bucket, counted first
-// and then scattered, on threads (a stable sort of every item by (group,
-// value) took 1.1 of 2.4 s for 10M rows in 10k groups). Each piece counts
+// and then scattered, on threads (much cheaper than a stable sort of every
+// item by (group, value); docs/performance.md, "Holistic aggregates"). Each piece counts
 // its own items per group while those counters are fewer than the items,
 // so that it writes without atomics; else the pieces share one atomic
 // counter per group (10M groups from 16 threads' lists), and a bucket's
@@ -173,8 +173,8 @@ void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnTy
   auto by_key = [](const Item& x, const Item& y) { return key_of(x) < key_of(y); };
   const bool select = !sorted && std::is_same_v<Item, uint64_t> && hs.size() == 1 &&
                       plan.holistic[hs[0]].kind != AggKind::CountDistinct;
-  // Big buckets are sorted first, unless selected (a selection is linear:
-  // 10M values took 0.05 s on one thread, their sort on two 0.5 s).
+  // Big buckets are sorted first, unless selected (a selection is linear,
+  // ten times faster than the sort on one big bucket).
   const uint64_t big = big_bucket(start.back(), threads);
   if (!sorted && !select)
     for (size_t g = 0; g + 1 < start.size(); ++g)
@@ -385,8 +385,9 @@ Buckets bucket_by_group(const Source& src, Type t, size_t ngroups, int threads) 
 // Sorts a bucket's items by value (equal values may end in any order).
 // Prefixes decide where they differ. Strings that share theirs are keyed
 // again by their next 8 bytes, run by run: comparing through the strings
-// costs two cache misses each, and 5M URLs sharing their first 8 bytes took
-// 24 s. Wide decimals that share theirs compare their values.
+// costs two cache misses each, which made strings sharing their first 8
+// bytes (URLs) ten times slower. Wide decimals that share theirs compare
+// their values.
 template <class Source>
 struct BucketSort {
   const Source& src;

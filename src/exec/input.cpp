@@ -417,7 +417,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
     const Window w = src.sample(kInferSampleBytes);
-    // The sample in pieces on several threads (it took 3.5 ms on one): the
+    // The sample in pieces on several threads (one thread is the slow part): the
     // exact state at each piece's start says where its first row starts, and
     // a column's guesses merge in any order.
     const uint64_t piece = std::max<uint64_t>(kInferPieceBytes, (w.size + threads - 1) / std::max(1, threads));

@@ -102,8 +102,8 @@ class InputSource {
   uint64_t map_len_ = 0;
 
   // Stream: bytes [buf_offset_, buf_offset_ + buf_.size()). It grows with
-  // realloc: a vector's copy when a row of 300 MB doubled the window held
-  // both copies (4x the row from standard input).
+  // realloc: a vector's copy held the old and the new window at once while
+  // a long row doubled it.
   GrowArray<char> buf_;
   uint64_t buf_offset_ = 0;
   bool stream_eof_ = false;

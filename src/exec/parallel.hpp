@@ -80,9 +80,8 @@ size_t merge_split(It a, size_t m, It b, size_t n, size_t k, Cmp& cmp) {
 // A stable sort on several threads: ranges sorted in parallel, then merged
 // pairwise, level by level, between the range and a buffer. Each merge is
 // cut into pieces of its output (found by binary search, as in merge path)
-// so that the last levels, with few pairs, still use every thread: merging
-// the last two halves of a million sort items on one thread took most of
-// the sort.
+// so that the last levels, with few pairs, still use every thread: the last
+// merge alone, on one thread, would take most of the sort.
 template <class It, class Cmp>
 void parallel_stable_sort(It first, It last, Cmp cmp, int threads) {
   using T = typename std::iterator_traits<It>::value_type;

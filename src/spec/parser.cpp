@@ -1,4 +1,4 @@
-// Lexer and recursive-descent parser of the pipeline language (DESIGN.md §2).
+// Lexer and recursive-descent parser of the pipeline language (README.md, "The pipeline language").
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>

@@ -496,7 +496,7 @@ std::vector<Question> questions() {
   return q;
 }
 
-// Float-input aggregates: the same bytes at every setting is the contract (DESIGN.md §4).
+// Float-input aggregates: the same bytes at every setting is the contract (docs/architecture.md, "Exactness").
 Question float_question() {
   return {
       "groupby k1 | agg sum(f) as s, mean(f) as m, var(f) as v, std(f) as sd, corr(f, v1) as r, "
@@ -726,8 +726,8 @@ TEST_CASE("diff: two files read as one table give the one file's output") {
 }
 
 TEST_CASE("diff: float aggregates give the same bytes at every chunk size and thread count") {
-  // DESIGN.md §4: "Output is the same for any number of GPUs, any --chunk-size". Each float
-  // aggregate on its own, so a failure names the one that depends on the partitioning.
+  // Output is the same for any number of GPUs and any --chunk-size (docs/architecture.md, "Exactness"). Each
+  // float aggregate on its own, so a failure names the one that depends on the partitioning.
   DatasetOptions o;
   o.rows = 300;
   o.key_cardinality = 4;

@@ -623,7 +623,7 @@ void check_float_merge_bits(std::mt19937_64& rng, const std::vector<Row>& rows) 
 }  // namespace
 
 TEST_CASE("agg: float ops give the same bits in any merge order") {
-  // DESIGN.md §4: results never depend on partitioning: float moments are exact sums.
+  // Results never depend on partitioning: float moments are exact sums (docs/architecture.md, "Exactness").
   std::mt19937_64 rng(23);
   for (int iter = 0; iter < 300; ++iter) {
     INFO("iter " << iter);

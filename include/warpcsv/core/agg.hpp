@@ -457,7 +457,7 @@ WCSV_HD inline bool agg_out_of_range(uint32_t flags) { return (flags & kAccOutOf
 // Whether the aggregate's exact sum passed 128 bits (ints and decimals) or
 // its float accumulator's range: its result (the sum, or a mean, variance
 // or correlation computed from it) cannot be given, and the run fails
-// naming it, where it used to wrap around or print an infinity.
+// naming it, rather than wrapping around or printing an infinity.
 WCSV_HD inline bool agg_overflowed(const AggDesc& a, const char* block) {
   const char* s = block + a.offset;
   switch (a.op) {

@@ -6,7 +6,7 @@ set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 [ -f .peers/libduckdb.so.xz ] && (cd .peers && xz -dkf libduckdb.so.xz)
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$OUT/build.log" 2>&1 &&
   cmake --build build-gpu -j"$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }

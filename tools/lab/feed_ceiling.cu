@@ -8,13 +8,10 @@
 //   mode 2: the same with non-temporal stores;
 //   mode 3: pread into the slot, then flush it from the cache (clflushopt);
 //   mode 4: pread into the slot, queue its copy only after the thread's next piece is read.
-// 2 x H200, 28 threads, 40 slots (warpcsv's counts for two GPUs), 5.2 GB in
-// /dev/shm, second round (the first pays for first touches): mode 0 73.5 GB/s,
-// 1: 61.1, 2: 50.7, 3: 40.3, 4: 50.6; one GPU, 14 threads, 20 slots: 49.4,
-// 44.8, 41.7, 28.9, 29.0. warpcsv's in-process q1 reaches 60-77 GB/s on such
-// machines: near this ceiling, which the host's memory sets, not the GPUs.
+// Mode 0 was the fastest; warpcsv's in-process q1 runs near its ceiling, which
+// the host's memory sets, not the GPUs (numbers: docs/performance.md, "Feed ceiling").
 //
-//   nvcc -O2 -std=c++17 -arch=sm_90 -Xcompiler -mavx2,-mclflushopt -o feed_ceiling scripts/feed_ceiling.cu
+//   nvcc -O2 -std=c++17 -arch=sm_90 -Xcompiler -mavx2,-mclflushopt -o feed_ceiling tools/lab/feed_ceiling.cu
 //   feed_ceiling FILE THREADS SLOTS [GPUS [MODES]]   (MODES: digits run in turn, default 0123401234)
 #include <cuda_runtime.h>
 #include <fcntl.h>

@@ -1,12 +1,11 @@
 // How fast host threads can `pread` a page-cached file when the destination
 // stays in their cores' caches, with no GPU: THREADS threads (8..32) read
 // PIECE-byte pieces of FILE in order, each into its own BUFS buffers in turn
-// (BUFS = 1 or 2: cache-hot; 8 x 2 MiB per thread: spills to memory). On
-// a 2 x H200 machine where read_copy_ceiling.cu (a 264 MiB ring) read 66 GB/s,
-// this read 91-116 GB/s cache-hot and 48-52 spilling: reading alone is not
-// what bounds the GPUs' feed (see README, "Where the GPU time goes").
+// (BUFS = 1 or 2: cache-hot; 8 x 2 MiB per thread: spills to memory). It showed
+// that reading alone is not what bounds the GPUs' feed (docs/performance.md,
+// "Host read and copy ceilings").
 //
-//   g++ -O2 -pthread -o pread_cache_probe scripts/pread_cache_probe.cpp
+//   g++ -O2 -pthread -o pread_cache_probe tools/lab/pread_cache_probe.cpp
 //   pread_cache_probe FILE
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# One call on the 2-GPU machine (the `device` tool) for the large-input numbers
-# of issue 4: builds warpcsv (sm_90), generates the 1e9-row group-by table
+# One call on a GPU machine for the large-input numbers (docs/performance.md,
+# "1e9 rows"): builds warpcsv (sm_90), generates the 1e9-row group-by table
 # (52 GB) in /dev/shm, then q1 and q3 with --device gpu (--profile, peak RSS)
 # and bench.sh side by side with DuckDB (all cores, one run each). Carry
 # .peers/duckq and .peers/libduckdb.so.xz. Logs go to $OUT.
 #
-#   ROWS=1e9 scripts/device-big.sh
+#   ROWS=1e9 tools/lab/device-big.sh
 set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 ROWS=$(awk "BEGIN{printf \"%d\", ${ROWS:-1e9}}")
 BUILD=build-gpu

@@ -7,7 +7,7 @@
 // machine; they differ between machines of the same kind. gpu-check.sh runs
 // it and prints one line.
 //
-//   nvcc -O2 -std=c++17 -o read_copy_ceiling scripts/read_copy_ceiling.cu
+//   nvcc -O2 -std=c++17 -o read_copy_ceiling tools/lab/read_copy_ceiling.cu
 //   read_copy_ceiling FILE THREADS GPUS
 #include <cuda_runtime.h>
 #include <fcntl.h>

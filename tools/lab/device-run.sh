@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (the `device` tool): gpu-check (build for sm_90,
+# One call on a GPU machine: gpu-check (build for sm_90,
 # GPU differential tests, compute-sanitizer, q1 on 1e8 rows), then bench.sh
 # side by side with DuckDB with --device gpu and with all GPUs listed, then the whole ctest
 # suite. Logs and summaries go to $OUT. Carry .peers/duckq and
@@ -8,7 +8,7 @@ set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 nvidia-smi -L >"$OUT/machine.txt" 2>&1
 nvidia-smi topo -m >>"$OUT/machine.txt" 2>&1
