@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# GPU check: builds warpcsv with CUDA for sm_90, runs the whole ctest suite and
+# GPU check: builds warpcsv with CUDA (the portable default: sm_80 and sm_90
+# machine code, compute_75 PTX; CUDA_ARCHS=native for this GPU alone), lists
+# the GPU code the binary holds (cuobjdump), runs the whole ctest suite and
 # the GPU differential tests, runs compute-sanitizer (memcheck, racecheck) on a
-# small pipeline, generates a db-benchmark group-by table, measures the host's
+# small pipeline, checks that a build for another GPU generation is refused at
+# start-up (auto answers on the CPU, --device gpu exits 4), checks --trace on
+# the GPU, generates a db-benchmark group-by table, measures the host's
 # ceilings for reading it into staging memory with and without the GPUs
-# copying in (scripts/read_copy_ceiling.cu) and for warpcsv's feed with no
-# kernels (scripts/feed_ceiling.cu), times q1 in-process and as a
+# copying in (tools/lab/read_copy_ceiling.cu) and for warpcsv's feed with no
+# kernels (tools/lab/feed_ceiling.cu), times q1 in-process and as a
 # whole process (checking its bytes against the CPU executor), and prints a
 # summary table. Logs go to build-gpu/gpu-check; when $OUT is set,
 # the summary and a tarball of the logs are copied there too.
 #
 #   scripts/gpu-check.sh                 # 1e8 rows (5.2 GB in /dev/shm)
 #   BENCH_ROWS=10000000 scripts/gpu-check.sh
-#   SKIP_BUILD=1 SKIP_CTEST=1 scripts/gpu-check.sh
+#   CUDA_ARCHS=native BUILD_DIR=build-native scripts/gpu-check.sh
+#   SKIP_BUILD=1 SKIP_CTEST=1 SKIP_FOREIGN=1 scripts/gpu-check.sh
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 LOG=$BUILD/gpu-check
 JOBS=${JOBS:-$(nproc)}
+ARCHS=${CUDA_ARCHS:-}
 ROWS=${BENCH_ROWS:-100000000}
 DATA_DIR=${BENCH_DIR:-/dev/shm}
 mkdir -p "$LOG"
@@ -28,11 +34,12 @@ step() { echo "== $*" >&2; }
 # ---- build -------------------------------------------------------------------
 build_ok=skipped
 if [ -z "${SKIP_BUILD:-}" ]; then
-  step "build ($BUILD, sm_90, -j$JOBS)"
-  if cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-       >"$LOG/build.log" 2>&1 &&
+  step "build ($BUILD, GPU code ${ARCHS:-default}, -j$JOBS)"
+  t0=$(date +%s)
+  if cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_WERROR=ON \
+       ${ARCHS:+-DCMAKE_CUDA_ARCHITECTURES=$ARCHS} >"$LOG/build.log" 2>&1 &&
      cmake --build "$BUILD" -j"$JOBS" >>"$LOG/build.log" 2>&1; then
-    build_ok=yes
+    build_ok="yes ($(( $(date +%s) - t0 )) s)"
   else
     build_ok=NO
     tail -40 "$LOG/build.log" >&2
@@ -42,6 +49,14 @@ WARPCSV="$BUILD/warpcsv"
 GPU_TESTS="$BUILD/tests/gpu_tests"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 grep -q 'CUDA executor ON' "$LOG/build.log" 2>/dev/null && cuda=ON || cuda="?"
+gpu_code=$(grep -o 'GPU code for .*' "$LOG/build.log" 2>/dev/null | tail -1)
+# The GPU code inside the binary, as the driver will see it.
+elf_ptx=skipped
+if command -v cuobjdump >/dev/null && [ -x "$WARPCSV" ]; then
+  cuobjdump --list-elf --list-ptx "$WARPCSV" >"$LOG/cuobjdump.txt" 2>&1
+  elf_ptx="$(grep -Eo 'sm_[0-9]+a?' "$LOG/cuobjdump.txt" | sort -u | tr '\n' ' ')"
+  elf_ptx="elf: $(grep -i 'elf' "$LOG/cuobjdump.txt" | grep -Eo 'sm_[0-9]+a?' | sort -u | tr '\n' ' ')ptx: $(grep -i 'ptx' "$LOG/cuobjdump.txt" | grep -Eo 'sm_[0-9]+a?' | sort -u | tr '\n' ' ')"
+fi
 
 # ---- the whole test suite ----------------------------------------------------
 ctest_result=skipped
@@ -60,17 +75,16 @@ if [ -x "$GPU_TESTS" ]; then
   timeout 1200 "$GPU_TESTS" '[gpu]' >"$LOG/gpu_tests.log" 2>&1
   rc=$?
   diff_result="$(grep -E 'All tests passed|test cases:|assertions:' "$LOG/gpu_tests.log" | tr '\n' ' ')"
-  grep -q 'no GPU: GPU tests skipped' "$LOG/gpu_tests.log" && diff_result="SKIPPED (no GPU) $diff_result"
+  grep -q 'gpu_tests: skipped' "$LOG/gpu_tests.log" && diff_result="SKIPPED ($(grep -o 'skipped: .*' "$LOG/gpu_tests.log")) $diff_result"
   [ $rc -eq 0 ] || { diff_result="FAILED rc=$rc $diff_result"; tail -60 "$LOG/gpu_tests.log" >&2; }
 fi
 
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
 # ---- many groups at small batches ---------------------------------------------
-# 300k string keys at --chunk-size 4096 (once did not finish within 80 s on
-# 2 x H200). Each setting runs alone under a timeout, so the check goes on and
-# the summary says which one stops (rc 124) or differs; memcheck looks for a
-# device fault.
+# 300k string keys at --chunk-size 4096: many table growths and merges. Each
+# setting runs alone under a timeout, so the check goes on and the summary
+# says which one stops (rc 124) or differs; memcheck looks for a device fault.
 many_result=skipped
 if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
   step "many groups at small batches"
@@ -134,6 +148,26 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     san_result="$san_result (cpu!=gpu!)"
 fi
 
+# ---- --trace on the GPU --------------------------------------------------------
+trace_result=skipped
+if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ -f "$SMALL" ] && "$WARPCSV" --help | grep -q -- '--trace'; then
+  step "--trace on the GPU"
+  timeout 120 "$WARPCSV" --device 0 --chunk-size 16K --trace "$LOG/trace_gpu.json" \
+    'groupby k | agg count(), sum(v)' "$SMALL" >/dev/null 2>"$LOG/trace_gpu.err"
+  rc=$?
+  if command -v python3 >/dev/null; then
+    trace_result="rc=$rc $(python3 -c '
+import json, sys, collections
+t = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in t if e.get("ph") == "X"]
+by = collections.Counter((e["pid"], e["name"].split(" ")[0]) for e in x)
+print(len(x), "events;", ", ".join("pid %s %s: %d" % (p, n, c) for (p, n), c in sorted(by.items(), key=str)[:12]))
+' "$LOG/trace_gpu.json" 2>&1 | tail -1)"
+  else
+    trace_result="rc=$rc $(grep -o '"ph":"X"' "$LOG/trace_gpu.json" | wc -l) events"
+  fi
+fi
+
 # ---- benchmark: db-benchmark G1 table, q1 ------------------------------------
 q1_inproc=skipped
 q1_whole=skipped
@@ -147,7 +181,7 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   size=$(stat -c %s "$G1")
   step "host ceilings: reading the file, and reading while the GPUs copy in"
   NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  "$NVCC" -O2 -std=c++17 -o "$BUILD/read_copy_ceiling" "$ROOT/scripts/read_copy_ceiling.cu" >"$LOG/ceiling.log" 2>&1 &&
+  "$NVCC" -O2 -std=c++17 -o "$BUILD/read_copy_ceiling" "$ROOT/tools/lab/read_copy_ceiling.cu" >"$LOG/ceiling.log" 2>&1 &&
     "$BUILD/read_copy_ceiling" "$G1" "$JOBS" "$gpus" >>"$LOG/ceiling.log" 2>&1
   read_ceiling=$(tail -1 "$LOG/ceiling.log")
   # The feed as warpcsv runs it (its readers and slots for these GPUs), with
@@ -155,8 +189,8 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   # 13 and 7 per GPU: kReadersPerGpu and 1 + kSlotsInFlightPerGpu in
   # src/cuda/cuda_executor.cpp (read_helpers, pin_count); keep them together.
   readers=$(( JOBS - 1 < 13 * gpus ? JOBS - 1 : 13 * gpus ))
-  "$NVCC" -O2 -std=c++17 -arch=sm_90 -Xcompiler -mavx2,-mclflushopt -o "$BUILD/feed_ceiling" \
-    "$ROOT/scripts/feed_ceiling.cu" >"$LOG/feed.log" 2>&1 &&
+  "$NVCC" -O2 -std=c++17 -arch=native -Xcompiler -mavx2,-mclflushopt -o "$BUILD/feed_ceiling" \
+    "$ROOT/tools/lab/feed_ceiling.cu" >"$LOG/feed.log" 2>&1 &&
     "$BUILD/feed_ceiling" "$G1" $((readers + gpus)) $((readers + 7 * gpus)) "$gpus" 00 >>"$LOG/feed.log" 2>&1
   feed_ceiling=$(tail -1 "$LOG/feed.log")
   step "q1 in-process ($size bytes)"
@@ -198,14 +232,46 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   done
 fi
 
+# ---- a build for another GPU generation --------------------------------------
+# Machine code for a GPU generation this machine does not have, and no PTX:
+# the start-up check must refuse the GPU by name (--device gpu: exit 4) and
+# --device auto (on the G1 table, large enough for the GPUs) must answer on
+# the CPU with the CPU executor's bytes.
+foreign_result=skipped
+if [ -z "${SKIP_FOREIGN:-}" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ -s "$LOG/q1_cpu.csv" ]; then
+  cc_major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | cut -d. -f1)
+  other=$([ "${cc_major:-9}" = 8 ] && echo 90-real || echo 80-real)
+  FOREIGN="$BUILD-$other"
+  step "build for $other only ($FOREIGN)"
+  if cmake -S "$ROOT" -B "$FOREIGN" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_TESTS=OFF \
+       -DCMAKE_CUDA_ARCHITECTURES="$other" >"$LOG/foreign_build.log" 2>&1 &&
+     cmake --build "$FOREIGN" -j"$JOBS" --target warpcsv >>"$LOG/foreign_build.log" 2>&1; then
+    timeout 120 "$FOREIGN/warpcsv" --device gpu 'groupby id1 | agg sum(v1)' "$G1" >/dev/null 2>"$LOG/foreign_gpu.err"
+    rc_gpu=$?
+    timeout 300 "$FOREIGN/warpcsv" --device auto 'groupby id1 | agg sum(v1)' "$G1" >"$LOG/foreign_auto.csv" \
+      2>"$LOG/foreign_auto.err"
+    rc_auto=$?
+    same=$(cmp -s "$LOG/q1_cpu.csv" "$LOG/foreign_auto.csv" && echo same || echo DIFFERENT)
+    foreign_result="$other: --device gpu rc=$rc_gpu, auto rc=$rc_auto $same bytes as the CPU"
+    { echo "--device gpu:"; cat "$LOG/foreign_gpu.err"; echo "--device auto:"; cat "$LOG/foreign_auto.err"; } \
+      >"$LOG/foreign_messages.txt"
+    [ "$rc_gpu" = 4 ] && [ "$rc_auto" = 0 ] && [ "$same" = same ] || foreign_result="FAILED $foreign_result"
+  else
+    foreign_result="build FAILED (see foreign_build.log)"
+  fi
+fi
+
 # ---- summary -----------------------------------------------------------------
 echo "---- warpcsv gpu-check summary" | tee -a "$SUMMARY"
 row "machine" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) x$gpus, $(nproc) cores"
-row "build (sm_90, CUDA $cuda)" "$build_ok"
+row "build (CUDA $cuda)" "$build_ok; ${gpu_code:-GPU code ?}"
+row "GPU code in the binary" "$elf_ptx"
 row "ctest" "$ctest_result"
 row "gpu diff tests" "$diff_result"
 row "sanitizer errors" "$san_result"
 row "300k groups, 4 KiB batches" "$many_result"
+row "build for another GPU" "$foreign_result"
+row "--trace on the GPU" "$trace_result"
 row "host ceiling (no scan)" "${read_ceiling:-skipped}"
 row "feed ceiling (no kernels)" "${feed_ceiling:-skipped}"
 row "q1 in-process (warm runs)" "$q1_inproc"
@@ -215,11 +281,12 @@ row "q1 whole process" "$q1_whole"
 row "q1 gpu vs cpu bytes" "$q1_same"
 [ -f "$LOG/queries.txt" ] && { echo "whole-process times, other queries (--device gpu):"; cat "$LOG/queries.txt"; } | tee -a "$SUMMARY"
 [ -f "$LOG/q1_profile.txt" ] && { echo "q1 --profile:"; cat "$LOG/q1_profile.txt"; } | tee -a "$SUMMARY"
+[ -f "$LOG/foreign_messages.txt" ] && { echo "build for another GPU, messages:"; cat "$LOG/foreign_messages.txt"; } | tee -a "$SUMMARY"
 if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
   cp "$SUMMARY" "$OUT/gpu-check-summary.txt"
   tar czf "$OUT/gpu-check-logs.tgz" -C "$LOG" --exclude small.csv --exclude q_gpu.csv . 2>/dev/null
 fi
-case "$build_ok $diff_result $q1_same" in
+case "$build_ok $diff_result $q1_same $foreign_result" in
   *NO*|*FAILED*|*DIFFERENT*) exit 1 ;;
 esac
 exit 0

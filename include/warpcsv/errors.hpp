@@ -19,6 +19,9 @@ enum ExitCode : int {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
   virtual int exit_code() const = 0;
+  // Where in warpcsv it arose (a call and a source line): for bug reports,
+  // printed under --profile or WARPCSV_DEBUG=1, never in the message itself.
+  std::string detail;
 };
 // Bad option, pipeline syntax, unknown column, type error in the spec.
 struct UsageError : Error {

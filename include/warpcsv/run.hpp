@@ -10,11 +10,15 @@ namespace warpcsv {
 // OutputClosed when the reader of stdout went away.
 int run_pipeline(const Options& opts);
 
-// For a process that runs one pipeline, before run_pipeline: hides the GPUs
+// The same on the devices decided once for this run (src/exec/device.hpp).
+struct DevicePlan;
+int run_pipeline(const Options& opts, const DevicePlan& devices);
+
+// run_pipeline for a process that runs one pipeline: first hides the GPUs
 // the run will not use from the CUDA driver (CUDA_VISIBLE_DEVICES), whose
-// start-up costs about 0.1 s per visible GPU. Not for a process that runs
-// pipelines on different GPUs later: the driver reads the variable once.
-void limit_visible_gpus(const Options& opts);
+// start-up costs time per visible GPU. Not for a process that runs pipelines
+// on different GPUs later: the driver reads the variable once.
+int run_process_pipeline(const Options& opts);
 
 // Whether the run started CUDA: the process may then end with _Exit after
 // flushing, skipping the GPU teardown (a few tenths of a second).

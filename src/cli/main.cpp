@@ -1,5 +1,5 @@
 // warpcsv entry point: parse options, run the pipeline, and map every outcome
-// to an exit code in this one place (DESIGN.md §3).
+// to an exit code in this one place (the table is in README.md, "Exit codes").
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -35,10 +35,12 @@ int finish_stdout(int code) {
 }
 
 int run(int argc, char** argv) {
+  const char* debug = std::getenv("WARPCSV_DEBUG");
+  bool show_detail = debug && *debug && std::strcmp(debug, "0") != 0;
   try {
     warpcsv::Options opts = warpcsv::parse_options(argc, argv);
-    warpcsv::limit_visible_gpus(opts);
-    int code = warpcsv::run_pipeline(opts);
+    show_detail = show_detail || opts.profile;
+    int code = warpcsv::run_process_pipeline(opts);
     if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
     return finish_stdout(code);
   } catch (const warpcsv::EarlyExit& e) {
@@ -50,6 +52,7 @@ int run(int argc, char** argv) {
     // An executor that noticed SIGINT may throw anything; the signal wins.
     if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
     print_error(e.what());
+    if (show_detail && !e.detail.empty()) print_error("detail: " + e.detail);
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;

@@ -1,5 +1,5 @@
 // Command-line parsing with CLI11. Long option names are the contract
-// (DESIGN.md §1); every rejection is a UsageError that names the option,
+// (README.md, "Command line"); every rejection is a UsageError that names the option,
 // shows what was found and says how to fix it.
 #include "cli/options.hpp"
 
@@ -8,34 +8,16 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <stdexcept>
 
+#include "cli/option_table.hpp"
+#include "cli/version.hpp"
 #include "warpcsv/errors.hpp"
-
-#ifndef WARPCSV_VERSION
-#define WARPCSV_VERSION "0.0.0"
-#endif
 
 namespace warpcsv {
 namespace {
 
 const char* const kHint = "run 'warpcsv --help' for the options and examples";
-
-struct OptionName {
-  const char* name;
-  bool takes_value;
-};
-
-// Every long option, for the unknown-option check and its suggestion.
-const OptionName kLongOptions[] = {
-    {"delimiter", true}, {"no-header", false}, {"names", true},      {"quote", true},
-    {"null", true},      {"schema", true},     {"escape", true},     {"comment", true},
-    {"skip", true},      {"bad-rows", true},   {"rejects", true},    {"format", true},
-    {"output", true},    {"device", true},     {"chunk-size", true}, {"threads", true},
-    {"explain", false},  {"profile", false},   {"progress", false},  {"no-progress", false},
-    {"quiet", false},    {"version", false},   {"help", false},
-};
-const std::string kShortFlags = "qVh";
-const std::string kShortValues = "dfo";
 
 // Levenshtein distance, for "did you mean" hints.
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -73,15 +55,20 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
 // Rejects options CLI11 would only report vaguely, with a suggestion.
 // Skips the value of options that take one, since values may start with '-'.
 void check_unknown_options(int argc, char** argv) {
+  // Every option of the table (option_table.cpp), for the check and its suggestion.
   std::vector<std::string> longs;
-  for (const auto& o : kLongOptions) longs.push_back(o.name);
+  std::string shorts;
+  for (const auto& o : cli::option_table()) {
+    longs.push_back(o.long_name);
+    if (o.short_name) shorts += std::string(shorts.empty() ? "-" : " -") + o.short_name;
+  }
   // The values each option was given: one that takes one value may come once
   // (--null is repeated on purpose).
   std::map<std::string, std::vector<std::string>> given;
   auto value_at = [&](int j) { return j < argc ? std::string(argv[j]) : std::string(); };
   auto check_repeats = [&] {
     for (const auto& [name, values] : given)
-      if (name != "null" && values.size() > 1)
+      if (!cli::find_option(name)->repeatable && values.size() > 1)
         usage("--" + name + " given " + std::to_string(values.size()) + " times ('" + values[0] + "', then '" +
               values[1] + "'); give it once");
   };
@@ -92,15 +79,13 @@ void check_unknown_options(int argc, char** argv) {
     if (a[1] == '-') {
       std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos
                                                                         : a.find('=') - 2);
-      const OptionName* known = nullptr;
-      for (const auto& o : kLongOptions)
-        if (name == o.name) known = &o;
+      const cli::OptionSpec* known = cli::find_option(name);
       if (!known) {
         std::string s = closest(name, longs);
         usage("unknown option '" + a.substr(0, name.size() + 2) + "'" +
               (s.empty() ? "" : "; did you mean '--" + s + "'?"));
       }
-      if (known->takes_value) {
+      if (known->value) {
         const size_t eq = a.find('=');
         given[name].push_back(eq == std::string::npos ? value_at(++i) : a.substr(eq + 1));
       }
@@ -110,14 +95,14 @@ void check_unknown_options(int argc, char** argv) {
     // A cluster of short flags, possibly ending in one that takes a value.
     for (size_t k = 1; k < a.size(); ++k) {
       char c = a[k];
-      if (kShortValues.find(c) != std::string::npos) {
-        const std::string name = c == 'd' ? "delimiter" : c == 'f' ? "format" : "output";
-        given[name].push_back(k + 1 == a.size() ? value_at(++i) : a.substr(k + 1));  // -f json or -fjson
+      const cli::OptionSpec* known = cli::find_short_option(c);
+      if (!known)
+        usage(std::string("unknown option '-") + c + "' in '" + a + "'; short options are " + shorts);
+      if (known->value) {
+        // -f json or -fjson
+        given[known->long_name].push_back(k + 1 == a.size() ? value_at(++i) : a.substr(k + 1));
         break;
       }
-      if (kShortFlags.find(c) == std::string::npos)
-        usage(std::string("unknown option '-") + c + "' in '" + a +
-              "'; short options are -d -f -o -q -V -h");
     }
   }
   check_repeats();
@@ -148,6 +133,12 @@ std::vector<std::string> split_names(const std::string& text) {
     start = comma + 1;
   }
   return out;
+}
+
+// The values an option takes, as option_table.cpp lists them (--format's, --bad-rows').
+std::vector<std::string> choices_of(const char* long_name) {
+  const auto& c = cli::find_option(long_name)->choices;
+  return {c.begin(), c.end()};
 }
 
 // Picks `text` from `choices` or fails with the closest one as a hint.
@@ -244,69 +235,14 @@ std::string version_text() {
 #else
   const char* zstd = "no";
 #endif
-  return std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: " + zstd;
+  return std::string("warpcsv ") + version_string() + "\nzstd: " + zstd;
 }
 
+// The options, examples and exit codes come from option_table.cpp, as do the man page's.
 std::string help_text() {
-  return std::string("warpcsv ") + WARPCSV_VERSION +
-         R"( - filter / group-by / aggregate pipelines over CSV files
-
-Usage: warpcsv [OPTIONS] PIPELINE [FILE...]
-
-  PIPELINE   stages joined by '|' in one argument, e.g.
-             'filter amount > 0 | groupby region | agg sum(amount) as total'
-  FILE       CSV files read as one table (same header); none or '-' reads stdin.
-             gzip- and zstd-compressed files are recognised and decompressed.
-
-Input:
-  -d, --delimiter C     field separator (default ','; '\t' or 'tab' for a tab;
-                        'auto' picks , ; tab or | from the first lines)
-      --no-header       first line is data; columns are named c1..cN
-      --names a,b,...   column names (with --no-header) or new names for the header
-      --quote C         quote character (default '"'; doubled inside quotes = literal)
-      --escape C        escape character inside quotes (default: none)
-      --null S          extra token read as null (repeatable); empty is always null
-      --schema SPEC     name:type,... overrides inference
-                        (int float decimal string bool date timestamp)
-      --comment C       skip lines that start with C
-      --skip N          skip N lines before the header
-      --bad-rows MODE   fail (default: exit 3 at the first bad row) or skip (count on stderr)
-      --rejects FILE    with --bad-rows skip: write each rejected line with file:line
-
-Output:
-  -f, --format F        csv (default), tsv, json, ndjson, table, markdown
-  -o, --output FILE     write the result to FILE instead of stdout
-
-Execution:
-      --device D        auto (default), cpu, gpu (GPU 0 below 32 GiB of input, else all)
-                        or a list of GPUs such as 0,1
-      --chunk-size N    bytes per partition, e.g. 64M (results never depend on it)
-      --threads N       host threads (default: all cores)
-      --explain         print the plan and the partitioning, run nothing
-      --profile         per-stage timing and memory summary on stderr after the run
-      --progress, --no-progress
-                        progress bar on stderr; default: only when stderr is a terminal
-  -q, --quiet           no notices on stderr (errors are still printed)
-  -V, --version         print the version (and whether zstd input is built in)
-  -h, --help            print this help and exit
-
-Examples:
-  # top 10 customers by revenue, as an aligned table
-  warpcsv -f table 'filter amount > 0 | groupby customer | agg sum(amount) as total
-                    | sort total desc | limit 10' sales.csv
-
-  # rows per day from a gzip-compressed, tab-separated log on stdin
-  zcat access.tsv.gz | warpcsv -d '\t' 'groupby day | agg count() as hits'
-
-  # cron job (crontab line): nightly totals to a file, errors mailed by cron
-  15 2 * * * cd /srv/data && warpcsv -q -o daily.csv 'groupby region | agg sum(amount)' sales.csv.gz
-
-  # CI data check: fails the job (exit 1) and prints the offending rows
-  warpcsv 'assert amount >= 0 and customer is not null' data/sales.csv
-
-Exit codes: 0 ok (also when the reader of stdout went away), 1 assert failed,
-2 usage error, 3 input error, 4 resource error, 130 interrupted.
-)";
+  return std::string("warpcsv ") + version_string() + " - " + cli::kDescription +
+         "\n\nUsage: " + cli::kSynopsis + "\n\n" + cli::operands_help() + "\n" + cli::options_help() +
+         "\nExamples:\n" + cli::examples_help() + cli::exit_codes_help();
 }
 
 Options parse_options(int argc, char** argv) {
@@ -318,35 +254,43 @@ Options parse_options(int argc, char** argv) {
   bool no_header = false, progress = false, no_progress = false;
 
   CLI::App app{"warpcsv", "warpcsv"};
-  app.set_help_flag("-h,--help");
-  app.set_version_flag("-V,--version", version_text());
+  // The names come from option_table.cpp (cli11_name throws for one that is not there).
+  using cli::cli11_name;
+  app.set_help_flag(cli11_name("help"));
+  app.set_version_flag(cli11_name("version"), version_text());
   app.add_option("pipeline", o.pipeline);
   app.add_option("files", o.files);
-  app.add_option("-d,--delimiter", delimiter);
-  app.add_flag("--no-header", no_header);
-  app.add_option("--names", names);
-  app.add_option("--quote", quote);
+  app.add_option(cli11_name("delimiter"), delimiter);
+  app.add_flag(cli11_name("no-header"), no_header);
+  app.add_option(cli11_name("names"), names);
+  app.add_option(cli11_name("quote"), quote);
   // One token per --null; repeat the option for more (never swallow the files).
-  app.add_option("--null", o.dialect.null_tokens)
+  app.add_option(cli11_name("null"), o.dialect.null_tokens)
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--schema", o.schema);
-  app.add_option("--escape", escape);
-  app.add_option("--comment", comment);
-  app.add_option("--skip", skip);
-  app.add_option("--bad-rows", bad_rows);
-  app.add_option("--rejects", o.rejects_path);
-  app.add_option("-f,--format", format);
-  app.add_option("-o,--output", o.output_path);
-  app.add_option("--device", o.device);
-  app.add_option("--chunk-size", chunk_size);
-  app.add_option("--threads", threads);
-  app.add_flag("--explain", o.explain);
-  app.add_flag("--profile", o.profile);
-  app.add_flag("--progress", progress);
-  app.add_flag("--no-progress", no_progress);
-  app.add_flag("-q,--quiet", o.quiet);
+  app.add_option(cli11_name("schema"), o.schema);
+  app.add_option(cli11_name("escape"), escape);
+  app.add_option(cli11_name("comment"), comment);
+  app.add_option(cli11_name("skip"), skip);
+  app.add_option(cli11_name("bad-rows"), bad_rows);
+  app.add_option(cli11_name("rejects"), o.rejects_path);
+  app.add_option(cli11_name("format"), format);
+  app.add_option(cli11_name("output"), o.output_path);
+  app.add_option(cli11_name("device"), o.device);
+  app.add_option(cli11_name("chunk-size"), chunk_size);
+  app.add_option(cli11_name("threads"), threads);
+  app.add_flag(cli11_name("explain"), o.explain);
+  app.add_flag(cli11_name("profile"), o.profile);
+  app.add_option(cli11_name("trace"), o.trace_path);
+  app.add_flag(cli11_name("progress"), progress);
+  app.add_flag(cli11_name("no-progress"), no_progress);
+  app.add_flag(cli11_name("quiet"), o.quiet);
+  // And every option of the table is registered here.
+  for (const auto& spec : cli::option_table())
+    if (!app.get_option_no_throw(std::string("--") + spec.long_name))
+      throw std::logic_error(std::string("--") + spec.long_name +
+                             " is in option_table.cpp but not parsed in options.cpp");
 
   try {
     app.parse(argc, argv);
@@ -379,6 +323,7 @@ Options parse_options(int argc, char** argv) {
   if (app.count("--output") && o.output_path.empty())
     usage("--output: empty file name; give a file, or leave -o out to write to stdout");
   if (app.count("--rejects") && o.rejects_path.empty()) usage("--rejects: empty file name; give a file");
+  if (app.count("--trace") && o.trace_path.empty()) usage("--trace: empty file name; give a file");
   if (app.count("--escape"))
     o.dialect.escape = static_cast<unsigned char>(parse_char_option(escape, "--escape"));
   if (app.count("--comment"))
@@ -406,14 +351,12 @@ Options parse_options(int argc, char** argv) {
   for (const auto& t : o.dialect.null_tokens)
     if (t.empty()) usage("--null: the empty field is always null; give a token such as NA");
 
-  o.bad_rows = pick(bad_rows, {"fail", "skip"}, "--bad-rows") == "fail" ? BadRows::Fail
-                                                                        : BadRows::Skip;
+  o.bad_rows =
+      pick(bad_rows, choices_of("bad-rows"), "--bad-rows") == "fail" ? BadRows::Fail : BadRows::Skip;
   if (!o.rejects_path.empty() && o.bad_rows != BadRows::Skip)
     usage("--rejects needs --bad-rows skip (with the default 'fail' no row is rejected)");
 
-  static const std::vector<std::string> kFormats = {"csv",   "tsv",   "json",
-                                                    "ndjson", "table", "markdown"};
-  std::string f = pick(format, kFormats, "--format");
+  std::string f = pick(format, choices_of("format"), "--format");
   o.format = f == "csv"      ? OutputFormat::Csv
              : f == "tsv"    ? OutputFormat::Tsv
              : f == "json"   ? OutputFormat::Json

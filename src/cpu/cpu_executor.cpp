@@ -13,6 +13,7 @@
 #include "exec/post.hpp"
 #include "exec/row_issue.hpp"
 #include "exec/scan.hpp"
+#include "runtime/trace.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
 #include "warpcsv/core/tokenize.hpp"
@@ -94,6 +95,7 @@ class CpuScan {
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
     stats.executor = "cpu";
     stats.chunk_size = 0;  // the largest partition made (a limit's first windows make small ones)
+    trace::Tracer* const tr = s_.tracer;
     uint64_t partition_index = 0;
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
@@ -108,7 +110,9 @@ class CpuScan {
       int wait = stops_early_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
       for (;;) {
         if (interrupted()) throw Interrupted();
+        const auto t_window = trace::now_if(tr);
         Window w = src->window(from, window, wait);
+        if (tr) tr->host("read window", "read", t_window, {{"offset", int64_t(from)}, {"bytes", int64_t(w.size)}});
         if (w.size == 0) break;
         // Small windows get partitions small enough that some are ready (a
         // partition is ready once a later one holds a row start); a stream's
@@ -116,13 +120,17 @@ class CpuScan {
         const uint64_t part = std::min<uint64_t>(
             s_.chunk_size, stops_early_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
                                         : std::max<uint64_t>(window / 4, 4096));
+        const auto t_split = trace::now_if(tr);
         PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
+        if (tr)
+          tr->host("split window", "split", t_split,
+                   {{"offset", int64_t(w.offset)}, {"partitions", int64_t(pw.ready)}});
         stats.chunk_size = std::max(stats.chunk_size, part);
         if (pw.ready == 0) {
           // One row is larger than the window: look further. A stream's
           // short window (its rows still coming): wait for more. A stream
-          // holds the row in memory: a line that never ends took 8.5 GB in
-          // 30 s; a field's length is 32 bits anyway.
+          // holds the row in memory, so a line that never ends would take
+          // all of it; a field's length is 32 bits anyway.
           if (w.size >= kMaxRowBytes && !w.at_eof)
             throw InputError(fmt::format(
                 "{}: no row ends within {} GiB from line {} on: a row longer than that; check --quote and --escape "
@@ -135,7 +143,13 @@ class CpuScan {
         if (stops_early_) wait = InputSource::kTakeReady;
         std::vector<PartitionResult> results(pw.ready);
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
+          const auto t_part = trace::now_if(tr);
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
+          if (tr)
+            tr->host(fmt::format("partition {}", partition_index + j), "partition", t_part,
+                     {{"index", int64_t(partition_index + j)}, {"offset", int64_t(w.offset + pw.begin[j])},
+                      {"bytes", int64_t((j + 1 == pw.ready ? pw.consumed : pw.end(j)) - pw.begin[j])},
+                      {"rows", int64_t(results[j].rows)}});
         });
         if (interrupted()) throw Interrupted();  // partitions stop part way on Ctrl-C: their results are not whole
         // Rows go out in input order with each issue in its place among them,
@@ -143,6 +157,7 @@ class CpuScan {
         // before that row, whatever the partitions; the rows before a bad row
         // (or a value that widens a type) are out before the error.
         bool more = true;
+        const auto t_out = trace::now_if(tr);
         for (size_t j = 0; j < pw.ready && more; ++j) {
           PartitionResult& r = results[j];
           for (auto& issue : r.issues) issue.line += line;
@@ -164,6 +179,7 @@ class CpuScan {
           }
           if (more) send_until(r.output.rows());
         }
+        if (tr && !plan_.scan.aggregate) tr->host("rows out", "output", t_out, {{"partitions", int64_t(pw.ready)}});
         stats.partitions += pw.ready;
         stats.bytes += pw.consumed;
         s_.progress->add(pw.consumed);
@@ -188,10 +204,11 @@ class CpuScan {
 
  private:
   // Every aggregate merges in any order to the same bits: the per-worker
-  // tables are folded into the result on the threads (one after another, 16
-  // tables of 1M groups took most of a 16-core run), then emptied.
+  // tables are folded into the result on the threads (folded one after
+  // another they took most of a 16-core run with 1M groups), then emptied.
   void fold_thread_tables() {
     const auto t = std::chrono::steady_clock::now();
+    trace::Tracer* const tr = s_.tracer;
     std::vector<const GroupTable*> tables;
     std::vector<Worker*> owners;  // of tables[i]
     for (auto& w : per_worker_)
@@ -203,8 +220,8 @@ class CpuScan {
     // threads renumbers them), for the holistic lists; empty: unchanged.
     std::vector<std::vector<uint32_t>> renumbered(tables.size() + 1);
     if (tables.size() == 1 && global_groups_->size() == 0) {
-      // One table (one thread, or few rows): it is the result; inserting its
-      // groups one by one took 1.7 s of 8.6 for 4.4M groups on one thread.
+      // One table (one thread, or few rows): it is the result, which saves
+      // inserting its groups one by one (a fifth of a one-thread scan).
       *global_groups_ = std::move(*owners[0]->groups);
     } else {
       // The thread tables go before the merged partitions are appended.
@@ -215,6 +232,9 @@ class CpuScan {
     if (s_.holistic) fold_lists(owners, renumbered);
     for (auto& w : per_worker_) w.groups = std::make_unique<GroupTable>(layout_);
     fold_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    if (tr)
+      tr->host("merge thread tables", "merge", t,
+               {{"tables", int64_t(tables.size())}, {"groups", int64_t(global_groups_->size())}});
   }
 
   size_t thread_tables_bytes() const {
@@ -310,7 +330,7 @@ class CpuScan {
     const bool multi_column = ncols_ > 1;
     const bool odd_partition = pw.nul_or_high[j] != 0;
     while (pos < end) {
-      // Ctrl-C within a partition: one of 3000 aggregates per row took 20 s to notice it at the next window.
+      // Ctrl-C within a partition too: with many aggregates per row a window can take many seconds.
       if ((row_in_partition & 1023) == 0 && interrupted()) break;
       const size_t rows_before = out.output.rows();  // the output rows before this row's
       auto add_issue = [&](RowIssue issue) {

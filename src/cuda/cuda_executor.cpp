@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -34,6 +35,7 @@
 #include "exec/holistic.hpp"
 #include "exec/parallel.hpp"
 #include "exec/batch_feed.hpp"
+#include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
 
@@ -61,13 +63,76 @@ std::vector<int> listed_or_all(const std::vector<int>& gpus, int count) {
 }
 }  // namespace
 
+std::vector<GpuFound> cuda_gpus_found(const std::vector<int>& probe) {
+  std::vector<GpuFound> found;
+  for (int id = 0; id < cuda_device_count(); ++id) {
+    GpuFound g;
+    g.id = id;
+    cudaDeviceProp p;
+    WCSV_CUDA_TRY(cudaGetDeviceProperties(&p, id));
+    g.name = p.name;
+    g.major = p.major;
+    g.minor = p.minor;
+    if (std::find(probe.begin(), probe.end(), id) != probe.end()) g.loads = cuda::kernels_load_on(id);
+    found.push_back(std::move(g));
+  }
+  return found;
+}
+
 void cuda_start_context(int gpu) {
   if (gpu < cuda_device_count() && cudaSetDevice(gpu) == cudaSuccess) (void)cudaFree(nullptr);
   (void)cudaGetLastError();
 }
 
 namespace cuda {
+
+void throw_gpu_error(cudaError_t err, const char* call, const char* file, int line) {
+  (void)cudaGetLastError();
+  int gpu = -1;
+  const bool known = cudaGetDevice(&gpu) == cudaSuccess;
+  (void)cudaGetLastError();
+  const std::string where = known ? "GPU " + std::to_string(gpu) : "the GPU";
+  std::string what;
+  switch (err) {
+    case cudaErrorMemoryAllocation:
+      what = where + " ran out of memory; try a smaller --chunk-size, fewer groups, or --device cpu";
+      break;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+      what = where + " cannot run this warpcsv, which holds " + built_gpu_code().describe() +
+             "; rebuild with cmake -DCMAKE_CUDA_ARCHITECTURES=native on this machine, or use --device cpu";
+      break;
+    default:
+      what = std::string("GPU error on ") + where + ": " + cudaGetErrorString(err) +
+             "; run with --device cpu to use the CPU instead";
+  }
+  const std::string path = file;
+  const size_t src = path.rfind("/src/");
+  ResourceError e(what);
+  e.detail = std::string(call) + " failed with " + cudaGetErrorName(err) + " at " +
+             (src == std::string::npos ? path : path.substr(src + 1)) + ":" + std::to_string(line);
+  throw e;
+}
+
 namespace {
+
+// The plan's GPUs that exist and can run this binary, with a notice (unless
+// `quiet`) for each one skipped. Kernels are loaded, to check, on the first
+// GPU the run wants (the probe made its context), or on each when the
+// binary's code list is not known (a native build).
+std::vector<int> usable_gpus(const DevicePlan& plan, int count, bool quiet) {
+  if (count == 0) {
+    if (plan.required()) throw no_gpu_error(plan.option, "no CUDA device was found");
+    return {};
+  }
+  const std::vector<int> wanted = listed_or_all(plan.gpus, count);
+  check_gpu_numbers(plan.option, wanted, count);
+  const std::vector<int> probe = built_gpu_code().known ? std::vector<int>{wanted.front()} : wanted;
+  const GpuSelection sel = select_gpus(plan, cuda_gpus_found(probe), built_gpu_code());
+  if (!quiet)
+    for (const auto& n : sel.notices) std::fputs(n.c_str(), stderr);  // best effort, like every notice
+  return sel.usable;
+}
 
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
@@ -79,17 +144,12 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 constexpr int kMaxReaders = 64;                 // host threads reading the input
-// Readers per GPU. On 2 x H200 (32 cores) 26 readers fed both GPUs at 69 GB/s
-// in-process (mean of 9 runs; 20: 63, 31: 63-66, 40: 54) and 14 fed one GPU
-// at 45 GB/s (31: 41): more threads than that only compete for the cores
-// and the memory the copies use.
+// Readers per GPU: more threads than that only compete for the cores and the
+// memory the copies use (docs/performance.md, "GPU feed").
 constexpr int kReadersPerGpu = 13;
 // Pinned slots per GPU besides one per reading thread: the pieces whose
 // copies are queued. Fewer slots stay in the host's cache between a piece's
-// read and its copy: on 2 x H200, 40 slots (26 readers and two GPU threads)
-// fed both GPUs at 65.7 GB/s in-process against 61.9 with 36, 65.1 with 44
-// and 58.4 with 68 (mean of 9 runs in 3 processes, interleaved); one GPU with
-// 20 slots ran at 45.6 against 44.4 with 68.
+// read and its copy (docs/performance.md, "GPU feed").
 constexpr int kSlotsInFlightPerGpu = 6;
 constexpr int kRing = 8;       // device batch buffers per GPU
 constexpr int kReadAhead = 3;  // batches being read into them at once
@@ -108,11 +168,9 @@ constexpr uint64_t kTableBatches = kRing + 2;
 constexpr uint64_t kTableBytes = 1ull << 30;
 constexpr uint64_t kTableShareOfFree = 2;  // of the GPU's free memory at the time
 // Hash slots (4 bytes each) per group a table has room for, at least. The
-// row kernels probe the slots for every row, and a sparse slot array made
-// them faster even at low load: on 1 x H200, q3 on 1e8 rows (1M groups, room
-// for 6.5M) spent 85 ms in them with 16.7M slots, 80 with 33.5M, 70-72 with
-// 67M and 67 with 134M or more. So the room follows the rows in flight and
-// stays small, and the slots do not.
+// row kernels probe the slots for every row, and a sparse slot array makes
+// them faster even at low load (docs/performance.md, "GPU group table"). So
+// the room follows the rows in flight and stays small, and the slots do not.
 constexpr uint64_t kSlotsPerGroup = 16;
 
 // ---- which plans run on the GPU ---------------------------------------------
@@ -189,8 +247,15 @@ class GpuDestination : public BatchDestination {
     const PinnedSlots::Slot s = slots->take();
     cudaEvent_t copied = nullptr;
     try {
+      const auto t_fill = trace::now_if(tracer);
       fill(s.mem);
+      if (tracer)
+        tracer->host("read batch " + std::to_string(span->index), "read", t_fill,
+                     {{"batch", int64_t(span->index)}, {"gpu", gpu}, {"at", int64_t(at)}, {"bytes", int64_t(len)}});
       WCSV_CUDA_TRY(cudaSetDevice(gpu));
+      // (Another reader's piece may be queued between the exchange and the
+      // record: the copy's start is then a piece late.)
+      if (tracer && !copy_begun.exchange(true)) WCSV_CUDA_TRY(cudaEventRecord(copy_begin, copy));
       WCSV_CUDA_TRY(cudaMemcpyAsync(dev + at, s.mem, len, cudaMemcpyHostToDevice, copy));
       copied = piece_copied[s.index];
       WCSV_CUDA_TRY(cudaEventRecord(copied, copy));
@@ -207,6 +272,12 @@ class GpuDestination : public BatchDestination {
   cudaStream_t copy = nullptr;  // the buffer's
   int gpu = 0;
   char* dev = nullptr;  // the buffer
+  // --trace (set by Gpu::start_trace for a run): each piece's read, and
+  // copy_begin recorded on `copy` before the batch's first piece's copy.
+  trace::Tracer* tracer = nullptr;
+  const BatchSpan* span = nullptr;  // the batch being read
+  cudaEvent_t copy_begin = nullptr;
+  std::atomic<bool> copy_begun{false};
 };
 
 struct Buffer {
@@ -214,8 +285,8 @@ struct Buffer {
   GpuDestination dest;  // fills dev
   // The pieces' copies into dev, on a stream of this buffer's own: `copied`
   // then marks this batch's pieces, not the next batches' (read at the same
-  // time). (Two to eight such streams per buffer, pieces taking turns, were
-  // no faster on 2 x H200, and slower on one GPU.)
+  // time). (More streams per buffer, pieces taking turns, were no
+  // faster.)
   cudaStream_t copy = nullptr;
   BatchRead read;       // the batch read into it; its span stays until the next read starts
   BatchVectors v{};
@@ -322,7 +393,7 @@ class DeviceAllocs {
 struct Staging {
   int id;
   uint64_t batch, buffer_bytes;  // own bytes of a batch; bytes of a ring buffer
-  int sms = 1;
+  GpuShape shape;  // what its launches are sized by
   cudaStream_t copy = nullptr, compute = nullptr;  // copy: tables back to the host
   Buffer ring[kRing];
   uint32_t* tv_host = nullptr;  // pinned, two words per ring buffer
@@ -336,9 +407,8 @@ struct Staging {
   // --profile's copy time, start to end.
   cudaEvent_t copy_span[2] = {};
   // The group table the last run left, for the next run with as many key
-  // and aggregate words (gcap 0: none). Allocating a table of tens of
-  // millions of groups, and freeing it, took 16 ms of a 0.1 s run on each of
-  // 2 x H200 (both at once); clearing a kept one takes a fraction of that.
+  // and aggregate words (gcap 0: none): clearing a kept table costs a
+  // fraction of allocating and freeing one of tens of millions of groups.
   GpuTable table{};
   int table_nkeys = 0, table_nwords = 0;
 
@@ -367,7 +437,7 @@ struct Staging {
  private:
   void allocate(int slots) {
     WCSV_CUDA_TRY(cudaSetDevice(id));
-    WCSV_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, id));
+    shape = gpu_shape(id);
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaMalloc(&counters, sizeof(GpuCounters)));
@@ -553,6 +623,7 @@ class Gpu {
   ~Gpu() {
     cudaSetDevice(id_);
     cudaDeviceSynchronize();
+    stop_trace();
     cudaFree(dplan_);
     cudaFree(dblob_);
     free_lists();
@@ -573,7 +644,7 @@ class Gpu {
   // only when a buffer is needed again: a GPU thread that waited for the
   // state of its last batch (which needs the other GPUs' vectors) before
   // queueing its next vector made each batch wait for a round trip through
-  // the other GPUs' threads (2 x H200: 33-35 ms of an 85 ms scan). Throws
+  // the other GPUs' threads. Throws
   // StateChain::Aborted when another GPU gave up.
   Step submit(BatchFeed& feed, StateChain& chain) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
@@ -587,6 +658,9 @@ class Gpu {
     const auto t_read = std::chrono::steady_clock::now();
     feed.wait(buf.read);
     read_s += seconds_since(t_read);
+    if (trace_)
+      trace_->host("wait for batch " + std::to_string(buf.read.span.index), "wait", t_read,
+                   {{"batch", int64_t(buf.read.span.index)}});
     const BatchSpan& span = buf.read.span;  // not restarted before the batch's kernels are done
     ++batches;
     bytes += span.own;
@@ -595,10 +669,14 @@ class Gpu {
     WCSV_CUDA_TRY(cudaEventRecord(buf.copied, buf.copy));  // after the batch's pieces
     WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[1], buf.copy));
     copy_ended_ = true;
+    if (trace_) {
+      WCSV_CUDA_TRY(cudaEventRecord(trace_copy_end_[&buf - ring_], buf.copy));
+      trace_copied_[&buf - ring_] = true;
+    }
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
-    launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->sms, compute_);
+    launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->shape, compute_);
     const uint64_t nseg = segments_of(b.row_end);
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
     WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host + 1, buf.v.census + 1, 4, cudaMemcpyDeviceToHost, compute_));
@@ -679,7 +757,7 @@ class Gpu {
     if (!room) return false;
     const GpuBatch b = batch_of(buf, state);
     WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[0], compute_));
-    launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->sms, compute_);
+    launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->shape, compute_);
     WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[1], compute_));
     buf.rows_queued = true;
     WCSV_CUDA_TRY(cudaEventRecord(buf.computed, compute_));
@@ -775,7 +853,7 @@ class Gpu {
     peer(src.keys, other.table_.keys, count * nkeys * sizeof(Value));
     peer(src.words, other.table_.words, count * nwords * 8);
     peer(src.arena, other.table_.arena, theirs.arena_used);
-    launch_merge_table(table(), dplan_, src, count, compute_);
+    launch_merge_table(table(), dplan_, src, count, st_->shape, compute_);
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
     WCSV_CUDA_TRY(cudaMemcpy(&mine, counters_, sizeof mine, cudaMemcpyDeviceToHost));
     mine.rows += theirs.rows;
@@ -1083,7 +1161,7 @@ class Gpu {
     // Cleared while the staging still owns it (freed with it if this throws).
     const GpuTable& kept = st_->table;
     WCSV_CUDA_TRY(cudaMemsetAsync(kept.slots, 0, (kept.mask + 1) * 4, compute_));
-    launch_init_words(kept, dplan_, hplan_.nwords, 0, kept.gcap, compute_);
+    launch_init_words(kept, dplan_, hplan_.nwords, 0, kept.gcap, st_->shape, compute_);
     table_ = kept;
     table_.counters = counters_;
     st_->table = GpuTable{};
@@ -1093,6 +1171,7 @@ class Gpu {
   // Adds the GPU times of the batch last queued in `buf`, whose work is done,
   // to the busy totals (once).
   void add_busy(Buffer& buf) {
+    if (trace_) trace_batch(buf);
     if (buf.vector_queued) vector_busy_s += elapsed_s(buf.vector_at[0], buf.vector_at[1]);
     if (buf.rows_queued) rows_busy_s += elapsed_s(buf.rows_at[0], buf.rows_at[1]);
     buf.vector_queued = buf.rows_queued = false;
@@ -1126,6 +1205,7 @@ class Gpu {
         WCSV_CUDA_TRY(cudaEventRecord(st_->copy_span[0], buf.copy));
         copy_started_ = true;
       }
+      if (trace_) buf.dest.copy_begun = false;
       reading_.push_back(&buf);  // before its read starts: drain_reads must see every read
       if (!feed.start(buf.read, buf.dest)) {
         reading_.pop_back();
@@ -1277,8 +1357,8 @@ class Gpu {
     }
     WCSV_CUDA_TRY(cudaMemsetAsync(t.slots, 0, nslots * 4, compute_));
     t.counters = counters_;
-    launch_init_words(t, dplan_, nwords, count, gcap, compute_);
-    launch_rehash(t, count, compute_);
+    launch_init_words(t, dplan_, nwords, count, gcap, st_->shape, compute_);
+    launch_rehash(t, count, st_->shape, compute_);
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
     free_table_arrays(table_, /*keep_arena=*/true);
     new_arrays.release();
@@ -1303,6 +1383,85 @@ class Gpu {
     table_.arena = a;
     table_.arena_cap = cap;
     grow_s += seconds_since(t_grow);
+  }
+
+  // --trace: the GPU's timing events on the run's timeline. trace_ref_ was
+  // recorded on the idle copy_ stream at a known host time; an event's time
+  // is that plus cudaEventElapsedTime from it.
+  trace::Tracer* trace_ = nullptr;
+  cudaEvent_t trace_ref_ = nullptr;
+  double trace_ref_us_ = 0;
+  cudaEvent_t trace_copy_end_[kRing] = {};  // after each buffer's batch's last piece
+  bool trace_copied_[kRing] = {};           // recorded for the batch in that buffer
+
+ public:
+  // Traces this GPU's batches into `t` from now on (its process and stream
+  // names, and the reference event); once per run.
+  void start_trace(trace::Tracer* t) {
+    if (trace_ || !t) return;
+    WCSV_CUDA_TRY(cudaSetDevice(id_));
+    WCSV_CUDA_TRY(cudaEventCreate(&trace_ref_));
+    for (int i = 0; i < kRing; ++i) {
+      WCSV_CUDA_TRY(cudaEventCreate(&trace_copy_end_[i]));
+      WCSV_CUDA_TRY(cudaEventCreate(&ring_[i].dest.copy_begin));
+    }
+    const auto before = trace::Clock::now();
+    WCSV_CUDA_TRY(cudaEventRecord(trace_ref_, copy_));
+    WCSV_CUDA_TRY(cudaEventSynchronize(trace_ref_));
+    trace_ref_us_ = (t->us(before) + t->us(trace::Clock::now())) / 2;
+    const int pid = trace::gpu_pid(id_);
+    t->name_process(pid, "gpu" + std::to_string(id_));
+    t->name_thread(pid, 0, "compute stream");
+    for (int i = 0; i < kRing; ++i)
+      t->name_thread(pid, 1 + i, "copy stream " + std::to_string(i) + " (host to device)");
+    t->name_thread(pid, 1 + kRing, "copy stream (device to host)");
+    for (int i = 0; i < kRing; ++i) {
+      ring_[i].dest.span = &ring_[i].read.span;
+      ring_[i].dest.copy_begun = false;
+      ring_[i].dest.tracer = t;
+    }
+    trace_ = t;
+  }
+  // The tids of this GPU's streams in the trace.
+  static constexpr int kTraceComputeTid = 0, kTraceDownloadTid = 1 + kRing;
+
+ private:
+  // Records the copy and kernels of the batch in `buf`, whose work is done.
+  void trace_batch(Buffer& buf) {
+    const size_t i = static_cast<size_t>(&buf - ring_);
+    const BatchSpan& sp = buf.read.span;
+    const int pid = trace::gpu_pid(id_);
+    auto record = [&](const char* what, const char* cat, int tid, cudaEvent_t a, cudaEvent_t b) {
+      float from_ref = 0, ms = 0;
+      if (cudaEventElapsedTime(&from_ref, trace_ref_, a) != cudaSuccess ||
+          cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();  // not recorded, or not done: no event
+        return;
+      }
+      trace_->complete_us(std::string(what) + " batch " + std::to_string(sp.index), cat, pid, tid,
+                          trace_ref_us_ + 1e3 * from_ref, 1e3 * ms,
+                          {{"batch", int64_t(sp.index)}, {"bytes", int64_t(sp.own)}});
+    };
+    if (trace_copied_[i] && buf.dest.copy_begun)
+      record("copy", "copy", 1 + static_cast<int>(i), buf.dest.copy_begin, trace_copy_end_[i]);
+    if (buf.vector_queued) record("vectors", "kernel", kTraceComputeTid, buf.vector_at[0], buf.vector_at[1]);
+    if (buf.rows_queued) record("rows", "kernel", kTraceComputeTid, buf.rows_at[0], buf.rows_at[1]);
+    trace_copied_[i] = false;
+  }
+
+  // Ends tracing: the events go, the staging's buffers forget the tracer.
+  void stop_trace() noexcept {
+    if (!trace_) return;
+    for (int i = 0; i < kRing; ++i) {
+      cudaEventDestroy(trace_copy_end_[i]);
+      cudaEventDestroy(ring_[i].dest.copy_begin);
+      ring_[i].dest.copy_begin = nullptr;
+      ring_[i].dest.tracer = nullptr;
+      ring_[i].dest.span = nullptr;
+    }
+    cudaEventDestroy(trace_ref_);
+    (void)cudaGetLastError();
+    trace_ = nullptr;
   }
 
   int id_;
@@ -1420,14 +1579,14 @@ void on_threads(size_t n, Fn&& fn) {
 
 class CudaExecutor : public ScanExecutor {
  public:
-  CudaExecutor(std::vector<int> gpus, bool required) : gpus_(std::move(gpus)), required_(required) {}
+  explicit CudaExecutor(DevicePlan plan) : plan_(std::move(plan)) {}
 
   void scan(InputSet& in, const ScanSettings& settings, GroupTable* groups, const RowBatchSink& sink,
             const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) override {
     const Plan& plan = *settings.plan;
     const size_t ncols = in.column_names.size();
     if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols).empty() || !in.rereadable()) {
-      if (required_ && cuda_device_count() == 0) throw no_gpu_error(settings.opts->device, "no CUDA device was found");
+      if (plan_.required() && cuda_device_count() == 0) throw no_gpu_error(plan_.option, "no CUDA device was found");
       ++g_cpu_plans;
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
@@ -1476,8 +1635,7 @@ class CudaExecutor : public ScanExecutor {
     for (;;) {
       // CUDA start-up (driver and contexts when not yet up, streams, pinned
       // buffers) runs on its own thread while the read pool starts. (Scanning
-      // the first windows on the CPU meanwhile was measured on 2 x H200 and
-      // did not pay: see the notes of issue 4.)
+      // the first windows on the CPU meanwhile did not pay: docs/performance.md.)
       const auto t_setup = std::chrono::steady_clock::now();
       bool done, no_gpu;
       uint32_t flags = 0;
@@ -1519,7 +1677,7 @@ class CudaExecutor : public ScanExecutor {
 
   // The GPUs of a run, started one after another on a background thread so
   // that GPU 0 scans while the next GPUs start (creating contexts at the same
-  // time is no faster than one by one: about 0.1 s each on 2 x H200). A GPU
+  // time is no faster than one by one). A GPU
   // joins the scan when it is ready; one ready after the input is used up
   // does no work.
   struct Startup {
@@ -1548,19 +1706,15 @@ class CudaExecutor : public ScanExecutor {
           // probe thread started it), unless an earlier run left slots: room
           // for any GPU count, as that count is not known yet, and faulted
           // in for the GPUs listed (all of the room when all are used).
-          const int likely = one_gpu            ? pin_count(1, threads)
-                             : x.gpus_.empty() ? slot_capacity(threads)
-                                               : pin_count(x.gpus_.size(), threads);
+          const int likely = one_gpu                ? pin_count(1, threads)
+                             : x.plan_.gpus.empty() ? slot_capacity(threads)
+                                                    : pin_count(x.plan_.gpus.size(), threads);
           slots = take_slots(slot_capacity(threads), likely);
           const auto t0 = std::chrono::steady_clock::now();
           const int count = cuda_device_count();
           driver_s = seconds_since(t0);
-          if (count == 0) {
-            if (!x.required_) throw NoGpu{};
-            throw no_gpu_error(settings.opts->device, "no CUDA device was found");
-          }
-          std::vector<int> chosen = listed_or_all(x.gpus_, count);
-          check_gpu_numbers(settings.opts->device, chosen, count);
+          std::vector<int> chosen = usable_gpus(x.plan_, count, settings.opts->quiet);
+          if (chosen.empty()) throw NoGpu{};
           if (one_gpu) chosen.resize(1);
           publish([&] { gpus.resize(chosen.size()); });
           const auto t1 = std::chrono::steady_clock::now();
@@ -1662,6 +1816,10 @@ class CudaExecutor : public ScanExecutor {
         Gpu* ready = startup.wait_gpu(g, [&] { return feed.exhausted(); });
         if (!ready) return;  // the input was used up first (or start-up failed: rethrown below)
         Gpu& gpu = *ready;
+        if (settings.tracer) {
+          gpu.start_trace(settings.tracer);
+          settings.tracer->name_this_thread("gpu" + std::to_string(gpu.id()) + " host");
+        }
         // This GPU gives up: the others stop at their next batch.
         auto stop_all = [&] {
           gpu.drop_pending();
@@ -1722,6 +1880,10 @@ class CudaExecutor : public ScanExecutor {
     size_t merged = 1;
     while (merged < gpus.size() && gpus[0]->absorb(*gpus[merged], counters[0], counters[merged])) ++merged;
     const double device_merge_s = seconds_since(t_merge);
+    trace::Tracer* const tr = settings.tracer;
+    if (tr && gpus.size() > 1)
+      tr->complete("merge tables", "merge", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceComputeTid, t_merge,
+                   trace::Clock::now(), {{"gpus", int64_t(merged)}});
     // GPU 0's table was grown to fit first, so this is not expected; if a
     // limit was hit anyway, the CPU executor runs the scan.
     if (merged < gpus.size()) {
@@ -1732,12 +1894,18 @@ class CudaExecutor : public ScanExecutor {
     gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;
     const double back_s = seconds_since(t_back);
+    if (tr)
+      tr->complete("copy back table", "copy", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceDownloadTid, t_back,
+                   trace::Clock::now(), {{"groups", int64_t(groups.size())}});
     const auto t_lists = std::chrono::steady_clock::now();
     if (listed && !gpus[0]->copy_back_lists(listed->lists, counters[0], settings.threads)) {
       *flags = kFlagCapacity;
       return false;
     }
     const double lists_s = seconds_since(t_lists);
+    if (tr && listed)
+      tr->complete("sort+copy back lists", "sort", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceComputeTid, t_lists,
+                   trace::Clock::now());
     stats.chunk_size = startup.batch;
     stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
@@ -1762,8 +1930,7 @@ class CudaExecutor : public ScanExecutor {
     return true;
   }
 
-  std::vector<int> gpus_;
-  bool required_;  // --device gpu or a list: no GPU is an error, not the CPU
+  DevicePlan plan_;
 };
 
 }  // namespace
@@ -1784,8 +1951,8 @@ CudaRunInfo cuda_run_info() {
   return r;
 }
 
-std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, bool required) {
-  return std::make_unique<cuda::CudaExecutor>(gpus, required);
+std::unique_ptr<ScanExecutor> make_cuda_executor(const DevicePlan& plan) {
+  return std::make_unique<cuda::CudaExecutor>(plan);
 }
 
 }  // namespace warpcsv

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/device.hpp"
 #include "exec/scan.hpp"
 
 namespace warpcsv {
@@ -12,14 +13,19 @@ namespace warpcsv {
 int cuda_device_count();
 
 // Starts the CUDA driver and creates GPU `gpu`'s primary context (the costly
-// part of start-up: about 0.1 s per context on 2 x H200).
+// part of start-up, a tenth of a second or so per context).
 void cuda_start_context(int gpu);
 
-// An executor that scans on the given GPUs (all when empty), one host thread
-// per GPU, with output byte-identical to the CPU executor's. It learns whether
-// GPUs exist while it starts scanning: `required` (--device gpu or a list)
-// makes no GPU a ResourceError, else (--device auto) the CPU executor runs.
-std::unique_ptr<ScanExecutor> make_cuda_executor(const std::vector<int>& gpus, bool required);
+// The GPUs this process sees, with their names and compute capabilities.
+// `probe` lists the GPUs whose kernels are loaded to check that this binary
+// runs there (it creates their contexts); the others keep loads = true.
+std::vector<GpuFound> cuda_gpus_found(const std::vector<int>& probe);
+
+// An executor that scans on the plan's GPUs, one host thread per GPU, with
+// output byte-identical to the CPU executor's. It learns which GPUs exist and
+// can run this binary while it starts scanning (select_gpus): none usable is
+// a ResourceError when the plan requires a GPU, else the CPU executor runs.
+std::unique_ptr<ScanExecutor> make_cuda_executor(const DevicePlan& plan);
 
 // What the CUDA executors of this process did, for tests and --profile:
 // scans finished on the GPU, scans handed to the CPU executor because the plan

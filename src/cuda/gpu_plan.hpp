@@ -13,21 +13,18 @@
 #include "warpcsv/errors.hpp"
 
 // Checks a CUDA runtime call (or the last kernel launch); failures become a
-// ResourceError (exit 4) naming the call and where it was made.
-#define WCSV_CUDA_TRY(call)                                                                  \
-  do {                                                                                       \
-    const cudaError_t wcsv_err_ = (call);                                                    \
-    if (wcsv_err_ != cudaSuccess) {                                                          \
-      (void)cudaGetLastError();                                                              \
-      throw ::warpcsv::ResourceError(std::string("GPU error: ") + cudaGetErrorString(wcsv_err_) + \
-                                     " in " #call " (" + __FILE__ + ":" +                    \
-                                     std::to_string(__LINE__) +                              \
-                                     "); run with --device cpu to use the CPU instead");     \
-    }                                                                                        \
+// ResourceError (exit 4) that says what happened on which GPU and what to do,
+// with the call and its source line kept as the error's detail.
+#define WCSV_CUDA_TRY(call)                                                      \
+  do {                                                                           \
+    const cudaError_t wcsv_err_ = (call);                                        \
+    if (wcsv_err_ != cudaSuccess) ::warpcsv::cuda::throw_gpu_error(wcsv_err_, #call, __FILE__, __LINE__); \
   } while (0)
 
 namespace warpcsv {
 namespace cuda {
+
+[[noreturn]] void throw_gpu_error(cudaError_t err, const char* call, const char* file, int line);
 
 // Tuning values, in one place.
 constexpr int kMaxSlots = 32;          // input columns a plan may read on the GPU
@@ -42,7 +39,7 @@ constexpr int kScanBlock = 256;        // threads per block of the segment kerne
 constexpr int kRowBlock = 512;         // threads per block of the row kernel
 constexpr int kRowScratch = 256;       // evaluator scratch per thread (lower/upper)
 constexpr int kUnescapeBytes = 512;    // unescaped field bytes per row
-constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per block
+constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per row block, at most
 
 // Set by kernels when a batch needs the host path: a bad row or value, an
 // expression error (reported exactly by the CPU executor), or a GPU limit.
@@ -161,31 +158,45 @@ struct GpuScratch {
   uint64_t row_cap;    // own bytes of a batch
 };
 
+// What the launches are sized by on one GPU, read from its properties: grids
+// cover its SMs, and the row blocks' group cache fits the shared memory that
+// the blocks resident on an SM share.
+struct GpuShape {
+  int sms = 1;                       // streaming multiprocessors
+  int row_blocks_per_sm = 1;         // row kernel blocks launched per SM
+  uint32_t cache_bytes = kCacheBytes;  // shared-memory group cache per row block
+};
+GpuShape gpu_shape(int device);
+
+// Whether this binary's kernels load on `device` (false: it holds no code the
+// GPU runs, cudaErrorNoKernelImageForDevice). Creates the device's context.
+bool kernels_load_on(int device);
+
 // Bytes of CUB temporary storage the scans need for `nseg` segments.
 size_t scan_temp_bytes(uint64_t nseg);
 
 // Phase 1 of a batch, on `stream`: the segment vectors and their scan (the
 // batch's start state is not needed). `plan` is device memory.
 void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
-                         int sms, cudaStream_t stream);
+                         const GpuShape& shape, cudaStream_t stream);
 
 // Phase 2, once b.start_state and b.first_is_row are known: row starts, then
 // parse, filter and aggregate every row into the table.
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
-                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, int sms,
+                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
                        cudaStream_t stream);
 
 // Sets words [from, to) groups of state to the plan's initial values.
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,
-                       uint64_t to, cudaStream_t stream);
+                       uint64_t to, const GpuShape& shape, cudaStream_t stream);
 
 // Merges groups [0, count) of `src` (arrays in this GPU's memory; string keys
 // as offsets into src.arena) into t. Sets kFlagCapacity when t is too small.
 void launch_merge_table(const GpuTable& t, const GpuPlan* plan, const GpuTable& src, uint64_t count,
-                        cudaStream_t stream);
+                        const GpuShape& shape, cudaStream_t stream);
 
 // Re-inserts groups [0, count) into a cleared slot array (after growth).
-void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream);
+void launch_rehash(const GpuTable& t, uint64_t count, const GpuShape& shape, cudaStream_t stream);
 
 // A holistic list to sort: n (group, key) pairs in groups[0] and keys[0],
 // room for as many in groups[1] and keys[1].

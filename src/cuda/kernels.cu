@@ -678,8 +678,30 @@ size_t scan_temp_bytes(uint64_t nseg) {
   return a > b ? a : b;
 }
 
+GpuShape gpu_shape(int device) {
+  GpuShape g;
+  cudaDeviceProp p;
+  WCSV_CUDA_TRY(cudaGetDeviceProperties(&p, device));
+  g.sms = p.multiProcessorCount;
+  // Row blocks are launched two per SM (every GPU since Turing holds two of
+  // 512 threads), and their group caches share the SM's shared memory.
+  g.row_blocks_per_sm = p.maxThreadsPerMultiProcessor >= 2 * kRowBlock ? 2 : 1;
+  const size_t per_block = p.sharedMemPerMultiprocessor / g.row_blocks_per_sm - p.reservedSharedMemPerBlock;
+  const size_t cache = per_block < p.sharedMemPerBlock ? per_block : p.sharedMemPerBlock;
+  g.cache_bytes = static_cast<uint32_t>(cache < kCacheBytes ? cache : kCacheBytes);
+  return g;
+}
+
+bool kernels_load_on(int device) {
+  cudaFuncAttributes a;
+  const bool ok = cudaSetDevice(device) == cudaSuccess && cudaFuncGetAttributes(&a, k_rehash) == cudaSuccess;
+  (void)cudaGetLastError();
+  return ok;
+}
+
 void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
-                         int sms, cudaStream_t stream) {
+                         const GpuShape& shape, cudaStream_t stream) {
+  const int sms = shape.sms;
   const uint64_t nseg = segments_of(b.row_end);
   WCSV_EXPECTS(nseg + 1 <= s.seg_cap && nseg > 0, "GPU batch larger than its work arrays");
   k_segment_tv<kScanBlock><<<grid_for(nseg, kScanBlock, sms), kScanBlock, 0, stream>>>(
@@ -694,8 +716,9 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVect
 }
 
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
-                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, int sms,
+                       const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
                        cudaStream_t stream) {
+  const int sms = shape.sms;
   const uint64_t nseg = segments_of(b.row_end);
   if (nseg == 0) return;
   WCSV_EXPECTS(nseg + 1 <= s.seg_cap && b.row_end <= s.row_cap, "GPU batch larger than its work arrays");
@@ -715,32 +738,32 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   // The shared-memory group cache: as many groups as fit, a power of two.
   const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
   uint32_t cache_cap = 1024;
-  while (cache_cap && cache_cap * per_group > kCacheBytes) cache_cap >>= 1;
+  while (cache_cap && cache_cap * per_group > shape.cache_bytes) cache_cap >>= 1;
   if (cache_cap < 16) cache_cap = 0;
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
-  const unsigned row_grid = static_cast<unsigned>(sms) * 2;
+  const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
                                                             v.census, cache_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from, uint64_t to,
-                       cudaStream_t stream) {
+                       const GpuShape& shape, cudaStream_t stream) {
   if (to <= from) return;
-  k_init_words<<<grid_for((to - from) * nwords, 256, 132), 256, 0, stream>>>(t.words, plan, nwords, from, to);
+  k_init_words<<<grid_for((to - from) * nwords, 256, shape.sms), 256, 0, stream>>>(t.words, plan, nwords, from, to);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 void launch_merge_table(const GpuTable& t, const GpuPlan* plan, const GpuTable& src, uint64_t count,
-                        cudaStream_t stream) {
+                        const GpuShape& shape, cudaStream_t stream) {
   if (count == 0) return;
-  k_merge_table<<<grid_for(count, 256, 132), 256, 0, stream>>>(t, plan, src, count);
+  k_merge_table<<<grid_for(count, 256, shape.sms), 256, 0, stream>>>(t, plan, src, count);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
-void launch_rehash(const GpuTable& t, uint64_t count, cudaStream_t stream) {
+void launch_rehash(const GpuTable& t, uint64_t count, const GpuShape& shape, cudaStream_t stream) {
   if (count == 0) return;
-  k_rehash<<<grid_for(count, 256, 132), 256, 0, stream>>>(t, count);
+  k_rehash<<<grid_for(count, 256, shape.sms), 256, 0, stream>>>(t, count);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

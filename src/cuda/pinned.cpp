@@ -27,7 +27,7 @@ PinnedBlock::PinnedBlock(uint64_t bytes, uint64_t fault_bytes) {
 void PinnedBlock::pin(uint64_t bytes) {
   bytes = std::min(bytes_, (bytes + kHuge - 1) / kHuge * kHuge);
   // All of it (cudaHostAlloc), or at least these bytes: a run that uses fewer
-  // slots does not pay for registering again (4 ms on 2 x H200).
+  // slots does not pay for registering again.
   if (pinned_bytes_ >= bytes) return;
   const bool first = pinned_bytes_ == 0;
   if (pinned_bytes_) {  // registered, but too few bytes: 11 ms to grow 40 to 80 MiB there
@@ -82,8 +82,7 @@ PinnedSlots::Slot PinnedSlots::take() {
     std::unique_lock<std::mutex> l(m_);
     cv_.wait(l, [&] { return !free_.empty(); });
     // A slot whose copy is done already, among the oldest few: copies to
-    // different GPUs and on different streams finish out of order (2 x H200:
-    // 69 GB/s in-process against 65 when always taking the oldest). Else the
+    // different GPUs and on different streams finish out of order. Else the
     // oldest, waited for below.
     auto pick = free_.begin();
     const auto last = free_.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(free_.size(), kLookAhead));

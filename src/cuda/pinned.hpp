@@ -16,9 +16,8 @@ namespace cuda {
 // maps it and faults in the bytes likely used (as huge pages where THP
 // allows; no CUDA, so it can run while the driver starts), pin() registers
 // them with CUDA (registering faults in any others). Huge pages
-// registered with CUDA pin in about half the time of cudaMallocHost (2 x H200:
-// 4 x 33 MiB in 25-40 ms instead of 47-88 ms), which is start-up the user
-// waits for; without them (no THP, or registering fails) it falls back to
+// registered with CUDA pin in about half the time of cudaMallocHost, which is
+// start-up the user waits for; without them (no THP, or registering fails) it falls back to
 // cudaMallocHost.
 class PinnedBlock {
  public:
@@ -47,10 +46,9 @@ class PinnedBlock {
 // reads a piece of the input into it, queues the piece's copy to its GPU and
 // gives the slot back with an event that marks the copy done; the next taker
 // waits for that event. The copy engine then reads the piece while it is
-// still in the host's cache: on 2 x H200 (300 MiB L3), 2 MiB pieces through
-// 128 MiB of slots fed both GPUs at 94 GB/s, where reading whole 33 MiB
-// batches into a 1 GiB ring and copying them after ran at 50 GB/s (each byte
-// then crosses memory three times: read, written, read by the copy).
+// still in the host's cache; reading whole batches into a large ring and
+// copying them after makes each byte cross memory three times (read,
+// written, read by the copy) and was half as fast (docs/performance.md).
 class PinnedSlots {
  public:
   // Room for `capacity` slots, the first `likely` of them faulted in; pin()

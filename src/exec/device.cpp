@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
@@ -35,20 +36,6 @@ int gpu_count() {
 #endif
 }
 
-// Asking for a GPU on a machine without one is a resource error (exit 4).
-void check_gpus(const DeviceChoice& d, const std::string& s) {
-  if (d.kind != DeviceChoice::Gpu) return;
-  const int n = gpu_count();
-  if (n == 0)
-    throw no_gpu_error(s,
-#ifdef WARPCSV_HAVE_CUDA
-                       "no CUDA device was found"
-#else
-                       "this warpcsv was built without CUDA"
-#endif
-    );
-  check_gpu_numbers(s, d.gpus, n);
-}
 }  // namespace
 
 DeviceChoice choose_device(const Options& opts) {
@@ -125,20 +112,159 @@ uint64_t input_bytes(const Options& opts) {
   return total;
 }
 
-// The GPUs of a run as the CUDA executor sees them: the listed ones, or all
-// (empty), or {0} for an input too small to keep more than one busy.
-std::vector<int> run_gpus(const DeviceChoice& d, const Options& opts) {
-  return gpus_for_input(d, input_bytes(opts));
+#ifdef WARPCSV_HAVE_CUDA
+constexpr bool kBuiltWithCuda = true;
+#else
+constexpr bool kBuiltWithCuda = false;
+#endif
+}  // namespace
+
+DevicePlan plan_devices(const Options& opts) { return plan_devices(opts, input_bytes(opts)); }
+
+DevicePlan plan_devices(const Options& opts, uint64_t bytes) {
+  DevicePlan p;
+  p.asked = choose_device(opts);
+  p.option = opts.device.empty() ? "auto" : opts.device;
+  p.gpus = gpus_for_input(p.asked, bytes);
+  switch (p.asked.kind) {
+    case DeviceChoice::Cpu:
+      p.why = "the CPU (--device cpu)";
+      break;
+    case DeviceChoice::Gpu:
+      p.try_gpus = true;
+      p.why = kBuiltWithCuda ? "the GPUs (--device " + p.option + ")"
+                             : "the GPUs (--device " + p.option + "), but this warpcsv was built without CUDA";
+      break;
+    case DeviceChoice::Auto: {
+      const uint64_t from = auto_gpu_bytes(host_threads(opts));
+      p.try_gpus = kBuiltWithCuda && bytes >= from;
+      if (!kBuiltWithCuda)
+        p.why = "the CPU: this warpcsv was built without CUDA";
+      else if (p.try_gpus)
+        p.why = fmt::format("the GPUs (the CPU if none can run it): {} bytes of input, at least the {} that pay for "
+                            "CUDA start-up",
+                            bytes, from);
+      else if (bytes == 0)
+        p.why = "the CPU: the input is a stream (the GPUs need files they can read again) or empty";
+      else
+        p.why = fmt::format("the CPU: {} bytes of input, fewer than the {} that pay for CUDA start-up", bytes, from);
+      break;
+    }
+  }
+  return p;
+}
+
+std::string DevicePlan::name() const {
+  switch (asked.kind) {
+    case DeviceChoice::Cpu: return "cpu";
+    case DeviceChoice::Gpu: return "gpu";
+    case DeviceChoice::Auto: return try_gpus ? "auto (gpu)" : "auto (cpu)";
+  }
+  return "?";
+}
+
+namespace {
+// "sm_80 and sm_90": `prefix` and each capability, joined for a sentence.
+std::string arch_names(const std::vector<int>& ccs, const char* prefix) {
+  std::string s;
+  for (size_t i = 0; i < ccs.size(); ++i) {
+    s += i == 0 ? "" : i + 1 == ccs.size() ? " and " : ", ";
+    s += prefix + std::to_string(ccs[i]);
+  }
+  return s;
 }
 }  // namespace
 
-bool auto_uses_gpus(const Options& opts) {
-#ifdef WARPCSV_HAVE_CUDA
-  return input_bytes(opts) >= auto_gpu_bytes(host_threads(opts));
-#else
-  (void)opts;
+GpuCode parse_gpu_code(const std::string& list) {
+  GpuCode code;
+  code.known = !list.empty();
+  size_t i = 0;
+  while (code.known && i <= list.size()) {
+    size_t j = list.find_first_of(",;", i);
+    if (j == std::string::npos) j = list.size();
+    const std::string item = list.substr(i, j - i);
+    i = j + 1;
+    if (item.empty()) continue;
+    size_t digits = 0;
+    while (digits < item.size() && std::isdigit(static_cast<unsigned char>(item[digits]))) ++digits;
+    if (digits == 0) {  // native, all, all-major: decided by nvcc at build time
+      code.known = false;
+      break;
+    }
+    const int cc = std::stoi(item.substr(0, digits));
+    std::string rest = item.substr(digits);
+    // "90a": machine code for exactly that GPU; its PTX too runs only there.
+    const bool specific = !rest.empty() && (rest[0] == 'a' || rest[0] == 'f');
+    if (specific) rest = rest.substr(1);
+    const bool real = rest != "-virtual", virt = rest != "-real";
+    if (real) code.sass.push_back(specific ? -cc : cc);
+    if (virt && !specific) code.ptx.push_back(cc);
+  }
+  if (!code.known) code.sass.clear(), code.ptx.clear();
+  return code;
+}
+
+bool GpuCode::runs_on(int major, int minor) const {
+  if (!known) return true;
+  const int cc = 10 * major + minor;
+  for (int s : sass) {
+    if (s < 0 ? -s == cc : (s / 10 == major && s <= cc)) return true;  // machine code: same major, not newer
+  }
+  for (int p : ptx)
+    if (p <= cc) return true;  // PTX: compiled by the driver for this or any newer GPU
   return false;
+}
+
+std::string GpuCode::describe() const {
+  if (!known) return "GPU code chosen by nvcc at build time";
+  std::vector<int> plain;
+  for (int s : sass) plain.push_back(s < 0 ? -s : s);
+  std::string s;
+  if (!plain.empty()) s = arch_names(plain, "sm_") + " machine code";
+  if (!ptx.empty()) s += (s.empty() ? "" : ", ") + arch_names(ptx, "compute_") + " PTX";
+  return s.empty() ? "no GPU code" : s;
+}
+
+const GpuCode& built_gpu_code() {
+#if defined(WARPCSV_HAVE_CUDA) && defined(WARPCSV_CUDA_ARCHS)
+  static const GpuCode code = parse_gpu_code(WARPCSV_CUDA_ARCHS);
+#else
+  static const GpuCode code;
 #endif
+  return code;
+}
+
+GpuSelection select_gpus(const DevicePlan& plan, const std::vector<GpuFound>& found, const GpuCode& code) {
+  if (found.empty()) {
+    if (plan.required()) throw no_gpu_error(plan.option, "no CUDA device was found");
+    return {};
+  }
+  std::vector<int> wanted = plan.gpus;
+  if (wanted.empty())
+    for (const auto& g : found) wanted.push_back(g.id);
+  check_gpu_numbers(plan.option, wanted, static_cast<int>(found.size()));
+  GpuSelection sel;
+  std::string first_refusal;
+  for (int id : wanted) {
+    const GpuFound& g = found[static_cast<size_t>(id)];
+    if (code.runs_on(g.major, g.minor) && g.loads) {
+      sel.usable.push_back(id);
+      continue;
+    }
+    const std::string refusal =
+        fmt::format("GPU {} ({}, compute capability {}.{}) cannot run this warpcsv, which holds {}; rebuild with "
+                    "cmake -DCMAKE_CUDA_ARCHITECTURES={}{} (or native, on that machine)",
+                    id, g.name, g.major, g.minor, code.describe(), g.major, g.minor);
+    // A GPU named in --device 0,1 is wanted: it cannot be left out.
+    if (!plan.asked.gpus.empty()) throw ResourceError("--device " + plan.option + ": " + refusal);
+    if (first_refusal.empty()) first_refusal = refusal;
+    sel.notices.push_back("warpcsv: note: " + refusal + "; skipping it\n");
+  }
+  if (sel.usable.empty() && plan.required())
+    throw ResourceError("--device " + plan.option + ": " + first_refusal + "; or use --device cpu");
+  if (sel.usable.empty() && !sel.notices.empty())
+    sel.notices.back() = "warpcsv: note: " + first_refusal + "; answering on the CPU\n";
+  return sel;
 }
 
 uint64_t gpu_batch_tail(uint64_t longest_sampled_row) {
@@ -175,59 +301,54 @@ std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, con
   return out;
 }
 
-std::string describe_run_gpus(const DeviceChoice& d, const Options& opts) {
-  const std::vector<int> gpus = run_gpus(d, opts);
-  if (gpus.empty()) return "all visible GPUs";
-  if (d.gpus.empty())
+std::string describe_run_gpus(const DevicePlan& plan) {
+  if (plan.gpus.empty()) return "all visible GPUs";
+  if (plan.asked.gpus.empty())
     return fmt::format("GPU 0 (an input under {} GiB; --device 0,1 lists more)", kAllGpusBytes >> 30);
   std::string list;
-  for (int g : gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
+  for (int g : plan.gpus) list += (list.empty() ? "" : ",") + std::to_string(g);
   return "GPUs " + list;
 }
 
-void limit_visible_gpus(const Options& opts) {
-#ifdef WARPCSV_HAVE_CUDA
-  const DeviceChoice d = choose_device(opts);
-  if (d.kind == DeviceChoice::Cpu) return;
-  if (const auto v = visible_devices_for(run_gpus(d, opts), std::getenv("CUDA_VISIBLE_DEVICES")))
+void limit_visible_gpus(const DevicePlan& plan) {
+  if (!kBuiltWithCuda || !plan.try_gpus) return;
+  if (const auto v = visible_devices_for(plan.gpus, std::getenv("CUDA_VISIBLE_DEVICES")))
     ::setenv("CUDA_VISIBLE_DEVICES", v->c_str(), 1);
-#else
-  (void)opts;
-#endif
 }
 
-void start_gpu_probe(const Options& opts) {
+void start_gpu_probe(const DevicePlan& plan) {
 #ifdef WARPCSV_HAVE_CUDA
-  if (opts.device == "cpu" || (opts.device == "auto" && !auto_uses_gpus(opts))) return;
+  if (!plan.try_gpus) return;
   // Only the context of the GPU the scan starts on: the executor builds the
   // GPUs one after another, and a second context created here at the same
   // time would hold the driver while the executor pins GPU 0's buffers.
-  const std::vector<int> gpus = run_gpus(choose_device(opts), opts);
-  const int first = gpus.empty() ? 0 : gpus.front();
+  const int first = plan.gpus.empty() ? 0 : plan.gpus.front();
   probe() = std::async(std::launch::async, [first] {
               cuda_start_context(first);
               return cuda_device_count();
             }).share();
 #else
-  (void)opts;
+  (void)plan;
 #endif
 }
 
 bool gpu_probe_started() { return probe().valid(); }
 
-std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts) {
+std::unique_ptr<ScanExecutor> make_executor(const DevicePlan& plan, const InputSet& in) {
 #ifdef WARPCSV_HAVE_CUDA
-  // Whether GPUs exist is learnt by the CUDA executor while it starts (CUDA
-  // start-up overlaps the first window). It needs an input it can read again
-  // (a bad row makes the CPU executor rescan it); plans the GPU does not run
-  // go to the CPU inside the executor.
-  const bool gpu = d.kind == DeviceChoice::Gpu || (d.kind == DeviceChoice::Auto && auto_uses_gpus(opts));
-  if (gpu && in.rereadable()) return make_cuda_executor(run_gpus(d, opts), d.kind == DeviceChoice::Gpu);
+  // Whether usable GPUs exist is learnt by the CUDA executor while it starts
+  // (CUDA start-up overlaps the first window). It needs an input it can read
+  // again (a bad row makes the CPU executor rescan it); plans the GPU does
+  // not run go to the CPU inside the executor.
+  if (plan.try_gpus && in.rereadable()) return make_cuda_executor(plan);
 #else
   (void)in;
-  (void)opts;
 #endif
-  check_gpus(d, opts.device);  // a GPU asked for but not usable: exit 4
+  if (plan.required()) {  // a GPU asked for but not usable: exit 4
+    if (!kBuiltWithCuda) throw no_gpu_error(plan.option, "this warpcsv was built without CUDA");
+    if (gpu_count() == 0) throw no_gpu_error(plan.option, "no CUDA device was found");
+    check_gpu_numbers(plan.option, plan.asked.gpus, gpu_count());
+  }
   return make_cpu_executor();
 }
 
@@ -240,31 +361,6 @@ void check_gpu_numbers(const std::string& option, const std::vector<int>& gpus, 
     if (g >= count)
       throw ResourceError(fmt::format("--device {}: GPU {} does not exist; this machine has {} GPU(s), numbered from 0",
                                       option, g, count));
-}
-
-std::string describe_auto_choice(const Options& opts) {
-  const uint64_t bytes = input_bytes(opts), from = auto_gpu_bytes(host_threads(opts));
-#ifdef WARPCSV_HAVE_CUDA
-  if (bytes >= from)
-    return fmt::format("the GPUs (the CPU if none is found): {} bytes of input, at least the {} that pay for CUDA "
-                       "start-up",
-                       bytes, from);
-  if (bytes == 0) return "the CPU: the input is a stream (the GPUs need files they can read again) or empty";
-  return fmt::format("the CPU: {} bytes of input, fewer than the {} that pay for CUDA start-up", bytes, from);
-#else
-  (void)bytes;
-  (void)from;
-  return "the CPU: this warpcsv was built without CUDA";
-#endif
-}
-
-std::string device_name(const DeviceChoice& d, const Options& opts) {
-  switch (d.kind) {
-    case DeviceChoice::Cpu: return "cpu";
-    case DeviceChoice::Gpu: return "gpu";
-    case DeviceChoice::Auto: return auto_uses_gpus(opts) ? "auto (gpu)" : "auto (cpu)";
-  }
-  return "?";
 }
 
 }  // namespace warpcsv

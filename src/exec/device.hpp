@@ -28,6 +28,7 @@ constexpr uint64_t kGpuRowSlack = 64;
 // `longest_sampled_row`: bytes, or 0 when unknown.
 uint64_t gpu_batch_tail(uint64_t longest_sampled_row);
 
+// --device parsed: auto, cpu, gpu, or a list such as 0,1 (kind Gpu, `gpus` the list).
 struct DeviceChoice {
   enum Kind { Cpu, Gpu, Auto } kind = Auto;
   std::vector<int> gpus;  // explicit list, or empty for all
@@ -51,53 +52,98 @@ uint64_t host_memory_bytes();
 uint64_t thread_tables_budget(uint64_t host_memory);
 
 // Under --device auto, inputs of at least this many bytes go to the GPUs:
-// 32 MiB per host thread, from 256 MiB to 1 GiB. CUDA start-up costs about
-// 0.3 s, which the CPU executor's threads spend scanning instead. Measured on
-// the 1 x H200 host (16 threads), whole process: 0.52 GB q3 (1M groups) CPU
-// 0.32-0.34 s, GPU 0.37-0.42 s; 1.03 GB q3 CPU 0.66-0.68 s, GPU 0.40-0.43 s;
-// q1 CPU 0.30 s and GPU 0.36-0.38 s even at 1.03 GB.
+// 32 MiB per host thread, from 256 MiB to 1 GiB: below that the CPU's
+// threads finish before CUDA has started (docs/performance.md, "Device choice").
 uint64_t auto_gpu_bytes(int threads);
 
-// Inputs smaller than this run on GPU 0 alone under --device gpu or auto.
-// Measured on 2 x H200 (32 cores, file in the page cache): each visible GPU
-// adds about 0.1 s to CUDA driver start-up, its context 0.1 s more and the
-// process exit 0.05-0.1 s, while pread fills two GPUs at most ~10 GB/s
-// faster than one. A list (--device 0,1) always uses the GPUs it names.
+// Inputs smaller than this run on GPU 0 alone under --device gpu or auto:
+// each further GPU costs more start-up and exit time than it saves (see
+// docs/performance.md, "GPU start-up and how many GPUs"). A list
+// (--device 0,1) always uses the GPUs it names.
 constexpr uint64_t kAllGpusBytes = 32ull << 30;
 
 // The GPUs a run uses: the listed ones, {0} for an input of fewer than
 // kAllGpusBytes bytes (`input_bytes` 0: a stream or unknown), else all (empty).
 std::vector<int> gpus_for_input(const DeviceChoice& d, uint64_t input_bytes);
 
+// The devices of one run, decided once from --device and the input's size,
+// then passed to the executor and shown by --explain. Whether the GPUs it
+// names exist and can run this binary is learnt when CUDA starts (select_gpus).
+struct DevicePlan {
+  DeviceChoice asked;
+  std::string option = "auto";  // --device as given, for messages
+  bool try_gpus = false;        // the scan starts on the GPUs
+  std::vector<int> gpus;        // the GPUs it tries (empty: all)
+  std::string why;              // the choice in words
+
+  // No usable GPU is an error (--device gpu or a list), not the CPU.
+  bool required() const { return asked.kind == DeviceChoice::Gpu; }
+  // cpu, gpu, or auto and what it picked: "auto (gpu)", "auto (cpu)".
+  std::string name() const;
+};
+
+// `input_bytes`: the input files' total size, 0 for a stream.
+DevicePlan plan_devices(const Options& opts, uint64_t input_bytes);
+// The same for the files of `opts` (sizes from stat).
+DevicePlan plan_devices(const Options& opts);
+
+// The GPU code a binary holds, from CMake's CUDA architecture list such as
+// "75-virtual,80-real,90-real" (a bare "80" is both; "native" and "all" are
+// not known until a GPU runs it).
+struct GpuCode {
+  std::vector<int> sass;  // machine code, compute capability x 10 (80: sm_80)
+  std::vector<int> ptx;   // PTX the driver compiles for its GPU (this or newer)
+  bool known = false;
+  std::string describe() const;  // "sm_80 and sm_90 machine code, compute_75 PTX"
+  // Whether a GPU of compute capability major.minor runs it (true when not known).
+  bool runs_on(int major, int minor) const;
+};
+GpuCode parse_gpu_code(const std::string& cmake_architectures);
+// This binary's (an empty GpuCode when built without CUDA).
+const GpuCode& built_gpu_code();
+
+// A GPU as the CUDA runtime reports it.
+struct GpuFound {
+  int id = 0;
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  bool loads = true;         // its kernels loaded there (false: no image for it)
+};
+
+// The GPUs of `plan` a run may use among `found` (every GPU the process
+// sees), and a notice for each one skipped because `code` cannot run there.
+// A GPU listed by number that cannot run is an error, and so is none usable
+// under --device gpu (ResourceError naming the GPU, its capability and the
+// cmake option to rebuild with); under auto none usable means the CPU.
+struct GpuSelection {
+  std::vector<int> usable;
+  std::vector<std::string> notices;
+};
+GpuSelection select_gpus(const DevicePlan& plan, const std::vector<GpuFound>& found, const GpuCode& code);
+
 // The GPUs a run uses, in words for --explain.
-std::string describe_run_gpus(const DeviceChoice& d, const Options& opts);
+std::string describe_run_gpus(const DevicePlan& plan);
 
 // The CUDA_VISIBLE_DEVICES value that shows the driver only GPUs 0..k-1 of
 // `current` (the variable's value, or null when unset), keeping their
 // numbers; nullopt to leave it as it is (all GPUs, or another list).
 std::optional<std::string> visible_devices_for(const std::vector<int>& gpus, const char* current);
 
+// Hides the GPUs the run will not use from the CUDA driver (see
+// run_process_pipeline); before CUDA starts.
+void limit_visible_gpus(const DevicePlan& plan);
+
 // Starts CUDA (driver and the first GPU's context, 0.2-0.4 s) on a background
 // thread when the run may use a GPU, so it overlaps opening the input and binding.
-void start_gpu_probe(const Options& opts);
+void start_gpu_probe(const DevicePlan& plan);
 // Whether start_gpu_probe started CUDA (the process may then skip teardown).
 bool gpu_probe_started();
 
-// The executor for a run: auto picks the GPUs only for inputs large enough
-// to pay for CUDA start-up. Asking for a GPU on a machine without one is a
+// The executor for a run: the CUDA executor when the plan tries the GPUs and
+// the input can be read again (it hands plans it cannot run to the CPU),
+// else the CPU executor. Asking for a GPU on a machine without one is a
 // resource error (exit 4).
-std::unique_ptr<ScanExecutor> make_executor(const DeviceChoice& d, const InputSet& in, const Options& opts);
-
-// Whether --device auto gives this run's input to the GPUs (when there are
-// any): input files of auto_gpu_bytes or more.
-bool auto_uses_gpus(const Options& opts);
-
-// Why --device auto picks what it picks for this run's input, in words.
-std::string describe_auto_choice(const Options& opts);
-
-// The device choice in words: cpu, gpu, or auto and what it picked for this
-// input ("auto (gpu)": the GPUs, or the CPU if none is found).
-std::string device_name(const DeviceChoice& d, const Options& opts);
+std::unique_ptr<ScanExecutor> make_executor(const DevicePlan& plan, const InputSet& in);
 
 // The error for a GPU asked for with --device `option` where none is usable.
 ResourceError no_gpu_error(const std::string& option, const std::string& why);

@@ -18,6 +18,7 @@
 #include "exec/holistic.hpp"
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
+#include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
 #include "warpcsv/output.hpp"
@@ -223,7 +224,8 @@ void check_output_paths(const Options& opts) {
     std::error_code ea, eb;
     return std::filesystem::weakly_canonical(a, ea) == std::filesystem::weakly_canonical(b, eb) && !ea && !eb;
   };
-  for (const auto& [path, option] : {std::pair{opts.output_path, "-o"}, std::pair{opts.rejects_path, "--rejects"}}) {
+  for (const auto& [path, option] : {std::pair{opts.output_path, "-o"}, std::pair{opts.rejects_path, "--rejects"},
+                                     std::pair{opts.trace_path, "--trace"}}) {
     struct stat st {};
     if (path.empty() || path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     for (const auto& i : inputs)
@@ -236,6 +238,9 @@ void check_output_paths(const Options& opts) {
       same_file(opts.output_path, opts.rejects_path))
     throw UsageError(fmt::format("-o and --rejects name the same file ({}); give them different files",
                                  opts.output_path));
+  for (const auto& [path, option] : {std::pair{opts.output_path, "-o"}, std::pair{opts.rejects_path, "--rejects"}})
+    if (!opts.trace_path.empty() && !path.empty() && path != "-" && same_file(path, opts.trace_path))
+      throw UsageError(fmt::format("{} and --trace name the same file ({}); give them different files", option, path));
 }
 
 // A notice on stderr: best effort (a full or closed stderr changes no exit code).
@@ -264,19 +269,19 @@ void print_profile(const ScanStats& stats, const std::vector<StageTiming>& drive
   }
 }
 
-std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const DeviceChoice& device,
+std::string describe_partitioning(const InputSet& in, uint64_t chunk, int threads, const DevicePlan& devices,
                                   const Options& opts, uint64_t longest_sampled_row) {
-  std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk,
-                              device_name(device, opts), threads);
-  if (device.kind == DeviceChoice::Auto) s += "  auto: " + describe_auto_choice(opts) + "\n";
-  if (device.kind == DeviceChoice::Gpu || (device.kind == DeviceChoice::Auto && auto_uses_gpus(opts))) {
+  std::string s = fmt::format("partitioning: {} byte chunks, executor {}, {} host threads\n", chunk, devices.name(),
+                              threads);
+  s += "  devices: " + devices.why + "\n";
+  if (devices.try_gpus) {
     s += fmt::format("  on the GPUs: batches of {} bytes at fixed offsets, read in 2 MiB pieces that go on to the GPU "
                      "as each is read, with a tail of {} bytes after each for its last row ({} x the longest "
                      "sampled row, {} bytes); each batch's start state from the composed transition vectors of the "
                      "batches before it\n",
                      opts.chunk_size ? chunk : kGpuBatchBytes, gpu_batch_tail(longest_sampled_row), kGpuRowSlack,
                      longest_sampled_row);
-    s += "  on " + describe_run_gpus(device, opts) + "\n";
+    s += "  on " + describe_run_gpus(devices) + "; GPU code: " + built_gpu_code().describe() + "\n";
   }
   for (const auto& src : in.sources) s += fmt::format("  input {}\n", src->name());
   return s;
@@ -306,13 +311,29 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
 
 bool run_started_gpu() { return gpu_probe_started(); }
 
-int run_pipeline(const Options& opts) {
+int run_pipeline(const Options& opts) { return run_pipeline(opts, plan_devices(opts)); }
+
+int run_process_pipeline(const Options& opts) {
+  const DevicePlan devices = plan_devices(opts);
+  limit_visible_gpus(devices);
+  return run_pipeline(opts, devices);
+}
+
+int run_pipeline(const Options& opts, const DevicePlan& devices) {
   const auto t_start = std::chrono::steady_clock::now();
   std::vector<StageTiming> driver_stages;
   check_pipeline_syntax(opts.pipeline);
   check_output_paths(opts);
-  const DeviceChoice device = choose_device(opts);
-  start_gpu_probe(opts);
+  // --trace: the run's partitions, batches and stages, written when it ends (also when it fails).
+  std::shared_ptr<trace::Tracer> tracer;
+  if (opts.trace_path == "-") throw UsageError("--trace -: the trace is written to a file; give its name");
+  if (!opts.trace_path.empty()) {
+    tracer = std::make_shared<trace::Tracer>(opts.trace_path, t_start);
+    tracer->name_this_thread("main");
+  }
+  const trace::SetCurrent current_tracer(tracer);
+  const trace::WriteOnExit write_trace(tracer.get());
+  start_gpu_probe(devices);
   const int threads = host_threads(opts);
   if (opts.threads > threads && !opts.quiet)
     note_stderr(fmt::format("warpcsv: note: --threads {} is more than this machine uses (8 per core, at least 64); "
@@ -329,6 +350,7 @@ int run_pipeline(const Options& opts) {
   uint64_t longest_sampled_row = 0;
   std::vector<OutputColumn> inferred = infer_schema(in, opts, threads, &unobserved, &longest_sampled_row);
   driver_stages.push_back(StageTiming{"open+infer", "cpu", seconds_since(t_start), 0, 0});
+  if (tracer) tracer->host("open+infer", "stage", t_start);
   std::vector<bool> from_schema(inferred.size(), false);
   if (!opts.schema.empty())
     for (const auto& o : parse_schema_option(opts.schema))
@@ -340,9 +362,9 @@ int run_pipeline(const Options& opts) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
     const Plan plan = bind_plan(opts.pipeline, schema, unobserved);
-    std::unique_ptr<ScanExecutor> exec = make_executor(device, in, opts);
+    std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
-      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, device, opts, longest_sampled_row);
+      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
@@ -353,6 +375,7 @@ int run_pipeline(const Options& opts) {
     settings.chunk_size = chunk;
     settings.threads = threads;
     settings.longest_sampled_row = longest_sampled_row;
+    settings.tracer = tracer.get();
     settings.thread_tables_budget =
         opts.thread_tables_budget ? opts.thread_tables_budget : thread_tables_budget(host_memory_bytes());
     uint64_t total_bytes = 0;
@@ -423,7 +446,10 @@ int run_pipeline(const Options& opts) {
       continue;
     }
     progress.finish();
-    driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? device_name(device, opts) : stats.executor,
+    if (tracer)
+      tracer->host("scan", "stage", t_scan,
+                   {{"bytes", int64_t(stats.bytes)}, {"partitions", int64_t(stats.partitions)}});
+    driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
                                         seconds_since(t_scan), stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate) {
@@ -433,6 +459,7 @@ int run_pipeline(const Options& opts) {
       if (plan.holistic.empty()) groups->ensure_group_without_keys();
       Table result = finalize_groups(plan, final_groups, threads, holistic.values.data());
       driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
+      if (tracer) tracer->host("finalize+sort", "stage", t_out, {{"groups", int64_t(result.rows())}});
       t_out = std::chrono::steady_clock::now();
       post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
       post->push_all(result);
@@ -443,6 +470,10 @@ int run_pipeline(const Options& opts) {
     rejects.close();
     out.close();
     driver_stages.push_back(StageTiming{"post+output", "cpu", seconds_since(t_out), 0, 0});
+    if (tracer) {
+      tracer->host("post+output", "stage", t_out);
+      tracer->write();  // a trace that cannot be written fails the run (exit 3), as -o does
+    }
     if (opts.profile) print_profile(stats, driver_stages, seconds_since(t_start));
     if (stats.skipped && !opts.quiet)
       note_stderr(fmt::format("warpcsv: skipped {} bad row{}{}\n", stats.skipped, stats.skipped == 1 ? "" : "s",

@@ -38,6 +38,9 @@ struct TypeWidening {
 
 // Per-run settings derived from the plan and options, shared by executors.
 struct HolisticGroups;
+namespace trace {
+class Tracer;
+}
 
 struct ScanSettings {
   const Plan* plan = nullptr;
@@ -57,6 +60,9 @@ struct ScanSettings {
   // holistic arguments here (from_lists); otherwise executors fill the
   // scan's group table as for any plan (keyed by the arguments too).
   HolisticGroups* holistic = nullptr;
+  // --trace: executors record their partitions, batches and stages here
+  // (runtime/trace.hpp); null when not tracing.
+  trace::Tracer* tracer = nullptr;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
 
@@ -43,6 +44,9 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
   struct Ended {
     ~Ended() { --g_running; }
   } ended;
+  // --trace: each block's read (the run's tracer, held: this thread may outlive the run).
+  const std::shared_ptr<trace::Tracer> tracer = trace::current();
+  if (tracer) tracer->name_this_thread("stream read-ahead");
   for (;;) {
     {
       std::unique_lock<std::mutex> l(s->m);
@@ -52,6 +56,7 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
     Block b;
     bool eof = false;
     std::exception_ptr error;
+    const auto t_read = trace::now_if(tracer.get());
     try {
       b.bytes.reset(new char[block]);  // not zeroed: read() fills it
       while (b.size < block) {
@@ -79,6 +84,7 @@ void StreamAhead::run(std::shared_ptr<Shared> s, std::shared_ptr<ByteSource> src
       error = std::current_exception();
       eof = true;
     }
+    if (tracer) tracer->host("read stream block", "read", t_read, {{"bytes", int64_t(b.size)}});
     {
       std::lock_guard<std::mutex> l(s->m);
       if (b.size) {

@@ -1,11 +1,10 @@
 // Host threads kept for the whole process, lent to fork-join loops
 // (parallel_for) and to the readers of a scan (PiecePool).
 //
-// A run used to create its threads and join them at the end: three
-// parallel_for calls of type inference, the read pool, the GPU threads, the
-// copy-back and the sort. On 2 x H200 a warm in-process q1 run took 68-74 ms
-// of which inference (1 MiB on 16 threads) took 2.4-3.4 ms, mostly thread
-// start-up. Threads kept asleep here start work in a few microseconds.
+// Threads created and joined per run (inference, the read pool, the GPU
+// threads, the copy-back, the sort) made thread start-up most of a short
+// stage's time; threads kept asleep here start work in a few microseconds
+// (docs/performance.md, "Kept host threads").
 #pragma once
 #include <condition_variable>
 #include <deque>
@@ -26,7 +25,7 @@ class WorkerPool {
   // the pool makes more threads when all are busy, up to kMaxThreads (past
   // that a team gets fewer helpers: the caller's own work must not need
   // them). body must not throw.
-  class Team;
+  struct Team;
   using TeamHandle = std::shared_ptr<Team>;
   TeamHandle start(int helpers, std::function<void(int)> body);
   // No more helpers join `team`; returns when those that joined are done.

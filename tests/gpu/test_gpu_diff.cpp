@@ -1,9 +1,11 @@
 // Differential tests of the CUDA executor: every question runs through the
 // library entry (run_pipeline) with --device cpu and with the GPUs, at chunk
 // sizes from a few bytes up, and must give the same output bytes, --rejects
-// file, exit code and message. Without CUDA or a GPU the tests say so and pass.
+// file, exit code and message. Without CUDA or a GPU they do not run: gpu_main.cpp
+// reports them as skipped.
 #include "catch.hpp"
 #include "test_files.hpp"
+#include "trace_json.hpp"
 
 #ifdef WARPCSV_HAVE_CUDA
 #include <fcntl.h>
@@ -16,6 +18,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -330,9 +334,7 @@ TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rou
 }
 
 // The table grows from a few thousand groups to 300k over ~1500 batches on
-// each GPU. (It once did not finish within 80 s on 2 x H200, before the GPU
-// threads polled their stream while waiting for a state; it has finished in
-// 2 s since. Which change cured it was not isolated.)
+// each GPU; it once hung there on two GPUs (docs/testing.md, "tests/gpu").
 TEST_CASE("gpu: many groups at small batches give the CPU's bytes", "[gpu]") {
   if (!have_gpu()) return;
   CHECK(check_many_groups({4096}).code == 0);
@@ -545,6 +547,103 @@ TEST_CASE("gpu: --profile shows each GPU's read, waits and busy times", "[gpu]")
   CHECK(seconds_of("gpu busy: rows+aggregate") > 0);
 }
 
+// --trace on the GPUs: each batch's reads on host threads (pid 0), its copy
+// on a copy stream and its two kernel phases on the compute stream of its
+// GPU (pid 1 + GPU), on the run's timeline (within the scan stage); the
+// table's merge and copy back.
+void check_gpu_trace(const std::string& device, bool several) {
+  TempDir dir;
+  const std::string f = dataset_file(dir, "trace.csv", 92, 200000);
+  Options opts;
+  opts.pipeline = "groupby k1 | agg sum(v1), count()";
+  opts.files = {f};
+  opts.device = device;
+  opts.gpus_start_together = true;
+  opts.chunk_size = 65536;  // many batches
+  opts.profile = true;
+  opts.trace_path = dir.file("trace.json");
+  opts.output_path = dir.file("out.csv");
+  {
+    testing::CaptureStderr capture(dir.file("profile.txt"));
+    REQUIRE(run_pipeline(opts) == 0);
+  }
+  const std::string profile = read_file(dir.file("profile.txt"));
+  INFO(profile);
+  const size_t scan_at = profile.find("\n  scan ");  // the scan's line names what ran it
+  REQUIRE(scan_at != std::string::npos);
+  std::istringstream scan_line(profile.substr(scan_at + 8, 40));
+  std::string scan_device;
+  scan_line >> scan_device;
+  REQUIRE(scan_device == "gpu");
+  const size_t at = profile.find(" partitions of ");
+  REQUIRE(at != std::string::npos);
+  const uint64_t batches = std::stoull(profile.substr(profile.rfind(' ', at - 1) + 1));
+  REQUIRE(batches > 8);
+
+  const testing::Trace tr = testing::parse_trace(read_file(opts.trace_path));
+  INFO(tr.problem);
+  REQUIRE(tr.valid);
+  const testing::TraceEvent* scan = nullptr;
+  for (const auto* e : tr.complete("stage"))
+    if (e->name == "scan") scan = e;
+  REQUIRE(scan != nullptr);
+  // Per batch and stage: the batch's copy, its vector kernels and row kernels.
+  auto per_batch = [&](const std::string& cat, const std::string& what) {
+    std::map<double, int> seen;  // batch -> events (a batch number per GPU feed: one source here)
+    for (const auto* e : tr.complete(cat)) {
+      if (e->name.rfind(what + " batch ", 0) != 0) continue;
+      INFO(e->name);
+      CHECK(e->pid >= 1);
+      CHECK(tr.process_name(e->pid) == "gpu" + std::to_string(e->pid - 1));
+      const std::string stream = tr.thread_name(e->pid, e->tid);
+      CHECK(stream == (what == "copy" ? "copy stream " + std::to_string(e->tid - 1) + " (host to device)"
+                                      : std::string("compute stream")));
+      CHECK(e->ts >= scan->ts - 100);  // on the run's timeline, give or take the conversion
+      CHECK(e->ts + e->dur <= scan->ts + scan->dur + 100);
+      ++seen[e->args.at("batch")];
+    }
+    CHECK(seen.size() == batches);
+    for (const auto& [b, n] : seen) CHECK(n == 1);
+    return seen.size();
+  };
+  per_batch("copy", "copy");
+  per_batch("kernel", "vectors");
+  per_batch("kernel", "rows");
+  // Reads: on host threads, in pieces, every batch's bytes.
+  std::set<double> read_batches;
+  for (const auto* e : tr.complete("read")) {
+    if (e->name.rfind("read batch ", 0) != 0) continue;
+    CHECK(e->pid == 0);
+    read_batches.insert(e->args.at("batch"));
+  }
+  CHECK(read_batches.size() == batches);
+  std::set<int> gpu_pids;
+  std::map<std::pair<int, int>, std::vector<const testing::TraceEvent*>> tracks;
+  for (const auto& e : tr.events) {
+    if (e.ph != "X") continue;
+    CHECK(e.ts >= 0);
+    CHECK(e.dur >= 0);
+    if (e.pid > 0) gpu_pids.insert(e.pid);
+    tracks[{e.pid, e.tid}].push_back(&e);
+  }
+  CHECK(gpu_pids.size() == (several ? static_cast<size_t>(cuda_device_count()) : 1u));
+  for (const auto& [track, evs] : tracks) {
+    INFO("pid " << track.first << " tid " << track.second);
+    CHECK(testing::nests(evs, 50.0));  // a GPU's times are converted to the host's clock (µs)
+  }
+  bool copied_back = false, merged = false;
+  for (const auto* e : tr.complete("copy")) copied_back |= e->name == "copy back table";
+  for (const auto* e : tr.complete("merge")) merged |= e->name == "merge tables";
+  CHECK(copied_back);
+  CHECK(merged == several);
+}
+
+TEST_CASE("gpu: --trace has an event per batch and stage on the GPU", "[gpu]") {
+  if (!have_gpu()) return;
+  check_gpu_trace("gpu", false);
+  if (cuda_device_count() > 1) check_gpu_trace(all_gpus(), true);
+}
+
 TEST_CASE("gpu: a table with room for the batches in flight stops the pipeline rarely", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
@@ -734,9 +833,5 @@ TEST_CASE("gpu: q1 throughput in-process", "[.bench]") {
   for (std::string line; std::getline(rollup, line);)
     if (line.rfind("AnonHugePages", 0) == 0) std::cout << "bench: " << line << std::endl;
 }
-
-#else
-
-TEST_CASE("gpu: built without CUDA", "[gpu]") { WARN("no GPU: GPU tests skipped (built without CUDA)"); }
 
 #endif

@@ -7,10 +7,13 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "cli/option_table.hpp"
 #include "cli/options.hpp"
+#include "cli/version.hpp"
 #include "exec/device.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
+#include "warpcsv/spec.hpp"
 
 using namespace warpcsv;
 
@@ -188,12 +191,48 @@ TEST_CASE("options: --help and --version exit early with their text") {
       FAIL("expected EarlyExit");
     } catch (const EarlyExit& e) {
 #ifdef WARPCSV_HAVE_ZSTD
-      CHECK(e.text == std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: yes\n");
+      CHECK(e.text == std::string("warpcsv ") + version_string() + "\nzstd: yes\n");
 #else
-      CHECK(e.text == std::string("warpcsv ") + WARPCSV_VERSION + "\nzstd: no\n");
+      CHECK(e.text == std::string("warpcsv ") + version_string() + "\nzstd: no\n");
 #endif
     }
   }
+  // The project's version, then what git describe said in a build from a checkout.
+  const std::string v = version_string();
+  CHECK(v.rfind(WARPCSV_VERSION, 0) == 0);
+  CHECK((v == WARPCSV_VERSION || v.rfind(std::string(WARPCSV_VERSION) + " (", 0) == 0));
+}
+
+// The tables --help, the man page and the completions are made from (option_table.cpp).
+TEST_CASE("options: --help lists every option of the table, and the table every stage") {
+  const std::string help = help_text();
+  for (const auto& o : cli::option_table()) {
+    std::string name = std::string("--") + o.long_name + (o.value ? std::string(" ") + o.value : "");
+    if (o.short_name) name = std::string("-") + o.short_name + ", " + name;
+    if (o.joins_previous) name = std::string(", --") + o.long_name;
+    CHECK(contains(help, name));
+  }
+  CHECK(contains(help, "      --trace FILE      write a Chrome/Perfetto trace of the run (JSON) to FILE\n"));
+  // The parser's list of stages is the table's.
+  std::string stages;
+  for (const auto& s : cli::stage_table()) stages += std::string(stages.empty() ? "" : ", ") + s.name;
+  try {
+    check_pipeline_syntax("frobnicate x");
+    FAIL("expected a syntax error");
+  } catch (const UsageError& e) {
+    CHECK(contains(e.what(), "stages are " + stages));
+  }
+  // Short options in the unknown-option message come from the table too.
+  CHECK(contains(usage_error({"-x", "p"}), "short options are -d -f -o -q -V -h"));
+}
+
+TEST_CASE("options: --trace FILE") {
+  CHECK(parse({"--trace", "run.json", "p"}).trace_path == "run.json");
+  CHECK(parse({"--trace=run.json", "p"}).trace_path == "run.json");
+  CHECK(parse({"p"}).trace_path.empty());
+  CHECK(contains(usage_error({"--trace", "", "p"}), "--trace: empty file name"));
+  CHECK(contains(usage_error({"--trace", "a", "--trace", "b", "p"}), "--trace given 2 times"));
+  CHECK(contains(usage_error({"--trac", "a", "p"}), "did you mean '--trace'?"));
 }
 
 // Which GPUs a run uses, and what the CUDA driver is shown of them.
@@ -250,23 +289,127 @@ TEST_CASE("devices: auto says what it picks for the input, and why") {
   Options o;
   o.device = "auto";
   o.threads = 1;  // the GPUs from 256 MiB
-  const DeviceChoice d = choose_device(o);
   o.files = {small};
-  CHECK(device_name(d, o) == "auto (cpu)");
+  CHECK(plan_devices(o).name() == "auto (cpu)");
+  CHECK_FALSE(plan_devices(o).try_gpus);
   o.files = {small, large};
 #ifdef WARPCSV_HAVE_CUDA
-  CHECK(device_name(d, o) == "auto (gpu)");
-  CHECK(describe_auto_choice(o).find("the GPUs (the CPU if none is found)") == 0);
+  CHECK(plan_devices(o).name() == "auto (gpu)");
+  CHECK(plan_devices(o).try_gpus);
+  CHECK(plan_devices(o).why.find("the GPUs (the CPU if none can run it)") == 0);
   o.files = {small};
-  CHECK(describe_auto_choice(o).find("the CPU: 8 bytes of input, fewer than the 268435456") == 0);
+  CHECK(plan_devices(o).why.find("the CPU: 8 bytes of input, fewer than the 268435456") == 0);
   o.files = {"-"};
-  CHECK(describe_auto_choice(o).find("the CPU: the input is a stream") == 0);
+  CHECK(plan_devices(o).why.find("the CPU: the input is a stream") == 0);
 #else
-  CHECK(device_name(d, o) == "auto (cpu)");
-  CHECK(describe_auto_choice(o) == "the CPU: this warpcsv was built without CUDA");
+  CHECK(plan_devices(o).name() == "auto (cpu)");
+  CHECK(plan_devices(o).why == "the CPU: this warpcsv was built without CUDA");
 #endif
   o.device = "cpu";
-  CHECK(device_name(choose_device(o), o) == "cpu");
+  CHECK(plan_devices(o).name() == "cpu");
+  CHECK_FALSE(plan_devices(o).try_gpus);
+  o.device = "0,1";
+  const DevicePlan listed = plan_devices(o, 10);
+  CHECK(listed.name() == "gpu");
+  CHECK(listed.try_gpus);
+  CHECK(listed.required());
+  CHECK(listed.gpus == std::vector<int>{0, 1});
+}
+
+// The GPU code a build holds, and which GPUs run it: machine code runs on
+// GPUs of the same major capability from its own on, PTX on any newer GPU.
+TEST_CASE("devices: the GPU code of a build, and the GPUs it runs on") {
+  const GpuCode portable = parse_gpu_code("75-virtual,80-real,90-real");
+  CHECK(portable.known);
+  CHECK(portable.sass == std::vector<int>{80, 90});
+  CHECK(portable.ptx == std::vector<int>{75});
+  CHECK(portable.describe() == "sm_80 and sm_90 machine code, compute_75 PTX");
+  CHECK(portable.runs_on(8, 0));   // A100
+  CHECK(portable.runs_on(8, 9));   // L4: sm_80 code
+  CHECK(portable.runs_on(9, 0));   // H100/H200
+  CHECK(portable.runs_on(12, 0));  // Blackwell: the PTX
+  CHECK(portable.runs_on(7, 5));   // T4: the PTX
+  CHECK_FALSE(portable.runs_on(7, 0));  // V100: older than every piece
+  CHECK_FALSE(portable.runs_on(6, 1));
+
+  const GpuCode hopper = parse_gpu_code("90");  // sm_90 and compute_90
+  CHECK(hopper.sass == std::vector<int>{90});
+  CHECK(hopper.ptx == std::vector<int>{90});
+  CHECK_FALSE(hopper.runs_on(8, 0));
+  CHECK(hopper.runs_on(10, 0));
+
+  const GpuCode ampere = parse_gpu_code("80-real");
+  CHECK(ampere.runs_on(8, 6));
+  CHECK_FALSE(ampere.runs_on(9, 0));  // machine code never runs on a newer major
+  CHECK(ampere.describe() == "sm_80 machine code");
+
+  const GpuCode specific = parse_gpu_code("90a-real;80");
+  CHECK(specific.runs_on(9, 0));
+  CHECK(specific.runs_on(8, 0));
+  CHECK(specific.runs_on(10, 0));  // compute_80 PTX; sm_90a code runs on 9.0 alone
+  CHECK_FALSE(parse_gpu_code("90a-real").runs_on(10, 0));
+
+  const GpuCode native = parse_gpu_code("native");
+  CHECK_FALSE(native.known);
+  CHECK(native.runs_on(7, 0));  // not known: the kernels' load on the GPU decides
+}
+
+// The start-up check, fed a made-up machine: which GPUs a run keeps, what it
+// says of the others, and when that is an error.
+TEST_CASE("devices: GPUs that cannot run the build are skipped, named, or refused") {
+  const GpuCode code = parse_gpu_code("80-real,90-real");
+  const GpuFound a100{0, "NVIDIA A100", 8, 0, true}, v100{1, "Tesla V100", 7, 0, true},
+      h200{2, "NVIDIA H200", 9, 0, true};
+  Options o;
+  o.files = {"-"};
+  auto plan = [&](const char* device, uint64_t bytes) {
+    o.device = device;
+    return plan_devices(o, bytes);
+  };
+
+  // --device gpu on a large input: every usable GPU, a note for the other.
+  GpuSelection sel = select_gpus(plan("gpu", kAllGpusBytes), {a100, v100, h200}, code);
+  CHECK(sel.usable == std::vector<int>{0, 2});
+  REQUIRE(sel.notices.size() == 1);
+  CHECK(sel.notices[0].find("GPU 1 (Tesla V100, compute capability 7.0) cannot run this warpcsv, which holds "
+                            "sm_80 and sm_90 machine code; rebuild with cmake -DCMAKE_CUDA_ARCHITECTURES=70") !=
+        std::string::npos);
+  CHECK(sel.notices[0].find("skipping it") != std::string::npos);
+
+  // Auto on a machine whose only GPU cannot run it: the CPU, with a note.
+  sel = select_gpus(plan("auto", 10), {v100}, code);
+  CHECK(sel.usable.empty());
+  REQUIRE(sel.notices.size() == 1);
+  CHECK(sel.notices[0].find("answering on the CPU") != std::string::npos);
+
+  // --device gpu there: exit 4, naming the GPU, its capability and the fix.
+  try {
+    select_gpus(plan("gpu", 10), {v100}, code);
+    FAIL("expected a ResourceError");
+  } catch (const ResourceError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("--device gpu: GPU 0 (Tesla V100, compute capability 7.0) cannot run this warpcsv") == 0);
+    CHECK(m.find("-DCMAKE_CUDA_ARCHITECTURES=70") != std::string::npos);
+    CHECK(m.find("--device cpu") != std::string::npos);
+    CHECK(e.exit_code() == kExitResource);
+  }
+  // A GPU listed by number must run: no silent skip.
+  CHECK_THROWS_AS(select_gpus(plan("0,1", 10), {a100, v100, h200}, code), ResourceError);
+  CHECK(select_gpus(plan("2,0", 10), {a100, v100, h200}, code).usable == std::vector<int>{2, 0});
+  CHECK_THROWS_AS(select_gpus(plan("3", 10), {a100, v100, h200}, code), ResourceError);  // no GPU 3
+
+  // No GPU at all: the CPU under auto, exit 4 under gpu.
+  CHECK(select_gpus(plan("auto", 10), {}, code).usable.empty());
+  CHECK_THROWS_AS(select_gpus(plan("gpu", 10), {}, code), ResourceError);
+
+  // The capability passes but the kernels did not load (a native build for another GPU).
+  GpuFound odd = h200;
+  odd.id = 0;
+  odd.loads = false;
+  sel = select_gpus(plan("auto", 10), {odd}, parse_gpu_code("native"));
+  CHECK(sel.usable.empty());
+  REQUIRE(sel.notices.size() == 1);
+  CHECK(sel.notices[0].find("GPU code chosen by nvcc at build time") != std::string::npos);
 }
 
 TEST_CASE("devices: GPU batch tails are the sampled rows' length times the slack, within bounds") {
