@@ -38,7 +38,8 @@ struct ResourceError : Error {
   using Error::Error;
   int exit_code() const override { return kExitResource; }
 };
-// SIGINT arrived: stop, release devices, exit 130.
+// SIGINT, SIGTERM or SIGHUP arrived: stop, release devices; main exits 130,
+// 143 or 129 (interrupt_exit_code in signals.hpp).
 struct Interrupted : Error {
   Interrupted() : Error("interrupted") {}
   int exit_code() const override { return kExitInterrupted; }

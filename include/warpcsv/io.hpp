@@ -75,6 +75,7 @@ class TypeGuess {
   Kinds can_{true, true, true, true, true, true};  // what every observed field can be
   int max_scale_ = 0;       // largest fraction digit count among decimals
   int max_int_digits_ = 0;  // most significant digits before the point
+  bool zoned_ = false;      // a timestamp with a zone (Z, +05:00) was seen: the column prints with Z
 };
 
 // Whether the text fits type t (what the executor checks for every row it parses). Numeric types
@@ -83,7 +84,8 @@ class TypeGuess {
 bool text_fits(const char* p, uint32_t n, ColumnType t);
 
 // The next wider type that holds both `current` and the text (for widening after a later row
-// does not fit): Int -> Decimal(s) -> Float -> String, Date -> Timestamp -> String, Bool -> String.
+// does not fit): Int -> Decimal(s) -> Float -> String, Date -> Timestamp -> String, Bool -> String;
+// a timestamp with a zone makes a Date or Timestamp column a zoned Timestamp (scale kZoned).
 ColumnType widen_for(ColumnType current, const char* p, uint32_t n);
 
 // One --schema entry. infer_scale: "decimal" without a scale (the scale is to be inferred;
@@ -101,6 +103,11 @@ std::vector<SchemaOverride> parse_schema_option(const std::string& spec);
 
 // Name of a type as --schema accepts it: "int", "decimal(2)", "timestamp", ...
 std::string schema_type_name(ColumnType t);
+
+// Renames names that repeat an earlier one: the later ones get a suffix `_2`,
+// `_3`, ... that makes a name none of `names` has (the rule for a header that
+// names a column twice, and for output columns). src/io/names.cpp.
+void make_names_unique(std::vector<std::string>& names);
 
 }  // namespace warpcsv
 

@@ -15,6 +15,11 @@ namespace warpcsv {
 // ISO 8601, bools true/false. Nulls are formatted by the writer.
 std::string format_value(const Value& v, ColumnType t);
 
+// Text of one non-null value of column `c` before quoting/escaping: the field
+// as it was written for a column printed as written (OutputColumn::as_written),
+// else format_value.
+std::string value_text(const Value& v, const OutputColumn& c);
+
 // Streams rows to a FILE*. begin() once, row() per row, end() once.
 // Formats that align columns (table, markdown) buffer until end().
 class RowWriter {
@@ -32,6 +37,9 @@ class RowWriter {
   virtual void format_rows(std::string& out, const Value* cells, size_t n, size_t width) const {}
   // Writes bytes that format_rows made, after everything written before.
   virtual void write_formatted(const std::string& bytes) {}
+  // Writes the rows given so far through to the stream (rows that stream
+  // out); formats that align columns hold them until end() all the same.
+  virtual void flush_rows() {}
 };
 
 std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out);

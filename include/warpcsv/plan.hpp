@@ -72,6 +72,9 @@ struct HolisticSpec {
 struct OutputColumn {
   std::string name;
   ColumnType type;
+  // Row output of a bare input column: each value carries its field's text
+  // (Value::text), printed as written instead of formatted from the value.
+  bool as_written = false;
 };
 
 // Everything evaluated per input row, partition by partition, on a device.

@@ -12,7 +12,11 @@ namespace warpcsv {
 // Parses and binds a pipeline against the input schema. Throws UsageError for
 // syntax errors (with the position marked), unknown columns (with the closest
 // names), type errors, unsupported aggregates and misplaced stages.
-Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema);
+// checked_columns[c]: the scan parses input column c even when the pipeline
+// does not use it, so a value that does not fit its type is a bad row (the
+// columns --schema names: a contract, not only a hint).
+Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
+                const std::vector<bool>& checked_columns = {});
 
 // Syntax check only (no schema needed), so a bad spec fails before any input is read.
 void check_pipeline_syntax(const std::string& pipeline);

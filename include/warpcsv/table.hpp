@@ -103,12 +103,19 @@ struct Table {
     cells.resize(at + width());
     copy_owned(cells.data() + at, v, strings);
   }
-  // Writes a row to `dst`, copying its strings into `arena` (this table's, or
-  // one it absorbs later): threads can fill rows of one table at once.
+  // Writes a row to `dst`, copying its strings (and the texts of columns
+  // printed as written) into `arena` (this table's, or one it absorbs later):
+  // threads can fill rows of one table at once.
   void copy_owned(Value* dst, const Value* v, StringArena& arena) const {
     for (size_t c = 0; c < width(); ++c) {
       dst[c] = v[c];
-      if (!v[c].null && columns[c].type.type == Type::String) dst[c].s = arena.add(v[c].s);
+      if (v[c].null) continue;
+      if (columns[c].type.type == Type::String) {
+        dst[c].s = arena.add(v[c].s);
+      } else if (columns[c].as_written) {
+        const StrRef t = arena.add(v[c].text, v[c].text_len);
+        dst[c].text = t.ptr;
+      }
     }
   }
 };

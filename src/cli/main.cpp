@@ -41,25 +41,26 @@ int run(int argc, char** argv) {
     warpcsv::Options opts = warpcsv::parse_options(argc, argv);
     show_detail = show_detail || opts.profile;
     int code = warpcsv::run_process_pipeline(opts);
-    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
     return finish_stdout(code);
   } catch (const warpcsv::EarlyExit& e) {
     std::fputs(e.text.c_str(), stdout);
     return finish_stdout(warpcsv::kExitOk);
   } catch (const warpcsv::OutputClosed&) {
+    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
     return warpcsv::kExitOk;
   } catch (const warpcsv::Error& e) {
-    // An executor that noticed SIGINT may throw anything; the signal wins.
-    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    // An executor that noticed a signal may throw anything; the signal wins.
+    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
     print_error(e.what());
     if (show_detail && !e.detail.empty()) print_error("detail: " + e.detail);
     return e.exit_code();
   } catch (const std::bad_alloc&) {
-    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
     print_error("out of memory; try a smaller --chunk-size or fewer --threads");
     return warpcsv::kExitResource;
   } catch (const std::exception& e) {
-    if (warpcsv::interrupted()) return warpcsv::kExitInterrupted;
+    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
     print_error(std::string("internal error: ") + e.what() +
                 "; this is a bug in warpcsv, please report it with the command line");
     return warpcsv::kExitResource;
@@ -98,7 +99,9 @@ int main(int argc, char** argv) {
   raise_open_file_limit();
   warpcsv::install_signal_handlers();
   int code = run(argc, argv);
-  if (code == warpcsv::kExitInterrupted) std::fputs("warpcsv: interrupted\n", stderr);
+  // SIGINT, SIGTERM or SIGHUP: one line, exit 130, 143 or 129 now (no
+  // buffered output goes out after it; files the run made are removed).
+  if (warpcsv::interrupted()) warpcsv::exit_on_signal();
   if (warpcsv::run_started_gpu()) {
     std::fflush(nullptr);  // output files were closed by the run; this is stdout and stderr
     std::_Exit(code);

@@ -25,7 +25,8 @@ const std::vector<OptionSpec>& option_table() {
       {0, "null", "S", "extra token read as null (repeatable); empty is always null", "Input",
        C::None, {}, /*repeatable=*/true},
       {0, "schema", "SPEC",
-       "name:type,... overrides inference\n"
+       "name:type,... overrides inference; every value of\n"
+       "those columns is checked, used or not\n"
        "(int float decimal string bool date timestamp)",
        "Input", C::None, {}},
       {0, "comment", "C", "skip lines that start with C", "Input", C::None, {}},
@@ -37,7 +38,8 @@ const std::vector<OptionSpec>& option_table() {
       // Output
       {'f', "format", "F", "csv (default), tsv, json, ndjson, table, markdown", "Output", C::Choices,
        {"csv", "tsv", "json", "ndjson", "table", "markdown"}},
-      {'o', "output", "FILE", "write the result to FILE instead of stdout", "Output", C::File, {}},
+      {'o', "output", "FILE", "write the result to FILE instead of stdout\n(replaced only when the run succeeds)",
+       "Output", C::File, {}},
       // Execution
       {0, "device", "D",
        "auto (default), cpu, gpu (GPU 0 below 32 GiB of input, else all)\n"
@@ -121,11 +123,13 @@ const std::vector<ExitCodeSpec>& exit_code_table() {
       {3, "input error",
        "input error: a missing or unreadable file, a corrupt or truncated gzip or zstd stream, "
        "malformed CSV under --bad-rows fail, a header mismatch, a value that does not fit a "
-       "--schema type, output that cannot be written"},
+       "--schema type, an int result past 64 bits, output that cannot be written"},
       {4, "resource error",
        "resource error: out of memory, a device failure, --device gpu without a usable GPU; "
        "also internal errors"},
-      {130, "interrupted", "interrupted (Ctrl-C); no result is written after it"},
+      {130, "interrupted", "interrupted (SIGINT, Ctrl-C); no result is written after it"},
+      {143, "SIGTERM", "terminated (SIGTERM); as 130"},
+      {129, "SIGHUP", "hung up (SIGHUP); as 130"},
   };
   return kCodes;
 }

@@ -66,7 +66,18 @@ class CpuScan {
       arg0_direct_.push_back(a.arg0.empty() ? -2 : direct_slot(a.arg0));
       arg1_direct_.push_back(a.arg1.empty() ? -2 : direct_slot(a.arg1));
     }
-    for (const auto& o : scan.outputs) out_progs_.push_back(o.view());
+    for (const auto& o : scan.outputs) {
+      out_progs_.push_back(o.view());
+      out_direct_.push_back(direct_slot(o));
+    }
+    // Slots whose field's text the output prints (a bare column printed as
+    // written): each value keeps a pointer to its text (Value::text).
+    slot_text_.assign(scan.used_columns.size(), 0);
+    if (!scan.aggregate)
+      for (size_t k = 0; k < scan.outputs.size() && k < plan_.scan_output.size(); ++k)
+        if (out_direct_[k] >= 0 && plan_.scan_output[k].as_written &&
+            plan_.scan_output[k].type.type != Type::String)
+          slot_text_[static_cast<size_t>(out_direct_[k])] = 1;
     if (scan.aggregate) layout_ = &global_groups_->layout();
     if (scan.aggregate && s.holistic) {
       // Holistic aggregates: groups of the agg's own keys, and each row's
@@ -90,6 +101,9 @@ class CpuScan {
     // Rows go out as they are scanned, and a limit can stop the scan.
     if (!scan.aggregate)
       for (size_t i = 0; i < plan_.post.size(); ++i) stops_early_ |= limit_ends_input(plan_, i);
+    // Rows that stream out (or a limit) want the first rows soon: small first
+    // windows, and what a stream has so far.
+    early_rows_ = stops_early_ || (!scan.aggregate && s.stream_rows);
   }
 
   void run(const RowBatchSink& sink, const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) {
@@ -104,10 +118,10 @@ class CpuScan {
       // A limit that can end the scan starts with a small window that
       // doubles: `limit 10` over a pipe or a large file answers after the
       // first MiB instead of a full window (128 MiB and more).
-      uint64_t window = stops_early_ ? std::min<uint64_t>(full_window, kFirstWindowOfLimit) : full_window;
+      uint64_t window = early_rows_ ? std::min<uint64_t>(full_window, kFirstWindowOfLimit) : full_window;
       // A pipeline that can stop early takes what a stream has so far, and
       // waits for more only when that held no whole row.
-      int wait = stops_early_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
+      int wait = early_rows_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
       for (;;) {
         if (interrupted()) throw Interrupted();
         const auto t_window = trace::now_if(tr);
@@ -118,7 +132,7 @@ class CpuScan {
         // partition is ready once a later one holds a row start); a stream's
         // short window (rows trickling in) gets partitions of its own size.
         const uint64_t part = std::min<uint64_t>(
-            s_.chunk_size, stops_early_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
+            s_.chunk_size, early_rows_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
                                         : std::max<uint64_t>(window / 4, 4096));
         const auto t_split = trace::now_if(tr);
         PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
@@ -137,10 +151,10 @@ class CpuScan {
                 "(an unclosed quote makes the rest of the input one field), or split the input",
                 src->name(), kMaxRowBytes >> 30, line));
           if (w.size >= window || w.at_eof) window = std::min<uint64_t>(2 * window, uint64_t{1} << 40);
-          if (stops_early_) wait = InputSource::kWaitForNew;
+          if (early_rows_) wait = InputSource::kWaitForNew;
           continue;
         }
-        if (stops_early_) wait = InputSource::kTakeReady;
+        if (early_rows_) wait = InputSource::kTakeReady;
         std::vector<PartitionResult> results(pw.ready);
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
           const auto t_part = trace::now_if(tr);
@@ -392,6 +406,10 @@ class CpuScan {
           slots[k] = Value::make_null();
           continue;
         }
+        if (slot_text_[k]) {  // printed as written
+          slots[k].text = p;
+          slots[k].text_len = n;
+        }
         if (!field_to_value(scan.slot_types[k], p, n, &slots[k], slot_inferred_[k])) {
           const int col = scan.used_columns[k];
           RowIssue issue = make_value_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, sp.b,
@@ -416,7 +434,8 @@ class CpuScan {
       if (has_filter_) {
         const Value keep = eval_program(filter_, slots.data(), ctx);
         if (ctx.status != EvalStatus::Ok) {
-          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, scan.filter.text));
+          add_issue(
+              eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "the filter '" + scan.filter.text + "'"));
           if (fail_fast) break;
           continue;
         }
@@ -439,11 +458,13 @@ class CpuScan {
         finish_pending(*table, pending[parity ^ 1], wk.lists);
         parity ^= 1;  // the next row must not reuse this row's buffers
       } else {
-        for (size_t k = 0; k < out_progs_.size(); ++k) row_out[k] = eval_program(out_progs_[k], slots.data(), ctx);
+        for (size_t k = 0; k < out_progs_.size(); ++k)
+          row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
+                                           : eval_program(out_progs_[k], slots.data(), ctx);
         if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
       }
       if (ctx.status != EvalStatus::Ok) {
-        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "expression"));
+        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots)));
         if (fail_fast) break;
       }
     }
@@ -477,16 +498,50 @@ class CpuScan {
     return eval_program(prog, slots.data(), ctx);
   }
 
+  // The first key, aggregate argument or output that fails on this row's
+  // slots, as messages name it (the filter is named where it runs). Evaluated
+  // again only for a row that failed, so the row loop pays nothing for it.
+  std::string failing_program(const std::vector<Value>& slots) const {
+    std::vector<char> scratch(kEvalScratch);
+    auto fails = [&](const Program& p) {
+      if (p.empty()) return false;
+      EvalContext ctx = make_eval_context(scratch.data(), kEvalScratch);
+      eval_program(p.view(), slots.data(), ctx);
+      return ctx.status != EvalStatus::Ok;
+    };
+    const ScanPlan& scan = plan_.scan;
+    for (const Program& k : scan.keys)
+      if (fails(k)) return "'" + k.text + "'";
+    for (const AggSpec& a : scan.aggs)
+      if (fails(a.arg0) || fails(a.arg1)) return "'" + a.text + "'";
+    for (const Program& o : scan.outputs)
+      if (fails(o)) return "the output column '" + o.text + "'";  // its name: a select's alias, else its text
+    return "an expression";
+  }
+
   RowIssue eval_issue(const InputSource& src, const Window& w, uint64_t b, uint64_t e, uint64_t line,
                       EvalStatus st, const std::string& what) {
     RowIssue i = make_row_issue(in_.dialect, src.name(), w.data, b, e, line, RowResult{}, 0, 0);
     i.kind = RowIssue::BadValue;
-    const bool too_long = st != EvalStatus::IntegerOverflow && st != EvalStatus::DecimalOverflow;
+    i.line = line;  // the row's start: the whole row's values made the result
+    i.column = 1;
     const std::string skip = s_.opts->bad_rows == BadRows::Skip ? "" : ", or skip such rows with --bad-rows skip";
-    i.message = too_long ? "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " +
-                               what + " (string results are limited to that)" + skip
-                         : std::string(st == EvalStatus::IntegerOverflow ? "integer overflow" : "decimal overflow") +
-                               " while evaluating " + what + "; read the columns as float with --schema" + skip;
+    switch (st) {
+      case EvalStatus::IntegerOverflow:  // int is 64-bit (core/eval.hpp)
+        i.message = "integer overflow in " + what +
+                    ": the result is outside the 64-bit int range (-9223372036854775808 to 9223372036854775807); "
+                    "compute in decimal, exact to 38 digits (multiply an operand by 1.0), or in float" + skip;
+        break;
+      case EvalStatus::DecimalOverflow:
+        i.message = "decimal overflow in " + what +
+                    ": the result is outside the decimal range (128 bits, about 38 digits counted from its last "
+                    "decimal place); compute in float (divide an operand by 1)" + skip;
+        break;
+      default:
+        i.message = "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " + what +
+                    " (string results are limited to that)" + skip;
+        break;
+    }
     return i;
   }
 
@@ -509,6 +564,9 @@ class CpuScan {
   ProgramView filter_{};
   bool has_filter_ = false;
   bool stops_early_ = false;  // a limit may end the scan before the input does
+  bool early_rows_ = false;   // first rows wanted soon: a limit, or rows that stream out
+  std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1
+  std::vector<char> slot_text_;  // per slot: its values carry their field's text
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;
   std::vector<Worker> per_worker_;

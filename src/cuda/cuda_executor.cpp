@@ -1646,6 +1646,7 @@ class CudaExecutor : public ScanExecutor {
         no_gpu = startup.no_gpu;
         t_teardown = std::chrono::steady_clock::now();
       }
+      if (interrupted()) throw Interrupted();  // a GPU scan cut short by a signal: no scan again on the CPU
       if (done) {
         // The GPUs' stagings (with their group tables) and the slots kept for the next run.
         stats.stages.push_back(StageTiming{"gpu: end of run", "cpu", seconds_since(t_teardown), 0, 0});
@@ -1719,6 +1720,7 @@ class CudaExecutor : public ScanExecutor {
           publish([&] { gpus.resize(chosen.size()); });
           const auto t1 = std::chrono::steady_clock::now();
           for (size_t i = 0; i < chosen.size(); ++i) {
+            if (interrupted()) throw Interrupted();  // start no more GPUs after a signal
             WCSV_CUDA_TRY(cudaSetDevice(chosen[i]));
             if (i == 0) {
               slots->pin(pin_count(chosen.size(), threads));  // portable: every GPU copies from them
@@ -1744,9 +1746,11 @@ class CudaExecutor : public ScanExecutor {
     }
     // How many GPUs the run uses, once known; 0 when start-up failed or there
     // is no GPU (see error and no_gpu after join()).
+    // A signal ends the wait (0 when the count is not known yet).
     size_t wait_ids() {
       std::unique_lock<std::mutex> l(m_);
-      cv_.wait(l, [&] { return !gpus.empty() || done_; });
+      while (!cv_.wait_for(l, std::chrono::milliseconds(20), [&] { return !gpus.empty() || done_; }))
+        if (interrupted()) break;
       return gpus.size();
     }
     // GPU i once it is ready, or nullptr when start-up ended without it or
@@ -1796,13 +1800,14 @@ class CudaExecutor : public ScanExecutor {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
     PiecePool pool(read_helpers(ngpus, settings.threads));
-    if (!ngpus || !startup.wait_gpu(0, [] { return false; })) {
+    if (!ngpus || !startup.wait_gpu(0, [] { return interrupted(); })) {
+      if (interrupted()) throw Interrupted();  // ~Startup waits for the CUDA call under way, no more
       startup.join();
       if (startup.error) std::rethrow_exception(startup.error);
       return false;  // no GPU under --device auto
     }
     if (settings.opts->gpus_start_together)
-      for (size_t g = 1; g < ngpus; ++g) startup.wait_gpu(g, [] { return false; });
+      for (size_t g = 1; g < ngpus; ++g) startup.wait_gpu(g, [] { return interrupted(); });
     const double startup_wait_s = seconds_since(t_wait);
     const auto t_scan = std::chrono::steady_clock::now();
     const double setup_s = std::chrono::duration<double>(t_scan - t_setup).count() - startup_wait_s;

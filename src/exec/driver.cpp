@@ -12,12 +12,15 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
+#include "exec/stream_out.hpp"
+#include "output/atomic_file.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -48,22 +51,15 @@ class OutputFile {
                            out_st.st_ino == fd1_st.st_ino;
     if (is_stdout) path_.clear();  // -o /dev/stdout: written as stdout (reopening it lost `>> log`'s content)
     if (!p.empty() && p != "-" && !is_stdout) {
-      // Opened without truncating: a run that fails before any output goes
-      // out leaves the file as it was (one it made is removed); the file is
-      // emptied when the first bytes go out (a cron job's report survives a
-      // bad night).
-      struct stat st {};
-      created_ = ::stat(p.c_str(), &st) != 0;
-      const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-      if (fd >= 0) dest_ = ::fdopen(fd, "wb");
-      if (fd < 0 || !dest_) {
-        const int err = errno;
-        if (fd >= 0) ::close(fd);
-        dest_ = stdout;
+      // Written to a temporary file beside it that replaces it only when the
+      // run succeeds (commit): a failed run, a failed assert or a signal
+      // leaves the file as it was (a cron job's report survives a bad
+      // night), and no reader sees half of it. A FIFO or device is written
+      // directly, emptied (if it can be) when the first bytes go out.
+      if (!file_.open(p, false))
         throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
-                                     std::strerror(err)));
-      }
-      if (created_) set_made_file(p.c_str());
+                                     std::strerror(errno)));
+      dest_ = file_.file();
     }
     static char buf[1 << 16];
     if (dest_ == stdout) std::setvbuf(stdout, buf, _IOFBF, sizeof buf);
@@ -100,27 +96,28 @@ class OutputFile {
                                    std::strerror(errno)));
     }
     if (dest_ != stdout) {
-      std::FILE* g = dest_;
       dest_ = stdout;
-      if (std::fclose(g) != 0) throw InputError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+      if (!file_.close()) throw InputError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
     }
   }
-  // On an error the output so far still goes out (unless discarded), to
-  // stdout, or to a file that output already went to; a file nothing went to
-  // is left as it was (or removed if this run made it).
+  // After close(), once the run succeeded: the -o file is replaced.
+  void commit() {
+    if (!file_.commit()) throw InputError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+  }
+  // On an error the output so far still goes out (unless discarded) to
+  // stdout or a FIFO; the -o file is left as it was (its temporary removed,
+  // also when the run succeeded but was not committed: a failed assert).
   ~OutputFile() {
-    set_made_file(nullptr);
-    if (interrupted()) discard();  // Ctrl-C: what was held is not the answer
-    if (dest_ != stdout && !released_) {
+    if (interrupted()) discard();  // a signal: what was held is not the answer
+    if (dest_ != stdout && (!released_ || !file_.direct())) {
       discard();
       std::fclose(f_);
-      std::fclose(dest_);
-      if (created_) ::unlink(path_.c_str());
+      file_.discard();
       return;
     }
     std::fclose(f_);
     (void)release();
-    if (dest_ != stdout) std::fclose(dest_);
+    file_.discard();  // closes a FIFO; removes a temporary not committed
   }
 
  private:
@@ -128,6 +125,10 @@ class OutputFile {
   // takes a negative value for a huge count.
   static ssize_t hold_write(void* cookie, const char* buf, size_t n) {
     auto* o = static_cast<OutputFile*>(cookie);
+    if (interrupted()) {  // a signal while writing: stop at the next buffer (main exits 130, 143 or 129)
+      errno = EINTR;
+      return 0;
+    }
     if (!o->released_ && o->held_.size() + n <= kHeldOutputBytes) {
       try {
         o->held_.append(buf, n);
@@ -143,7 +144,6 @@ class OutputFile {
   bool empty_file() {
     if (emptied_ || dest_ == stdout) return true;
     emptied_ = true;
-    set_made_file(nullptr);  // it holds output now
     struct stat st {};
     return ::fstat(fileno(dest_), &st) != 0 || !S_ISREG(st.st_mode) || ::ftruncate(fileno(dest_), 0) == 0;
   }
@@ -161,30 +161,32 @@ class OutputFile {
   std::FILE* f_ = nullptr;
   std::string held_, held_notes_;
   bool released_ = false;
-  bool created_ = false;  // the -o file did not exist before this run
-  bool emptied_ = false;  // the -o file's old content is gone
+  bool emptied_ = false;  // the -o file's old content is gone (written directly)
+  AtomicFile file_;       // the -o file (dest_), written to a temporary beside it
 };
 
-// Writes skipped rows for --rejects as CSV: source,line,column,error,row.
+// Writes skipped rows for --rejects as CSV: source,line,column,error,row, to a
+// temporary file that replaces the file when the run succeeds, as -o does.
 struct Rejects {
   std::FILE* f = nullptr;
   std::string path;
+  AtomicFile file;
   explicit Rejects(const std::string& p) : path(p) {
     if (path.empty()) return;
-    f = std::fopen(path.c_str(), "wb");
-    if (!f) throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
+    if (!file.open(path, true))
+      throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
+    f = file.file();
     std::fputs("source,line,column,error,row\n", f);
   }
   // A rejects file that could not be written fails the run (exit 3), as -o does.
   void close() {
     if (!f) return;
-    errno = 0;
-    const bool ok = std::fflush(f) == 0 && !std::ferror(f);
-    const int err = errno;
-    std::FILE* g = f;
     f = nullptr;
-    if (std::fclose(g) != 0 || !ok)
-      throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(ok ? errno : err)));
+    if (!file.close()) throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
+  }
+  void commit() {
+    if (!path.empty() && !file.commit())
+      throw InputError(fmt::format("cannot write --rejects file {}: {}", path, std::strerror(errno)));
   }
   static std::string quote(const std::string& s) {
     std::string q = "\"";
@@ -196,9 +198,6 @@ struct Rejects {
     const std::string line =
         fmt::format("{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.text));
     std::fwrite(line.data(), 1, line.size(), f);  // an error shows in close()
-  }
-  ~Rejects() {
-    if (f) std::fclose(f);
   }
 };
 
@@ -290,16 +289,18 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
 // Binds the pipeline. Columns the sample held no value for (a header-only
 // file, an all-null column) have no evidence for any type: if the pipeline
 // does not bind with them as strings, the first other type that binds wins.
-Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved) {
+// The columns --schema names (`checked`) are parsed even when unused.
+Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
+               const std::vector<bool>& checked) {
   try {
-    return build_plan(pipeline, schema);
+    return build_plan(pipeline, schema, checked);
   } catch (const UsageError&) {
     if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema);
+        return build_plan(pipeline, schema, checked);
       } catch (const UsageError&) {
       }
     }
@@ -321,6 +322,7 @@ int run_process_pipeline(const Options& opts) {
 
 int run_pipeline(const Options& opts, const DevicePlan& devices) {
   const auto t_start = std::chrono::steady_clock::now();
+  new_run();  // signals stop this run (an earlier run in this process may have published)
   std::vector<StageTiming> driver_stages;
   check_pipeline_syntax(opts.pipeline);
   check_output_paths(opts);
@@ -357,11 +359,12 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       for (size_t c = 0; c < inferred.size(); ++c)
         if (inferred[c].name == o.name) from_schema[c] = true;
   std::map<int, ColumnType> widened;
+  StreamedOutput streamed(in.rereadable());  // rows that went out as they came, in every attempt
 
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const Plan plan = bind_plan(opts.pipeline, schema, unobserved);
+    const Plan plan = bind_plan(opts.pipeline, schema, unobserved, from_schema);
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row);
@@ -385,7 +388,16 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
 
     OutputFile out(opts.output_path);
     Rejects rejects(opts.rejects_path);
-    std::unique_ptr<RowWriter> writer = make_writer(opts.format, out.file());
+    // Rows whose text no later value can change go out as they come, to
+    // stdout past the hold (exec/stream_out.hpp); a re-read after them is
+    // checked against them.
+    std::vector<bool> fixed_types(from_schema);
+    for (size_t c = 0; c < fixed_types.size() && c < plan.input.size(); ++c)
+      fixed_types[c] = fixed_types[c] || plan.input[c].type.type == Type::String;
+    settings.stream_rows = streamed.started() || rows_can_stream(plan, opts, fixed_types, in.rereadable());
+    std::optional<StreamedOutput::Attempt> streaming;
+    if (settings.stream_rows) streaming.emplace(streamed, stdout);
+    std::unique_ptr<RowWriter> writer = make_writer(opts.format, streaming ? streaming->file() : out.file());
     auto note = [&](const std::string& text) { out.note(text); };  // assert messages go with the output
     ScanStats stats;
     stats.chunk_size = chunk;
@@ -410,6 +422,10 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
             [&](const Table& t, size_t begin, size_t end) {
               for (size_t r = begin; r < end; ++r)
                 if (!post->push(t.row(r))) return false;
+              if (streaming) {  // out at once
+                writer->flush_rows();
+                streamed.flush();
+              }
               return true;
             },
             on_skip, stats);
@@ -428,7 +444,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved);
+        bind_plan(opts.pipeline, next, unobserved, from_schema);
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "
@@ -439,8 +455,19 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       }
       if (!opts.quiet)
         note_stderr(fmt::format("warpcsv: note: column '{}' widened from {} to {} ('{}' at {}:{}); reading again\n",
-                   col.name, schema_type_name(col.type), schema_type_name(wider), tw.text, tw.where.source,
-                   tw.where.line));
+                   col.name, schema_type_name(col.type),
+                   schema_type_name(wider) + (wider == col.type ? " with a zone (printed with Z)" : ""), tw.text,
+                   tw.where.source, tw.where.line));
+      if (streamed.started()) {  // rows went out: the next reading writes them again first, checked
+        std::string all;
+        for (const auto& [c, t] : widened)
+          all += (all.empty() ? "" : ",") + schema[static_cast<size_t>(c)].name + ":" + schema_type_name(t);
+        streamed.restart(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
+                                     "'{}', and the rows before it, which went out as they came, print otherwise "
+                                     "when read as {}; run again with --schema '{}'",
+                                     tw.where.source, tw.where.line, tw.where.column, col.name,
+                                     schema_type_name(col.type), tw.text, schema_type_name(wider), all));
+      }
       in = InputSet::open(opts);
       out.discard();
       continue;
@@ -466,6 +493,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     }
     if (interrupted()) throw Interrupted();  // no result after Ctrl-C
     post->finish();
+    if (streaming) streamed.check_complete();
     if (interrupted()) throw Interrupted();
     rejects.close();
     out.close();
@@ -473,6 +501,15 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     if (tracer) {
       tracer->host("post+output", "stage", t_out);
       tracer->write();  // a trace that cannot be written fails the run (exit 3), as -o does
+    }
+    // -o and --rejects replace their files only now, once the run succeeded
+    // (after a failed assert the old ones stay, as after any error); a
+    // signal from here on comes too late to change the result or exit code.
+    if (interrupted()) throw Interrupted();
+    if (!post->assert_failed()) {
+      if (!begin_publish()) throw Interrupted();
+      rejects.commit();
+      out.commit();
     }
     if (opts.profile) print_profile(stats, driver_stages, seconds_since(t_start));
     if (stats.skipped && !opts.quiet)

@@ -345,22 +345,9 @@ InputSet InputSet::open(const Options& opts) {
   }
   // Empty header names get their position; duplicates a numeric suffix that
   // no other column has.
-  std::unordered_map<std::string, int> taken;
-  for (size_t i = 0; i < in.column_names.size(); ++i) {
-    auto& n = in.column_names[i];
-    if (n.empty()) n = "c" + std::to_string(i + 1);
-    taken[n] += 0;
-  }
-  std::unordered_map<std::string, bool> used;
-  for (auto& n : in.column_names) {
-    if (used[n]) {
-      int k = 2;
-      while (taken.count(n + "_" + std::to_string(k))) ++k;
-      n += "_" + std::to_string(k);
-      taken[n] = 1;
-    }
-    used[n] = true;
-  }
+  for (size_t i = 0; i < in.column_names.size(); ++i)
+    if (in.column_names[i].empty()) in.column_names[i] = "c" + std::to_string(i + 1);
+  make_names_unique(in.column_names);
   return in;
 }
 
@@ -447,6 +434,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
       ColumnType t = o.type;
       if (o.infer_scale && t.type == Type::Decimal)
         t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
+      if (t.type == Type::Timestamp && it->type.type == Type::Timestamp) t.scale = it->type.scale;  // zoned as sampled
       it->type = t;
       if (unobserved) (*unobserved)[static_cast<size_t>(it - schema.begin())] = false;
     }

@@ -172,7 +172,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
             std::string text;
             for (size_t c = 0; c < st.output.size(); ++c) {
               if (c) text += ", ";
-              text += st.output[c].name + "=" + (row[c].null ? "null" : format_value(row[c], st.output[c].type));
+              text += st.output[c].name + "=" + (row[c].null ? "null" : value_text(row[c], st.output[c]));
             }
             note_(fmt::format("warpcsv: assert failed: {}: {}\n", st.exprs[0].text, text));
           }

@@ -63,6 +63,9 @@ struct ScanSettings {
   // --trace: executors record their partitions, batches and stages here
   // (runtime/trace.hpp); null when not tracing.
   trace::Tracer* tracer = nullptr;
+  // Row output goes out as it is produced (exec/stream_out.hpp): the CPU
+  // executor starts with small windows, and takes what a stream has so far.
+  bool stream_rows = false;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -114,10 +114,19 @@ size_t StreamAhead::take(char* dst, size_t n, int wait_ms, bool wait_for_first) 
       std::unique_lock<std::mutex> l(s.m);
       auto ready = [&] { return !s.blocks.empty() || s.eof; };
       if (wait_ms == -2 && s.blocks.empty()) return done;  // nothing more read ahead yet
-      if (wait_ms >= 0 && (done || !wait_for_first) && !s.cv.wait_until(l, deadline, ready)) return done;  // out of time
-      // Ctrl-C while a stream is idle: the reader thread sits in read(), and
-      // the signal may not interrupt it; this wait looks at the flag.
-      while (!s.cv.wait_for(l, std::chrono::milliseconds(100), ready))
+      if (wait_ms >= 0 && (done || !wait_for_first)) {
+        while (!ready()) {  // until the deadline, looking at the signal flag meanwhile
+          if (interrupted()) throw Interrupted();
+          const auto now = std::chrono::steady_clock::now();
+          if (now >= deadline) return done;  // out of time
+          s.cv.wait_until(l, std::min(deadline, now + std::chrono::milliseconds(20)));
+        }
+      }
+      // A signal while the stream is idle or trickles (a writer that never
+      // ends): the reader thread's poll wakes on it, and this wait looks at
+      // the flag whether or not blocks keep coming.
+      if (interrupted()) throw Interrupted();
+      while (!s.cv.wait_for(l, std::chrono::milliseconds(20), ready))
         if (interrupted()) throw Interrupted();
       if (s.blocks.empty()) {
         // The end: what was read is all taken. An error surfaces once no

@@ -105,6 +105,7 @@ void TypeGuess::observe(const char* p, uint32_t n) {
   classify(p, n, k, can_);
   count_++;
   can_ = can_.both(k);
+  if (k.is_ts && !k.is_date && !zoned_) zoned_ = timestamp_has_zone(p, n);
   if (k.is_dec) {
     max_scale_ = std::max(max_scale_, k.scale);
     max_int_digits_ = std::max(max_int_digits_, k.int_digits);
@@ -116,11 +117,13 @@ void TypeGuess::merge(const TypeGuess& other) {
   can_ = can_.both(other.can_);
   max_scale_ = std::max(max_scale_, other.max_scale_);
   max_int_digits_ = std::max(max_int_digits_, other.max_int_digits_);
+  zoned_ = zoned_ || other.zoned_;
 }
 
 ColumnType TypeGuess::result() const {
   if (count_ == 0) return make(Type::String);
-  return narrowest(can_, max_scale_, max_int_digits_);
+  const ColumnType t = narrowest(can_, max_scale_, max_int_digits_);
+  return t.type == Type::Timestamp && zoned_ ? make(Type::Timestamp, kZoned) : t;
 }
 
 bool text_fits(const char* p, uint32_t n, ColumnType t) {
@@ -136,7 +139,7 @@ bool text_fits(const char* p, uint32_t n, ColumnType t) {
     case Type::Decimal: return !has_leading_zero(p, n) && parse_decimal(p, n, t.scale, &i64);
     case Type::Float: return !has_leading_zero(p, n) && parse_float(p, n, &f);
     case Type::Date: return parse_date(p, n, &i64);
-    case Type::Timestamp: return parse_timestamp(p, n, &i64);
+    case Type::Timestamp: return parse_timestamp(p, n, &i64) && (t.scale == kZoned || !timestamp_has_zone(p, n));
   }
   return false;
 }
@@ -159,7 +162,9 @@ ColumnType widen_for(ColumnType current, const char* p, uint32_t n) {
       }
       return k.is_float ? make(Type::Float) : make(Type::String);
     }
-    case Type::Date: return k.is_ts ? make(Type::Timestamp) : make(Type::String);
+    case Type::Date:
+    case Type::Timestamp:  // a zone makes a timestamp column zoned
+      return k.is_ts ? make(Type::Timestamp, timestamp_has_zone(p, n) ? kZoned : current.scale) : make(Type::String);
     default: return make(Type::String);
   }
 }

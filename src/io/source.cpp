@@ -2,6 +2,7 @@
 // zstd over either (libzstd, when built with WARPCSV_HAVE_ZSTD).
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
+#include "warpcsv/signals.hpp"
 
 namespace warpcsv {
 namespace {
@@ -151,9 +153,15 @@ class FdSource final : public PeekableSource {
  protected:
   size_t raw_read(char* dst, size_t n) override {
     for (;;) {
+      // A stream may stay idle for ever (a writer that keeps it open): its
+      // read waits in poll, which a signal's self-pipe ends (the run stops).
+      if (!regular_) wait_fd_ready(fd_, POLLIN);
       ssize_t k = regular_ ? ::pread(fd_, dst, n, static_cast<off_t>(pos_)) : ::read(fd_, dst, n);
       if (k < 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR || errno == EAGAIN) {
+          if (interrupted()) throw Interrupted();
+          continue;
+        }
         throw_read_error(name_, errno);
       }
       pos_ += static_cast<uint64_t>(k);
@@ -443,7 +451,8 @@ std::unique_ptr<ByteSource> open_source(const std::string& path) {
     // Standard input is always read as a stream, even when redirected from a file.
     raw = std::make_unique<FdSource>(STDIN_FILENO, false, "<stdin>", false, 0);
   } else {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // a FIFO: waits for a writer (a signal ends it)
+    if (fd < 0 && errno == EINTR && interrupted()) throw Interrupted();
     if (fd < 0) throw_open_error(path, errno);
     struct stat st{};
     if (fstat(fd, &st) != 0) {

@@ -140,6 +140,7 @@ void append_value(std::string& out, const Value& v, ColumnType t) {
       out.push_back(':');
       append_2(out, static_cast<int>(secs % 60));
       if (frac != 0) fmt::format_to(std::back_inserter(out), ".{:06}", frac);
+      if (t.scale == kZoned) out.push_back('Z');  // converted to UTC from its zone
       return;
     }
   }
@@ -151,6 +152,11 @@ std::string format_value(const Value& v, ColumnType t) {
   std::string out;
   if (!v.null) detail::append_value(out, v, t);
   return out;
+}
+
+std::string value_text(const Value& v, const OutputColumn& c) {
+  if (!v.null && c.as_written && c.type.type != Type::String) return std::string(v.text, v.text_len);
+  return format_value(v, c.type);
 }
 
 }  // namespace warpcsv

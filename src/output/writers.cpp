@@ -22,6 +22,7 @@ bool is_number(Type t) { return t == Type::Int || t == Type::Decimal || t == Typ
 class BufferedWriter : public RowWriter {
  public:
   explicit BufferedWriter(std::FILE* out) : out_(out) { buf_.reserve(kFlushBytes + 4096); }
+  void flush_rows() override { finish(); }
 
  protected:
   std::string buf_;
@@ -129,6 +130,8 @@ class DelimitedWriter : public BufferedWriter {
       if (v[c].null) continue;
       if (cols_[c].type.type == Type::String)
         field_(out, v[c].s.ptr, v[c].s.len);
+      else if (cols_[c].as_written)  // the field as the input had it, quoted as CSV needs
+        field_(out, v[c].text, v[c].text_len);
       else
         detail::append_value(out, v[c], cols_[c].type);
     }
@@ -184,11 +187,53 @@ void append_json_string(std::string& out, const char* s, size_t n) {
   out.push_back('"');
 }
 
-void append_json_value(std::string& out, const Value& v, ColumnType t) {
+// JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool is_json_number(const char* p, size_t n) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < n && p[i] >= '0' && p[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < n && p[i] == '-') ++i;
+  if (i < n && p[i] == '0') ++i;
+  else if (!digits()) return false;
+  if (i < n && p[i] == '.' && (++i, !digits())) return false;
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    ++i;
+    if (i < n && (p[i] == '+' || p[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == n;
+}
+
+// A value of a column printed as written: numbers keep their text where it
+// is a JSON number (`6.50`, `55`, `1e5`; not `+5`, `.5`, `inf`), dates and
+// timestamps are strings of their text; the rest print as computed values do.
+bool append_json_as_written(std::string& out, const Value& v, ColumnType t) {
+  switch (t.type) {
+    case Type::Int:
+    case Type::Decimal:
+    case Type::Float:
+      if (!is_json_number(v.text, v.text_len)) return false;
+      out.append(v.text, v.text_len);
+      return true;
+    case Type::Date:
+    case Type::Timestamp:
+      append_json_string(out, v.text, v.text_len);
+      return true;
+    default:
+      return false;
+  }
+}
+
+void append_json_value(std::string& out, const Value& v, const OutputColumn& col) {
+  const ColumnType t = col.type;
   if (v.null || t.type == Type::Null) {
     out += "null";
     return;
   }
+  if (col.as_written && append_json_as_written(out, v, t)) return;
   switch (t.type) {
     case Type::Float:
       if (v.f != v.f || v.f - v.f != 0) {  // nan or inf: JSON has no such numbers
@@ -234,7 +279,7 @@ class JsonWriter : public BufferedWriter {
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back(',');
       buf_ += keys_[c];
-      append_json_value(buf_, v[c], cols_[c].type);
+      append_json_value(buf_, v[c], cols_[c]);
     }
     buf_.push_back('}');
     if (!array_) buf_.push_back('\n');
@@ -279,6 +324,8 @@ class GridWriter : public BufferedWriter {
         cells_.push_back(null_text());
       } else if (cols_[c].type.type == Type::String) {
         cells_.push_back(cell_text(v[c].s.ptr, v[c].s.len));
+      } else if (cols_[c].as_written) {
+        cells_.push_back(cell_text(v[c].text, v[c].text_len));
       } else {
         cells_.push_back(format_value(v[c], cols_[c].type));
       }

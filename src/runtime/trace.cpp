@@ -37,17 +37,15 @@ void append_escaped(std::string& out, const std::string& s) {
 }  // namespace
 
 Tracer::Tracer(std::string path, Clock::time_point start) : path_(std::move(path)), start_(start), id_(g_next_id++) {
-  f_ = std::fopen(path_.c_str(), "wb");
-  if (!f_)
+  if (!file_.open(path_, true))
     throw InputError(fmt::format("cannot write --trace file {}: {}; check the directory exists and is writable",
                                  path_, std::strerror(errno)));
+  f_ = file_.file();
   events_.reserve(4096);
   process_names_[kHostPid] = "cpu";
 }
 
-Tracer::~Tracer() {
-  if (f_) std::fclose(f_);
-}
+Tracer::~Tracer() = default;  // file_ removes a temporary never written
 
 void Tracer::add(Event e, std::initializer_list<Arg> args) {
   e.nargs = 0;
@@ -164,10 +162,15 @@ void Tracer::write() {
     f_ = nullptr;
   }
   errno = 0;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && !std::ferror(f);
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int err = errno;
-  if (std::fclose(f) != 0 || !ok)
-    throw InputError(fmt::format("cannot write --trace file {}: {}", path_, std::strerror(ok ? errno : err)));
+  // Written whole, then it replaces the file (also when the run failed: the
+  // trace shows where).
+  if (!ok || !file_.commit()) {
+    const int e = ok ? errno : err;
+    file_.discard();
+    throw InputError(fmt::format("cannot write --trace file {}: {}", path_, std::strerror(e)));
+  }
 }
 
 std::shared_ptr<Tracer> current() {

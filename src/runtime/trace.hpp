@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "output/atomic_file.hpp"
+
 namespace warpcsv::trace {
 
 using Clock = std::chrono::steady_clock;
@@ -33,8 +35,10 @@ constexpr int kMaxArgs = 4;
 
 class Tracer {
  public:
-  // Opens `path` (truncated), so that a file that cannot be written fails
-  // the run before it starts: InputError (exit 3), as -o and --rejects do.
+  // Opens `path` (a temporary file beside it that write() renames over it:
+  // the old trace stays until the new one is whole), so that a file that
+  // cannot be written fails the run before it starts: InputError (exit 3),
+  // as -o and --rejects do.
   // Times are from `start`, the run's start.
   explicit Tracer(std::string path, Clock::time_point start = Clock::now());
   ~Tracer();
@@ -87,7 +91,8 @@ class Tracer {
   const std::string path_;
   const Clock::time_point start_;
   const uint64_t id_;  // tells this tracer's thread numbers from an earlier run's in this process
-  std::FILE* f_ = nullptr;
+  AtomicFile file_;
+  std::FILE* f_ = nullptr;  // file_'s stream until write()
   mutable std::mutex m_;
   std::vector<Event> events_;
   std::map<std::pair<int, int>, std::string> thread_names_;

@@ -17,6 +17,8 @@
 
 #include "spec/ast.hpp"
 #include "spec/bind_util.hpp"
+#include "spec/output_columns.hpp"
+#include "spec/wide_ints.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/errors.hpp"
@@ -1097,6 +1099,9 @@ class Binder {
       if (a.arg1) collect_inputs(*a.arg1, &used);
     }
     for (const auto& o : scan_outputs_) collect_inputs(*o, &used);
+    // The columns --schema names are parsed, so checked (any text fits a string: no need).
+    for (size_t c = 0; c < checked_.size() && c < plan_.input.size(); ++c)
+      if (checked_[c] && plan_.input[c].type.type != Type::String) used.insert(static_cast<int>(c));
     ScanPlan& s = plan_.scan;
     s.used_columns.assign(used.begin(), used.end());
     std::vector<int> slot_of(plan_.input.size(), -1);
@@ -1156,6 +1161,9 @@ class Binder {
   std::vector<AggCall> aggs_;
   std::vector<BPtr> scan_outputs_;
   std::vector<std::string> scan_output_texts_;
+
+ public:
+  std::vector<bool> checked_;  // input columns the scan parses even when unused (build_plan)
 };
 
 // Why an agg stage at `i` cannot run there (an earlier agg, sort, limit or assert).
@@ -1219,11 +1227,16 @@ std::string Binder::misplaced_agg_reason(size_t i) const {
 }  // namespace
 }  // namespace spec
 
-Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema) {
+Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
+                const std::vector<bool>& checked_columns) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
   spec::Binder b(p, input_schema);
-  return b.run();
+  b.checked_ = checked_columns;
+  Plan plan = b.run();
+  spec::mark_wide_ints(plan);
+  spec::finish_output_columns(plan);
+  return plan;
 }
 
 void check_pipeline_syntax(const std::string& pipeline) {

@@ -21,6 +21,8 @@ CASES=$(cd "$2" && pwd)
 DATA=$(cd "$CASES/../data" && pwd)
 shift 2
 export WARPCSV DATA
+# Cases compare text (ls, sort): the same collation on every machine.
+export LC_ALL=C
 
 if [ ! -x "$WARPCSV" ]; then
   echo "run_cli_tests: binary '$WARPCSV' not found or not executable; build it first" >&2

@@ -248,6 +248,50 @@ TEST_CASE("gpu: inline edge cases give the CPU's bytes", "[gpu]") {
     CHECK(r.out.find("caf\xc3\xa9,400,") != std::string::npos);
     CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
   }
+  SECTION("int arithmetic past 64 bits is a bad row: the GPU flags it, the CPU's scan reports it") {
+    // Line 3002 holds INT64_MAX, line 6003 INT64_MIN.
+    std::string text = "k,v\n";
+    for (int i = 0; i < 3000; ++i) text += (i % 2 ? "a," : "b,") + std::to_string(i) + "\n";
+    text += "a,9223372036854775807\n";
+    for (int i = 0; i < 3000; ++i) text += "b," + std::to_string(-i) + "\n";
+    text += "b,-9223372036854775808\n";
+    write_file(f, text);
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult fail = check_same(dir, "groupby k | agg sum(v + 1), count()", f);
+    CHECK(fail.code == 3);
+    CHECK(fail.error.find(":3002:1: integer overflow in 'sum(v + 1)'") != std::string::npos);
+    CHECK(check_same(dir, "groupby v * 2 | agg count()", f).code == 3);
+    CHECK(check_same(dir, "filter -v > 0 | groupby k | agg count()", f).code == 3);
+    RunConfig skip;
+    skip.skip = true;
+    const RunResult skipped = check_same(dir, "groupby k | agg sum(v * 2), count(), max(-v), min(abs(v))", f, skip);
+    CHECK(skipped.code == 0);
+    CHECK(skipped.rejects.find(",3002,1,") != std::string::npos);
+    CHECK(skipped.rejects.find(",6003,1,") != std::string::npos);
+    CHECK(cuda_run_info().cpu_reruns > before.cpu_reruns);
+    // A sum past 64 bits, and arithmetic on it, is exact to 128 bits.
+    const RunResult sum = check_same(dir, "groupby k | agg sum(v), sum(v) + 1 as s1, count()", f);
+    CHECK(sum.code == 0);
+  }
+  SECTION("--schema checks its columns even when the pipeline does not use them") {
+    std::string text = "k,v,d\n";
+    for (int i = 0; i < 3000; ++i)
+      text += (i % 3 ? "a," : "b,") + std::to_string(i) + "," + std::to_string(i % 7) + "\n";
+    write_file(f, text);
+    RunConfig c;
+    c.schema = "d:int";
+    const CudaRunInfo before = cuda_run_info();
+    CHECK(check_same(dir, "groupby k | agg sum(v), count()", f, c).code == 0);
+    CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);  // valid values: no rerun
+    write_file(f, text + "a,5,Sun\n" + text.substr(6));
+    const RunResult fail = check_same(dir, "groupby k | agg sum(v), count()", f, c);
+    CHECK(fail.code == 3);
+    CHECK(fail.error.find(":3002:5: column 'd' expected an int value, found 'Sun'") != std::string::npos);
+    c.skip = true;
+    const RunResult skipped = check_same(dir, "groupby k | agg sum(v), count()", f, c);
+    CHECK(skipped.code == 0);
+    CHECK(skipped.rejects.find(",3002,5,") != std::string::npos);
+  }
   SECTION("dates and timestamps under min/max") {
     write_file(f, "k,d,t\na,2024-01-02,2024-01-02T03:04:05\na,1999-12-31,2030-01-01T00:00:00\nb,,\n");
     check_same(dir, "groupby k | agg min(d), max(d), min(t), max(t), count(d)", f);
@@ -358,8 +402,9 @@ TEST_CASE("gpu: holistic lists grow over many batches and give the CPU's bytes",
              {4096, 1 << 20, 0});
   check_same(dir, "agg median(v), count_distinct(v), quantile(x, 0.3), median(d)", f, RunConfig{}, {4096, 0});
   CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
-  // v * 10^14 passes 64 bits for |v| > 92233: the GPU hands the scan to the CPU.
-  const RunResult wide = check_same(dir, "groupby k | agg median(v * 100000000000000), count()", f, RunConfig{}, {0});
+  // v * 10^14 passes 64 bits for |v| > 92233 (as a decimal: an int would overflow, a bad row): the
+  // GPU hands the scan to the CPU.
+  const RunResult wide = check_same(dir, "groupby k | agg median(v * 100000000000000.0), count()", f, RunConfig{}, {0});
   CHECK(wide.code == 0);
   CHECK(cuda_run_info().cpu_reruns > before.cpu_reruns);
 }

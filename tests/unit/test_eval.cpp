@@ -205,7 +205,7 @@ TEST_CASE("arithmetic types and values", "[eval]") {
   }
   SECTION("integer overflow is reported, not wrapped") {
     Row big;
-    big.set("i", I(kInt128Max)).set("j", I(1));
+    big.set("i", I(INT64_MAX)).set("j", I(1));
     Result o = sel("i + j", big);
     CHECK(o.status == EvalStatus::IntegerOverflow);
     CHECK(o.v.null);
@@ -213,20 +213,209 @@ TEST_CASE("arithmetic types and values", "[eval]") {
     CHECK(sel("-i - 2", big).status == EvalStatus::IntegerOverflow);
     CHECK(sel("i - j", big).status == EvalStatus::Ok);
     Row mn;
-    mn.set("i", I(kInt128Min));
+    mn.set("i", I(INT64_MIN));
     CHECK(sel("-i", mn).status == EvalStatus::IntegerOverflow);
     CHECK(sel("abs(i)", mn).status == EvalStatus::IntegerOverflow);
     CHECK(sel("i % -1", mn).v.i == 0);  // no trap on MIN % -1
     Row dp;
     dp.set("p", I(kInt128Max / 5));
     CHECK(sel("p + q", dp).status == EvalStatus::DecimalOverflow);
-    // 64-bit values that overflow int64 are still exact in 128 bits.
+    // Int is 64-bit: a sum of two int64 values past it is an overflow too.
     Row w;
     w.set("i", I(INT64_MAX)).set("j", I(INT64_MAX));
     Result s = sel("i + j", w);
-    CHECK(s.status == EvalStatus::Ok);
-    CHECK(s.v.i == static_cast<int128>(INT64_MAX) * 2);
+    CHECK(s.status == EvalStatus::IntegerOverflow);
+    CHECK(s.v.null);
   }
+}
+
+namespace {
+
+// `select EXPR` over i and j (ints; null when `nj`).
+Result ij(const std::string& expr, int128 i, int128 j = 0, bool nj = false) {
+  Row r;
+  r.set("i", I(i)).set("j", nj ? N() : I(j));
+  return sel(expr, r);
+}
+
+constexpr int128 kMax64 = INT64_MAX, kMin64 = INT64_MIN;
+
+}  // namespace
+
+TEST_CASE("int arithmetic is 64-bit: a result past it is an overflow", "[eval]") {
+  SECTION("results that just fit") {
+    CHECK(ij("i + j", kMax64 - 1, 1).v.i == kMax64);
+    CHECK(ij("i + 1", kMax64 - 1).v.i == kMax64);
+    CHECK(ij("i + j", kMax64, kMin64).v.i == -1);
+    CHECK(ij("i - j", kMin64 + 1, 1).v.i == kMin64);
+    CHECK(ij("i - j", -1, kMax64).v.i == kMin64);
+    CHECK(ij("i - j", kMax64, kMax64).v.i == 0);
+    CHECK(ij("i * j", 3037000499LL, 3037000499LL).v.i == 9223372030926249001LL);  // floor(sqrt(2^63 - 1))^2
+    CHECK(ij("i * j", kMin64, 1).v.i == kMin64);
+    CHECK(ij("i * j", int128(1) << 62, -2).v.i == kMin64);
+    CHECK(ij("i * j", -(int128(1) << 31), int128(1) << 32).v.i == kMin64);
+    CHECK(ij("i * -1", kMax64).v.i == -kMax64);
+    CHECK(ij("-i", kMax64).v.i == -kMax64);
+    CHECK(ij("-i", kMin64 + 1).v.i == kMax64);
+    CHECK(ij("abs(i)", kMin64 + 1).v.i == kMax64);
+    CHECK(ij("round(i, -1)", 9223372036854775804LL).v.i == 9223372036854775800LL);
+    CHECK(ij("round(i, -1)", -9223372036854775804LL).v.i == -9223372036854775800LL);
+    CHECK(ij("i % j", kMin64, -1).v.i == 0);
+    CHECK(ij("i % j", kMin64, kMax64).v.i == -1);
+    for (const char* e : {"i + j", "i * j", "-i", "abs(i)"}) {
+      const Result r = ij(e, kMax64 - 1, 1);
+      CHECK(r.status == EvalStatus::Ok);
+      CHECK(r.type.type == Type::Int);
+    }
+  }
+  SECTION("one past either end") {
+    struct Case {
+      const char* expr;
+      int128 i, j;
+    };
+    const Case cases[] = {
+        {"i + j", kMax64, 1},          // INT64_MAX + 1
+        {"i + 1", kMax64, 0},
+        {"1 + i", kMax64, 0},
+        {"i + j", kMin64, -1},
+        {"i + j", kMax64, kMax64},
+        {"i + j", kMin64, kMin64},
+        {"i - j", kMin64, 1},          // INT64_MIN - 1
+        {"i - 1", kMin64, 0},
+        {"i - j", kMax64, -1},
+        {"i - j", 0, kMin64},          // 0 - INT64_MIN
+        {"i - j", kMax64, kMin64},
+        {"i * j", kMin64, -1},         // INT64_MIN * -1
+        {"i * -1", kMin64, 0},
+        {"-1 * i", kMin64, 0},
+        {"-i", kMin64, 0},             // -INT64_MIN
+        {"-(i)", kMin64, 0},
+        {"abs(i)", kMin64, 0},
+        {"i * j", 3037000500LL, 3037000500LL},   // just past sqrt(2^63)
+        {"i * j", -3037000500LL, 3037000500LL},
+        {"i * j", int128(1) << 62, 2},           // 2^63
+        {"i * j", kMax64, kMax64},               // fits 128 bits, not 64
+        {"i * j", kMin64, kMin64},               // 2^126: fits 128 bits, not 64
+        {"i * j", 4294967296LL, 4294967296LL},   // 2^64
+        {"i * 2", kMax64 / 2 + 1, 0},
+        {"round(i, -1)", kMax64, 0},             // 9223372036854775810
+        {"round(i, -1)", kMin64, 0},
+        {"round(i, -19)", kMax64, 0},            // 10^19
+        {"i + j - j", kMax64, 1},                // an intermediate past 64 bits fails, though the end fits
+        {"i * j / 2", kMax64, 2},
+        {"coalesce(i + j, 0)", kMax64, 1},
+        {"i + 99999999999999999999", -1, 0},     // a literal past 64 bits only fits comparisons
+    };
+    for (const Case& c : cases) {
+      INFO(c.expr << " with i = " << static_cast<long double>(c.i) << ", j = " << static_cast<long double>(c.j));
+      const Result r = ij(c.expr, c.i, c.j);
+      CHECK(r.status == EvalStatus::IntegerOverflow);
+      CHECK(r.v.null);
+    }
+  }
+  SECTION("division gives a float: no overflow; a null operand gives null, no overflow") {
+    const Result d = ij("i / j", kMin64, -1);
+    CHECK(d.status == EvalStatus::Ok);
+    CHECK(d.type.type == Type::Float);
+    CHECK(d.v.f == 9223372036854775808.0);
+    const Result n = ij("i + j", kMax64, 0, true);
+    CHECK(n.status == EvalStatus::Ok);
+    CHECK(n.v.null);
+    CHECK(ij("i + j > 0", kMax64, 0, true).v.null);
+  }
+  SECTION("comparisons with values past 64 bits are no arithmetic") {
+    CHECK(flt("i < 99999999999999999999", Row().set("i", I(kMax64))) == 1);
+    CHECK(flt("i > -99999999999999999999", Row().set("i", I(kMin64))) == 1);
+  }
+  SECTION("decimal arithmetic goes on past 64 bits, exact to 128") {
+    const Result w = ij("i * 1.0 + j", kMax64, 1);  // decimal(1): 9223372036854775808.0
+    CHECK(w.status == EvalStatus::Ok);
+    CHECK(w.type == T(Type::Decimal, 1));
+    CHECK(w.v.i == (kMax64 + 1) * 10);
+    const Result p = ij("i * 1.0 * j", kMax64, kMax64);  // 8.5e37 in tenths: 8.5e38 passes 128 bits
+    CHECK(p.status == EvalStatus::DecimalOverflow);
+    CHECK(p.v.null);
+    const Result q = ij("i * 1.0 * j", kMin64, kMax64);
+    CHECK(q.status == EvalStatus::DecimalOverflow);
+    const Result fits = ij("i * j * 1.0", 3037000499LL, 3037000499LL);
+    CHECK(fits.status == EvalStatus::Ok);
+    CHECK(fits.v.i == int128(9223372030926249001LL) * 10);
+    const Result mp = ij("(i * 1.0) * (j * 1.0)", kMin64, kMin64);  // 2^126 in hundredths: past 128 bits
+    CHECK(mp.status == EvalStatus::DecimalOverflow);
+    const Result neg = ij("-(i * 1.0)", kMin64);  // a decimal has room for -INT64_MIN
+    CHECK(neg.status == EvalStatus::Ok);
+    CHECK(neg.v.i == -kMin64 * 10);
+    Row dmin;
+    dmin.set("p", I(kInt128Min));
+    CHECK(sel("-p", dmin).status == EvalStatus::DecimalOverflow);
+    CHECK(sel("abs(p)", dmin).status == EvalStatus::DecimalOverflow);
+  }
+  SECTION("float arithmetic never overflows: it goes to inf") {
+    Row r;
+    r.set("x", F(1e308));
+    const Result f = sel("x * 10", r);
+    CHECK(f.status == EvalStatus::Ok);
+    CHECK(std::isinf(f.v.f));
+  }
+}
+
+TEST_CASE("int arithmetic over a sum of ints is exact to 128 bits", "[eval]") {
+  // sum over ints is exact in 128 bits: arithmetic on it is checked against
+  // 128 bits (Instr::wide); on any other int (max, count, a key) against 64.
+  Plan p = build_plan(
+      "groupby j | agg sum(i) + 1 as s, max(i) + 1 as m, sum(i) - sum(j) as d, -sum(i) as n, count() * 2 as c, "
+      "j + 1 as k, sum(i) * 1.0 as sd | select s * 2 as s2, m, d + 1 as d1, c + 1 as c1, s - s as z",
+      schema());
+  // The finalize row: the key j, then sum(i), max(i), sum(j), count().
+  REQUIRE(p.scan_output.size() == 5);
+  CHECK(p.scan_output[1].name == "sum(i)");
+  CHECK(p.scan_output[2].name == "max(i)");
+  CHECK(p.scan_output[3].name == "sum(j)");
+  CHECK(p.scan_output[4].name == "count()");
+  auto fin = [&](size_t item, const std::vector<Value>& raw) {
+    EvalContext ctx = make_eval_context(g_scratch, sizeof g_scratch);
+    Value v = eval_program(p.finalize[item].view(), raw.data(), ctx);
+    return Result{v, ctx.status, p.finalize[item].result, ""};
+  };
+  const int128 big = (kMax64 + 1) * 4;  // a sum past 64 bits
+  std::vector<Value> raw = {I(kMax64), I(big), I(kMax64), I(kMin64), I(int128(1) << 62)};
+  Result s = fin(0, raw);
+  CHECK(s.status == EvalStatus::Ok);
+  CHECK(s.v.i == big + 1);
+  CHECK(fin(1, raw).status == EvalStatus::IntegerOverflow);  // max(i) + 1 is 64-bit
+  Result d = fin(2, raw);
+  CHECK(d.status == EvalStatus::Ok);
+  CHECK(d.v.i == big - kMin64);
+  Result n = fin(3, raw);
+  CHECK(n.status == EvalStatus::Ok);
+  CHECK(n.v.i == -big);
+  CHECK(fin(4, raw).status == EvalStatus::IntegerOverflow);  // count() * 2 = 2^63
+  CHECK(fin(5, raw).status == EvalStatus::IntegerOverflow);  // the key j + 1
+  CHECK(fin(6, raw).v.i == big * 10);
+  raw[1] = I(kInt128Max);
+  CHECK(fin(0, raw).status == EvalStatus::IntegerOverflow);  // past 128 bits
+  raw[1] = I(kInt128Min);
+  CHECK(fin(3, raw).status == EvalStatus::IntegerOverflow);
+
+  // The post select: s is wide, so is s * 2; m, c are not.
+  REQUIRE(p.post.size() == 1);
+  const auto& ex = p.post[0].exprs;
+  std::vector<Value> row = {I(0), I(big + 1), I(kMax64), I(big), I(-5), I(kMax64), I(0), I(0)};
+  auto post = [&](size_t k) {
+    EvalContext ctx = make_eval_context(g_scratch, sizeof g_scratch);
+    Value v = eval_program(ex[k].view(), row.data(), ctx);
+    return Result{v, ctx.status, ex[k].result, ""};
+  };
+  CHECK(post(0).status == EvalStatus::Ok);
+  CHECK(post(0).v.i == (big + 1) * 2);
+  CHECK(post(1).v.i == kMax64);
+  CHECK(post(2).status == EvalStatus::Ok);  // d is wide
+  CHECK(post(4).status == EvalStatus::Ok);
+  CHECK(post(4).v.i == 0);
+  row[5] = I(kMax64);
+  CHECK(post(3).status == EvalStatus::IntegerOverflow);  // c + 1, c from count() * 2
+  // No scan program is wide.
+  for (const Instr& in : p.scan.keys[0].code) CHECK(in.wide == 0);
 }
 
 TEST_CASE("comparisons", "[eval]") {

@@ -12,8 +12,10 @@
 #include "exec/post.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/output.hpp"
+#include "unit/writer_output.hpp"
 
 using namespace warpcsv;
+using testing::write_all;
 
 namespace {
 
@@ -30,24 +32,6 @@ Value str(std::string&&) = delete;
 Value null() { return Value::make_null(); }
 Value i(int128 x) { return Value::of_int(x); }
 Value f(double x) { return Value::of_float(x); }
-
-// Runs a writer over `rows` and returns everything it wrote.
-std::string write_all(OutputFormat fmt, const std::vector<OutputColumn>& cols,
-                      const std::vector<std::vector<Value>>& rows) {
-  std::FILE* tmp = std::tmpfile();
-  REQUIRE(tmp != nullptr);
-  auto w = make_writer(fmt, tmp);
-  w->begin(cols);
-  for (const auto& r : rows) w->row(r.data());
-  w->end();
-  std::rewind(tmp);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, tmp)) > 0) out.append(buf, n);
-  std::fclose(tmp);
-  return out;
-}
 
 }  // namespace
 

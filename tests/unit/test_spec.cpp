@@ -117,8 +117,9 @@ TEST_CASE("unknown columns name the closest ones", "[spec]") {
 
 TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
   Plan p = build_plan("select amount, AMOUNT, Amount, `odd name`, $1, $3 + 1 as w", schema());
+  // (The output names a column three times: the later ones are renamed, as repeated header names are.)
   CHECK(names(p.output) ==
-        std::vector<std::string>{"Amount", "Amount", "Amount", "odd name", "id", "w"});
+        std::vector<std::string>{"Amount", "Amount_2", "Amount_3", "odd name", "id", "w"});
   CHECK(p.scan.used_columns == std::vector<int>{0, 2, 7, 8});
   // $N counts in the current schema, not the input.
   Plan q = build_plan("select price, id | select $2", schema());
@@ -200,6 +201,32 @@ TEST_CASE("filter, select and dropna fold into the scan", "[spec]") {
   for (const Program* prog : {&p.scan.filter, &p.scan.outputs[0], &p.scan.outputs[1]})
     for (const Instr& in : prog->code)
       if (in.op == Op::Column) CHECK(in.arg < 3);
+}
+
+TEST_CASE("columns --schema names are parsed even when the pipeline does not use them", "[spec]") {
+  // checked: region (#2) and day (#7), as --schema region:string,day:date would. Any text fits a
+  // string: region needs no parsing.
+  std::vector<bool> checked(schema().size(), false);
+  checked[1] = checked[6] = true;
+  Plan c = build_plan("agg count()", schema(), checked);
+  CHECK(c.scan.used_columns == std::vector<int>{6});
+  CHECK(c.scan.slot_types == std::vector<ColumnType>{T(Type::Date)});
+  CHECK(build_plan("agg count()", schema()).scan.used_columns.empty());
+  // With used columns: one slot each, in column order; programs read the slots they had.
+  Plan f = build_plan("filter v1 > 0 | groupby day | agg sum(price), count(region)", schema(), checked);
+  CHECK(f.scan.used_columns == std::vector<int>{1, 2, 3, 6});
+  REQUIRE(f.scan.filter.code.size() == 3);
+  CHECK(f.scan.filter.code[0].op == Op::Column);
+  CHECK(f.scan.filter.code[0].arg == 1);  // v1
+  CHECK(f.scan.keys[0].code[0].arg == 3);  // day
+  CHECK(f.scan.aggs[0].arg0.code[0].arg == 2);  // price
+  CHECK(f.scan.aggs[1].arg0.code[0].arg == 0);  // region
+  // The output is the pipeline's: checked columns add no output.
+  Plan s = build_plan("select v1", schema(), checked);
+  CHECK(names(s.output) == std::vector<std::string>{"v1"});
+  CHECK(s.scan.outputs.size() == 1);
+  CHECK(s.scan.used_columns == std::vector<int>{2, 6});
+  CHECK(explain_plan(c).find("scan: parse 1 of them: day date (#7)") != std::string::npos);
 }
 
 TEST_CASE("no stages that project: all input columns", "[spec]") {

@@ -1,6 +1,11 @@
 // The expression evaluator: runs a bound Program (typed postfix bytecode) on
 // one row. Written once for the CPU and the GPU: no exceptions, no allocation;
 // data-dependent failures (overflow, scratch full) go to EvalContext::status.
+//
+// Int is 64-bit: arithmetic on ints is computed in 128 bits and its result must
+// fit 64 (Instr::wide: over a 128-bit `sum`, it must fit 128). Decimals are
+// exact scaled integers of up to 128 bits (about 38 digits). A result out of
+// range is IntegerOverflow / DecimalOverflow: a bad row in a scan.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -85,6 +90,13 @@ WCSV_HD inline double numeric_to_double(const Value& v, Type t, int scale) {
 
 WCSV_HD inline Value make_bool(bool b) { return Value::of_int(b ? 1 : 0); }
 
+// Whether `v`, the result of `in`, is in its type's range: an int fits 64 bits
+// (128 when `in` is wide; the 128-bit arithmetic has checked that).
+WCSV_HD inline bool int_fits(const Instr& in, int128 v) {
+  return in.type != Type::Int || in.wide ||
+         (v >= static_cast<int128>(INT64_MIN) && v <= static_cast<int128>(INT64_MAX));
+}
+
 WCSV_HD inline Value fail(EvalContext& ctx, EvalStatus s) {
   ctx.status = s;
   return Value::make_null();
@@ -95,17 +107,18 @@ WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ct
   Type from = in.from_type, to = in.type;
   if (to == Type::Float) return Value::of_float(numeric_to_double(v, from, in.from_scale));
   if (to == Type::Decimal || to == Type::Int) {
+    const EvalStatus over = to == Type::Decimal ? EvalStatus::DecimalOverflow : EvalStatus::IntegerOverflow;
+    int128 r;
     if (from == Type::Float) {  // not emitted by the binder; truncate toward zero
       double x = v.f * static_cast<double>(pow10_i128(to == Type::Decimal ? in.scale : 0));
-      if (!(x > -1.7e38 && x < 1.7e38)) return fail(ctx, EvalStatus::DecimalOverflow);
-      return Value::of_int(static_cast<int128>(x));
+      if (!(x > -1.7e38 && x < 1.7e38)) return fail(ctx, over);
+      r = static_cast<int128>(x);
+    } else {
+      int fs = from == Type::Decimal ? in.from_scale : 0;
+      int ts = to == Type::Decimal ? in.scale : 0;
+      if (!rescale(v.i, fs, ts, &r)) return fail(ctx, over);
     }
-    int fs = from == Type::Decimal ? in.from_scale : 0;
-    int ts = to == Type::Decimal ? in.scale : 0;
-    int128 r;
-    if (!rescale(v.i, fs, ts, &r))
-      return fail(ctx, to == Type::Decimal ? EvalStatus::DecimalOverflow
-                                           : EvalStatus::IntegerOverflow);
+    if (!int_fits(in, r)) return fail(ctx, over);  // a decimal or float cast to int (not emitted)
     return Value::of_int(r);
   }
   if (to == Type::Timestamp && from == Type::Date) {
@@ -160,7 +173,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         if (v.null) break;
         if (in.type == Type::Float) {
           v.f = -v.f;
-        } else if (!checked_neg(v.i, &v.i)) {
+        } else if (!checked_neg(v.i, &v.i) || !detail::int_fits(in, v.i)) {  // -INT64_MIN
           return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
                                                             : EvalStatus::IntegerOverflow);
         }
@@ -212,7 +225,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
           case Op::Add: ok = checked_add(a.i, b.i, &r); break;
           case Op::Sub: ok = checked_sub(a.i, b.i, &r); break;
           case Op::Mul: ok = checked_mul(a.i, b.i, &r); break;
-          default:  // Mod (Div is always Float)
+          default:  // Mod (Div is always Float), |r| < |b|: never overflows
             if (b.i == 0) {
               a = Value::make_null();
               continue;
@@ -220,7 +233,8 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
             r = b.i == -1 ? 0 : a.i % b.i;
             break;
         }
-        if (!ok)
+        // Int operands of 64 bits cannot overflow 128: only int_fits can fail for them.
+        if (!ok || !detail::int_fits(in, r))
           return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
                                                             : EvalStatus::IntegerOverflow);
         a = Value::of_int(r);
@@ -297,7 +311,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         if (v.null) break;
         if (in.type == Type::Float) {
           v.f = fabs(v.f);
-        } else if (v.i < 0 && !checked_neg(v.i, &v.i)) {
+        } else if (v.i < 0 && (!checked_neg(v.i, &v.i) || !detail::int_fits(in, v.i))) {  // abs(INT64_MIN)
           return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
                                                             : EvalStatus::IntegerOverflow);
         }
@@ -325,7 +339,8 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         int128 q = detail::div_round_half_away(v.i, pow10_i128(drop));
         int rs = in.type == Type::Decimal ? in.scale : 0;
         int up = drop - (fs - rs);  // back up to the result scale when d < 0
-        if (up > 0 && !checked_mul(q, pow10_i128(up), &q))
+        // round(9223372036854775807, -1) is 9223372036854775810: past 64 bits.
+        if ((up > 0 && !checked_mul(q, pow10_i128(up), &q)) || !detail::int_fits(in, q))
           return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
                                                             : EvalStatus::IntegerOverflow);
         v.i = q;

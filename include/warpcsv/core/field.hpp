@@ -53,6 +53,9 @@ WCSV_HD inline bool field_to_value(ColumnType t, const char* p, uint32_t n, Valu
     case Type::Timestamp: {
       int64_t us;
       if (!parse_timestamp(p, n, &us)) return false;
+      // A zone in a column inferred without one: the column becomes zoned
+      // (its values print with Z), as a wider decimal scale would.
+      if (inferred && t.scale != kZoned && timestamp_has_zone(p, n)) return false;
       out->i = us;
       return true;
     }

@@ -932,6 +932,14 @@ WCSV_HD inline bool parse_date(const char* p, uint32_t n, int64_t* days) {
   return n == 10 && detail::parse_date_prefix(p, n, days);
 }
 
+// Whether timestamp text (one parse_timestamp takes) carries a zone: `Z` or an
+// offset after the time (the date part holds its only other '-').
+WCSV_HD inline bool timestamp_has_zone(const char* p, uint32_t n) {
+  for (uint32_t i = 16; i < n; ++i)
+    if (p[i] == 'Z' || p[i] == 'z' || p[i] == '+' || p[i] == '-') return true;
+  return false;
+}
+
 // ISO 8601 timestamp as microseconds since the epoch, UTC:
 //   YYYY-MM-DD[(T|t| )HH:MM[:SS[.fffffffff]]][Z|z|+HH:MM|-HH:MM|+HHMM|-HHMM|+HH|-HH]
 // A plain date is midnight (so dates widen to timestamps). Up to 9 fraction digits; digits beyond

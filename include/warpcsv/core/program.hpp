@@ -42,6 +42,10 @@ enum class Op : uint8_t {
 // One instruction. `type`/`scale` give the result type; for Cast and the
 // comparison ops `from_type`/`from_scale` give the operand type (both operands
 // of a binary op are already cast to one type by the binder).
+// `wide`: int arithmetic (Add, Sub, Mul, Neg, Abs, Round, Cast to Int) over a
+// value that may pass 64 bits (a `sum` of ints, exact in 128 bits) is checked
+// against the 128-bit range; all other int arithmetic against the 64-bit one.
+// The binder sets it (mark_wide_ints); a result out of range is an overflow.
 struct Instr {
   Op op;
   Type type;
@@ -49,6 +53,7 @@ struct Instr {
   Type from_type;
   uint8_t from_scale;
   int32_t arg;
+  uint8_t wide = 0;
 };
 
 constexpr int kMaxProgramStack = 32;

@@ -17,7 +17,9 @@ enum class Type : uint8_t { Null, Bool, Int, Decimal, Float, String, Date, Times
 
 struct ColumnType {
   Type type = Type::String;
-  uint8_t scale = 0;  // digits after the point, Decimal only
+  // Decimal: digits after the point. Timestamp: kZoned when the column's
+  // values carry a zone (`Z`, `+05:00`), converted to UTC: they print with Z.
+  uint8_t scale = 0;
   WCSV_HD bool operator==(const ColumnType& o) const {
     return type == o.type && (type != Type::Decimal || scale == o.scale);
   }
@@ -25,6 +27,7 @@ struct ColumnType {
 };
 
 constexpr int kMaxDecimalScale = 18;
+constexpr uint8_t kZoned = 1;  // ColumnType::scale of a Timestamp whose values carry a zone
 
 // A byte string that lives elsewhere (input buffer, key arena, scratch).
 struct StrRef {
@@ -33,7 +36,10 @@ struct StrRef {
 };
 
 // One scalar during evaluation. The type is static (known from the plan), so
-// a Value carries only its payload and a null flag.
+// a Value carries only its payload and a null flag. A field of a column that
+// the output passes through (OutputColumn::as_written) also carries the text
+// it was read from, in what would be padding: set only there (the row output
+// prints it), left unset everywhere else.
 struct Value {
   union {
     int128 i;  // Bool (0/1), Int, Decimal (scaled), Date, Timestamp
@@ -41,6 +47,8 @@ struct Value {
     StrRef s;  // String
   };
   bool null;
+  uint32_t text_len;
+  const char* text;
 
   WCSV_HD static Value make_null() {
     Value v;
@@ -70,6 +78,8 @@ struct Value {
     return v;
   }
 };
+
+static_assert(sizeof(Value) == 32, "the text fields of a Value live in its padding");
 
 WCSV_HD inline bool is_integral_repr(Type t) {
   return t == Type::Bool || t == Type::Int || t == Type::Decimal || t == Type::Date ||

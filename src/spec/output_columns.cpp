@@ -1,0 +1,51 @@
+// Pass-through and unique names of the result's columns (see output_columns.hpp).
+#include "spec/output_columns.hpp"
+
+#include <string>
+#include <vector>
+
+#include "warpcsv/io.hpp"
+
+namespace warpcsv {
+namespace spec {
+namespace {
+
+// The slot a program only reads (a bare column), else -1.
+int bare_slot(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1; }
+
+void rename_repeated(std::vector<OutputColumn>& cols) {
+  std::vector<std::string> names;
+  for (const auto& c : cols) names.push_back(c.name);
+  make_names_unique(names);
+  for (size_t c = 0; c < cols.size(); ++c) cols[c].name = std::move(names[c]);
+}
+
+}  // namespace
+
+void finish_output_columns(Plan& plan) {
+  if (!plan.scan.aggregate) {
+    // A scan output that only reads a slot is the input column's field; a
+    // select after the scan that only reads a column keeps what it held.
+    for (size_t c = 0; c < plan.scan_output.size() && c < plan.scan.outputs.size(); ++c)
+      plan.scan_output[c].as_written = bare_slot(plan.scan.outputs[c]) >= 0;
+    const std::vector<OutputColumn>* in = &plan.scan_output;
+    for (PostStage& st : plan.post) {
+      for (size_t c = 0; c < st.output.size(); ++c) {
+        if (st.kind == PostStage::Select) {
+          const int s = c < st.exprs.size() ? bare_slot(st.exprs[c]) : -1;
+          st.output[c].as_written = s >= 0 && static_cast<size_t>(s) < in->size() && (*in)[s].as_written;
+        } else {
+          st.output[c].as_written = c < in->size() && (*in)[c].as_written;
+        }
+      }
+      in = &st.output;
+    }
+    for (size_t c = 0; c < plan.output.size() && c < in->size(); ++c) plan.output[c].as_written = (*in)[c].as_written;
+  }
+  // Names as the writers print them: JSON keys (and CSV headers) must differ.
+  for (PostStage& st : plan.post) rename_repeated(st.output);
+  rename_repeated(plan.output);
+}
+
+}  // namespace spec
+}  // namespace warpcsv
