@@ -8,12 +8,16 @@
 #
 # Environment:
 #   ROWS (default 1e7), K (default 100), SEED (default 1), THREADS (default nproc),
-#   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"),
+#   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"):
+#     q1..q7, q9, q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
+#     with a string argument; sales, "total sales per customer" over a sales table of ROWS rows
+#     and CUSTOMERS customers (default ROWS / 10, gen_sales.c),
 #   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
 #   WARPCSV (binary; default build/warpcsv, built when missing),
 #   DUCKQ (duckq binary; default .peers/duckq, fetched with ../shared/peers/get-duckdb.sh when
 #     that exists), NO_DUCKDB=1 to skip DuckDB,
-#   GEN_GROUPBY (gen_groupby binary or gen_groupby.c; default ../shared/datagen/gen_groupby.c).
+#   GEN_GROUPBY (gen_groupby binary or gen_groupby.c; default ../shared/datagen/gen_groupby.c),
+#   GEN_SALES (likewise, gen_sales).
 # On a machine without ../shared, pass DUCKQ and GEN_GROUPBY (a copy of the .c is enough).
 set -euo pipefail
 
@@ -58,22 +62,36 @@ if [ -n "$DUCKQ" ] && ! "$DUCKQ" "SELECT 1" >/dev/null 2>&1; then
 fi
 
 # --- data -------------------------------------------------------------------------------------
-GEN=${GEN_GROUPBY:-$SHARED/datagen/gen_groupby.c}
-[ -f "$GEN" ] || GEN=$ROOT/scripts/gen_groupby.c  # the same table, kept in the repo
-if [[ $GEN == *.c ]]; then
-  [ -f "$GEN" ] || { echo "bench: no generator at $GEN; set GEN_GROUPBY" >&2; exit 2; }
-  cc -O2 -pthread -o "$BENCH_DIR/gen_groupby" "$GEN"
-  GEN=$BENCH_DIR/gen_groupby
-fi
+# A generator binary from $1 (a binary, or a .c compiled into BENCH_DIR), else the repository's copy.
+generator() {
+  local gen=$1 name=$2
+  [ -f "$gen" ] || gen=$ROOT/scripts/$name.c
+  if [[ $gen == *.c ]]; then
+    [ -f "$gen" ] || { echo "bench: no generator at $gen" >&2; exit 2; }
+    cc -O2 -pthread -o "$BENCH_DIR/$name" "$gen"
+    gen=$BENCH_DIR/$name
+  fi
+  echo "$gen"
+}
 FILE=$BENCH_DIR/groupby_${ROWS}_${K}_${SEED}.csv
 if [ ! -s "$FILE" ]; then
+  GEN=$(generator "${GEN_GROUPBY:-$SHARED/datagen/gen_groupby.c}" gen_groupby)
   echo "bench: generating $FILE" >&2
   "$GEN" "$ROWS" "$K" "$SEED" "$FILE.tmp" "$(nproc)"
   mv "$FILE.tmp" "$FILE"
 fi
+CUSTOMERS=$(to_int "${CUSTOMERS:-$ROWS / 10}")
+SALES=$BENCH_DIR/sales_${ROWS}_${CUSTOMERS}_${SEED}.csv
+if [[ " $QUERIES " == *" sales "* ]] && [ ! -s "$SALES" ]; then
+  GEN=$(generator "${GEN_SALES:-$SHARED/datagen/gen_sales.c}" gen_sales)
+  echo "bench: generating $SALES" >&2
+  "$GEN" "$ROWS" "$SEED" "$SALES.tmp" "$CUSTOMERS" "$(nproc)"
+  mv "$SALES.tmp" "$SALES"
+fi
 BYTES=$(stat -L -c %s "$FILE")
 cat "$FILE" >/dev/null  # into the page cache
 
+file_of() { if [ "$1" = sales ]; then echo "$SALES"; else echo "$FILE"; fi; }
 pipeline_of() {
   case $1 in
     q1) echo 'groupby id1 | agg sum(v1) as v1' ;;
@@ -82,11 +100,16 @@ pipeline_of() {
     q4) echo 'groupby id4 | agg mean(v1) as v1, mean(v2) as v2, mean(v3) as v3' ;;
     q5) echo 'groupby id6 | agg sum(v1) as v1, sum(v2) as v2, sum(v3) as v3' ;;
     q6) echo 'groupby id4, id5 | agg median(v3) as median_v3, std(v3) as sd_v3' ;;
+    q7) echo 'groupby id3 | agg max(v1) - min(v2) as range_v1_v2' ;;
+    q9) echo 'groupby id2, id4 | agg corr(v1, v2) * corr(v1, v2) as r2' ;;
+    q10) echo 'groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count' ;;
+    hmix) echo 'groupby id1 | agg count_distinct(id2) as d, quantile(v3, 0.9) as q, median(v1) as m' ;;
+    sales) echo 'groupby customer_id | agg sum(sales_amount) as total' ;;
     *) echo "bench: unknown query $1" >&2; exit 2 ;;
   esac
 }
 sql_of() {
-  local t="read_csv('$FILE')"
+  local t="read_csv('$(file_of "$1")')"
   case $1 in
     q1) echo "SELECT id1, sum(v1) AS v1 FROM $t GROUP BY id1" ;;
     q2) echo "SELECT id1, id2, sum(v1) AS v1 FROM $t GROUP BY id1, id2" ;;
@@ -94,6 +117,11 @@ sql_of() {
     q4) echo "SELECT id4, avg(v1) AS v1, avg(v2) AS v2, avg(v3) AS v3 FROM $t GROUP BY id4" ;;
     q5) echo "SELECT id6, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM $t GROUP BY id6" ;;
     q6) echo "SELECT id4, id5, median(v3) AS median_v3, stddev_samp(v3) AS sd_v3 FROM $t GROUP BY id4, id5" ;;
+    q7) echo "SELECT id3, max(v1) - min(v2) AS range_v1_v2 FROM $t GROUP BY id3" ;;
+    q9) echo "SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM $t GROUP BY id2, id4" ;;
+    q10) echo "SELECT id1, id2, id3, id4, id5, id6, sum(v3) AS v3, count(*) AS count FROM $t GROUP BY ALL" ;;
+    hmix) echo "SELECT id1, count(DISTINCT id2) AS d, quantile_cont(v3, 0.9) AS q, median(v1) AS m FROM $t GROUP BY id1" ;;
+    sales) echo "SELECT customer_id, sum(sales_amount) AS total FROM $t GROUP BY customer_id" ;;
   esac
 }
 
@@ -117,11 +145,14 @@ printf '\n| --- | --- | --- | --- |'
 printf '\n'
 for q in $QUERIES; do
   p=$(pipeline_of "$q")
+  f=$(file_of "$q")
+  b=$(stat -L -c %s "$f")
+  cat "$f" >/dev/null
   # A failing run must not be timed as a fast one.
-  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$FILE" >/dev/null ||
+  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$f" >/dev/null ||
     { echo "bench: warpcsv failed on $q" >&2; exit 1; }
-  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$FILE")
-  row=$(awk -v q="$q" -v t="$wt" -v r="$wr" -v b="$BYTES" \
+  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$f")
+  row=$(awk -v q="$q" -v t="$wt" -v r="$wr" -v b="$b" \
     'BEGIN{printf "| %s | %.3f | %.2f | %.0f |", q, t, (t>0?b/t/1e9:0), r/1024}')
   if [ -n "$DUCKQ" ]; then
     s="SET threads=$THREADS; $(sql_of "$q")"

@@ -51,6 +51,9 @@ struct Options {
   // Tests: holistic aggregates on the CPU group by their arguments too and
   // regroup after the scan, as on the GPU, instead of listing rows.
   bool holistic_by_groups = false;
+  // Not on the command line: groups per run of the aggregate result as it is
+  // finalized and written (0: kResultRunRows). Tests make it tiny.
+  uint64_t result_run_rows = 0;
 };
 
 }  // namespace warpcsv

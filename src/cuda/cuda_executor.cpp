@@ -27,9 +27,12 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "cuda/device_groups.hpp"
 #include "cuda/gpu_plan.hpp"
+#include "cuda/gpu_states.hpp"
 #include "cuda/pinned.hpp"
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
@@ -216,6 +219,13 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   if (s.used_columns.size() > static_cast<size_t>(kMaxSlots) || s.keys.size() > static_cast<size_t>(kMaxKeys) ||
       s.aggs.size() > static_cast<size_t>(kMaxAggs) || words > kMaxWords || ncols > static_cast<size_t>(kMaxColumns))
     return "plan larger than the GPU limits";
+  // The GPU lists numbers only, so a string argument makes it group by every
+  // argument: a group per distinct number (30 times slower than the CPU's
+  // lists on q3's shape). String arguments alone group well.
+  bool strings = false, others = false;
+  for (size_t k = plan.group_keys; k < s.keys.size(); ++k)
+    (s.keys[k].result.type == Type::String ? strings : others) = true;
+  if (strings && others && !plan.holistic.empty()) return "holistic aggregates over strings and other values together";
   return "";
 }
 
@@ -884,10 +894,28 @@ class Gpu {
           k[i].s.ptr = strings + reinterpret_cast<uintptr_t>(k[i].s.ptr);
       }
       const uint64_t* w = words.data() + g * nwords;
-      for (size_t a = 0; a < layout.aggs.size(); ++a) to_state(layout.aggs[a], w + hplan_.aggs[a].word, state);
+      for (size_t a = 0; a < layout.aggs.size(); ++a) state_from_words(layout.aggs[a], w + hplan_.aggs[a].word, state);
     });
     // The GPU hashed the keys with GroupTable's function; the index uses them.
     WCSV_EXPECTS(hashes[0] == out.hash_keys(out.keys(0)), "GPU and host group hashes differ");
+  }
+
+  // The table in output order, read back `run_rows` groups at a time
+  // (counters `c` from finish()); nullptr when the GPU has no room to order it.
+  std::unique_ptr<DeviceGroups> ordered_groups(const GpuCounters& c, const GroupLayout& layout, int threads,
+                                               size_t run_rows) {
+    DeviceTable t;
+    t.device = id_;
+    t.table = table_;
+    t.groups = std::min<uint64_t>(c.groups, table_.gcap);
+    t.nkeys = hplan_.nkeys;
+    t.nwords = hplan_.nwords;
+    for (size_t a = 0; a < layout.aggs.size(); ++a) t.agg_words.push_back(hplan_.aggs[a].word);
+    t.shape = st_->shape;
+    t.stream = compute_;
+    WCSV_CUDA_TRY(cudaSetDevice(id_));
+    WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+    return DeviceGroups::order(t, layout, threads, run_rows);
   }
 
   // Sorts each holistic list by (group, key) here and copies it into
@@ -951,96 +979,6 @@ class Gpu {
         const uint64_t at = i * kPiece;
         std::memcpy(out + at, pinned[r % 2] + at, std::min(kPiece, n - at));
       });
-    }
-  }
-
-  static int128 to_int128(const uint64_t* w) {
-    return static_cast<int128>((static_cast<uint128>(w[1]) << 64) | w[0]);
-  }
-  static Wide256 to_wide(const uint64_t* w) { return Wide256{{w[0], w[1], w[2], w[3]}}; }
-  // An exact float sum from its positive and negative magnitudes.
-  static FloatAcc to_acc(const uint64_t* w) {
-    FloatAcc pos, neg;
-    for (int i = 0; i < kFloatAccLimbs; ++i) {
-      pos.w[i] = w[i];
-      neg.w[i] = w[kFloatAccLimbs + i];
-    }
-    return big_sub(pos, neg);
-  }
-
-  // The core's state struct for an aggregate's GPU words.
-  static void to_state(const AggDesc& a, const uint64_t* w, char* block) {
-    char* s = block + a.offset;
-    switch (a.op) {
-      case AggOp::CountStar:
-      case AggOp::Count: reinterpret_cast<CountState*>(s)->n = static_cast<int64_t>(w[0]); return;
-      case AggOp::SumExact:
-      case AggOp::MeanExact: {
-        auto* st = reinterpret_cast<SumExactState*>(s);
-        st->sum = to_int128(w);
-        st->n = static_cast<int64_t>(w[2]);
-        st->ext = static_cast<int64_t>(w[3]);
-        return;
-      }
-      case AggOp::VarExact:
-      case AggOp::StdExact: {
-        auto* st = reinterpret_cast<MomentsExactState*>(s);
-        st->sum = to_int128(w);
-        st->sum_sq = to_wide(w + 2);
-        st->n = static_cast<int64_t>(w[6]);
-        st->ext = static_cast<int64_t>(w[7]);
-        return;
-      }
-      case AggOp::CorrExact: {
-        auto* st = reinterpret_cast<CorrExactState*>(s);
-        st->sx = to_int128(w);
-        st->sy = to_int128(w + 2);
-        st->sxx = to_wide(w + 4);
-        st->syy = to_wide(w + 8);
-        st->sxy = to_wide(w + 12);
-        st->n = static_cast<int64_t>(w[16]);
-        st->ext_x = static_cast<int64_t>(w[17]);
-        st->ext_y = static_cast<int64_t>(w[18]);
-        return;
-      }
-      case AggOp::Min:
-      case AggOp::Max: {
-        auto* st = reinterpret_cast<ExtremeState*>(s);
-        if (!w[1]) return;
-        const int64_t k = static_cast<int64_t>(w[0]);
-        st->v = a.in_type == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
-        st->has = 1;
-        return;
-      }
-      case AggOp::SumFloat:
-      case AggOp::MeanFloat: {
-        auto* st = reinterpret_cast<SumFloatState*>(s);
-        st->sum = to_acc(w);
-        st->flags = static_cast<uint32_t>(w[kAccWords]);
-        st->n = static_cast<int64_t>(w[kAccWords + 1]);
-        return;
-      }
-      case AggOp::VarFloat:
-      case AggOp::StdFloat: {
-        auto* st = reinterpret_cast<MomentsFloatState*>(s);
-        st->sum = to_acc(w);
-        st->sum_sq = to_acc(w + kAccWords);
-        st->flags = static_cast<uint32_t>(w[2 * kAccWords]);
-        st->n = static_cast<int64_t>(w[2 * kAccWords + 1]);
-        return;
-      }
-      case AggOp::CorrFloat: {
-        auto* st = reinterpret_cast<CorrFloatState*>(s);
-        st->sx = to_acc(w);
-        st->sy = to_acc(w + kAccWords);
-        st->sxx = to_acc(w + 2 * kAccWords);
-        st->syy = to_acc(w + 3 * kAccWords);
-        st->sxy = to_acc(w + 4 * kAccWords);
-        st->flags = static_cast<uint32_t>(w[5 * kAccWords]);
-        st->n = static_cast<int64_t>(w[5 * kAccWords + 1]);
-        return;
-      }
-      default: throw InternalError("aggregate without a GPU form reached the GPU");
     }
   }
 
@@ -1799,7 +1737,10 @@ class CudaExecutor : public ScanExecutor {
                 uint32_t* flags) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
-    PiecePool pool(read_helpers(ngpus, settings.threads));
+    // The read helpers are lent by the host's thread pool until the input is
+    // read: the result side after the scan needs every thread back.
+    std::optional<PiecePool> pool;
+    pool.emplace(read_helpers(ngpus, settings.threads));
     if (!ngpus || !startup.wait_gpu(0, [] { return interrupted(); })) {
       if (interrupted()) throw Interrupted();  // ~Startup waits for the CUDA call under way, no more
       startup.join();
@@ -1813,7 +1754,7 @@ class CudaExecutor : public ScanExecutor {
     const double setup_s = std::chrono::duration<double>(t_scan - t_setup).count() - startup_wait_s;
     for (auto& src : in.sources) {
       if (src->header().empty() && in.column_names.empty()) continue;
-      BatchFeed feed(*src, startup.batch, tail, pool);
+      BatchFeed feed(*src, startup.batch, tail, *pool);
       StateChain chain(kRowStart);
       std::atomic<bool> flagged{false};
       std::atomic<uint32_t> flags_seen{0};
@@ -1864,6 +1805,7 @@ class CudaExecutor : public ScanExecutor {
         return false;
       }
     }
+    pool.reset();
     startup.join();
     if (startup.error) std::rethrow_exception(startup.error);
     std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
@@ -1895,8 +1837,15 @@ class CudaExecutor : public ScanExecutor {
       *flags = counters[0].flags;
       return false;
     }
+    // The result's groups stay on GPU 0 when the driver takes them from there
+    // (and the GPU has room to order them); else the table comes back.
+    std::unique_ptr<DeviceGroups> ordered;
+    if (settings.device_result && !listed && std::min<uint64_t>(counters[0].groups, gpus[0]->table_groups()) > 0)
+      ordered = gpus[0]->ordered_groups(counters[0], groups.layout(), settings.threads,
+                                        settings.opts->result_run_rows ? settings.opts->result_run_rows
+                                                                       : kResultRunRows);
     const auto t_back = std::chrono::steady_clock::now();
-    gpus[0]->copy_back(groups, counters[0], settings.threads);
+    if (!ordered) gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;
     const double back_s = seconds_since(t_back);
     if (tr)
@@ -1931,6 +1880,10 @@ class CudaExecutor : public ScanExecutor {
       stats.stages.push_back(StageTiming{"gpu: copy in, start to end", dev, g->copy_s, g->copied_bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: quote vectors", dev, g->vector_busy_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: rows+aggregate", dev, g->rows_busy_s, g->bytes, 0});
+    }
+    if (ordered) {
+      (*settings.device_result)(*ordered);
+      ordered->add_stages(stats.stages);
     }
     return true;
   }

@@ -21,6 +21,7 @@
 #include "exec/scan.hpp"
 #include "exec/stream_out.hpp"
 #include "output/atomic_file.hpp"
+#include "result/group_rows.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -286,6 +287,22 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
   return s;
 }
 
+// --explain: how the aggregate result is ordered, finalized and written.
+std::string describe_result(const Plan& plan, const DevicePlan& devices, const Options& opts, int threads) {
+  if (!plan.scan.aggregate) return {};
+  const uint64_t run = opts.result_run_rows ? opts.result_run_rows : kResultRunRows;
+  const std::string host = fmt::format(
+      "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
+      "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
+      threads, run);
+  if (!devices.try_gpus || !plan.holistic.empty() || plan.group_keys == 0) return "  result: " + host + "\n";
+  return fmt::format("  result: groups stay on the first GPU, ordered there (a radix sort of each key's digits), "
+                     "and come back {} at a time into pinned memory, the next run copied while this one is "
+                     "finalized and formatted on {} threads; groups that came back to the host (a scan handed "
+                     "to the CPU, a GPU without room) are {}\n",
+                     run, threads, host);
+}
+
 // Binds the pipeline. Columns the sample held no value for (a header-only
 // file, an all-null column) have no evidence for any type: if the pipeline
 // does not bind with them as strings, the first other type that binds wins.
@@ -367,7 +384,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     const Plan plan = bind_plan(opts.pipeline, schema, unobserved, from_schema);
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
-      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row);
+      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
+                         describe_result(plan, devices, opts, threads);
       std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
@@ -411,6 +429,20 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());
     }
+    // Groups that stay on a GPU come from there in output order and are
+    // written before the scan returns (the GPU is let go after).
+    bool device_wrote = false;
+    double device_result_s = 0, finalize_s = 0;  // finalize_s: within post+output
+    const std::function<void(OrderedGroups&)> device_result = [&](OrderedGroups& ordered) {
+      const auto t0 = std::chrono::steady_clock::now();
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
+      ResultTimes times;
+      write_groups(plan, *layout, ordered, *post, threads, &times);
+      finalize_s = times.finalize_s;
+      device_wrote = true;
+      device_result_s = seconds_since(t0);
+    };
+    if (plan.scan.aggregate && plan.holistic.empty() && plan.group_keys > 0) settings.device_result = &device_result;
     try {
       auto on_skip = [&](const RowIssue& i) { rejects.add(i); };
       if (plan.scan.aggregate) {
@@ -477,19 +509,24 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       tracer->host("scan", "stage", t_scan,
                    {{"bytes", int64_t(stats.bytes)}, {"partitions", int64_t(stats.partitions)}});
     driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
-                                        seconds_since(t_scan), stats.bytes, 0});
+                                        seconds_since(t_scan) - device_result_s, stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
-    if (plan.scan.aggregate) {
+    if (device_wrote) driver_stages.push_back(StageTiming{"result: finalize", "cpu", finalize_s, 0, 0});
+    if (plan.scan.aggregate && !device_wrote) {
       if (holistic.from_lists) finish_holistic_lists(plan, holistic, threads);
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty()) groups->ensure_group_without_keys();
-      Table result = finalize_groups(plan, final_groups, threads, holistic.values.data());
-      driver_stages.push_back(StageTiming{"finalize+sort", "cpu", seconds_since(t_out), 0, 0});
-      if (tracer) tracer->host("finalize+sort", "stage", t_out, {{"groups", int64_t(result.rows())}});
+      SortedHostGroups ordered(plan, final_groups, holistic.values.data(), threads,
+                               opts.result_run_rows ? opts.result_run_rows : kResultRunRows);
+      driver_stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t_out), 0, 0});
+      if (tracer) tracer->host("result: sort", "stage", t_out, {{"groups", int64_t(ordered.size())}});
       t_out = std::chrono::steady_clock::now();
       post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
-      post->push_all(result);
+      ResultTimes times;
+      write_groups(plan, final_groups.layout(), ordered, *post, threads, &times);
+      finalize_s = times.finalize_s;
+      driver_stages.push_back(StageTiming{"result: finalize", "cpu", finalize_s, 0, 0});
     }
     if (interrupted()) throw Interrupted();  // no result after Ctrl-C
     post->finish();
@@ -497,7 +534,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     if (interrupted()) throw Interrupted();
     rejects.close();
     out.close();
-    driver_stages.push_back(StageTiming{"post+output", "cpu", seconds_since(t_out), 0, 0});
+    driver_stages.push_back(
+        StageTiming{"post+output", "cpu", seconds_since(t_out) + device_result_s - finalize_s, 0, 0});
     if (tracer) {
       tracer->host("post+output", "stage", t_out);
       tracer->write();  // a trace that cannot be written fails the run (exit 3), as -o does

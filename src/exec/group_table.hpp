@@ -103,6 +103,8 @@ class GroupTable {
   const Value* keys(size_t g) const { return reinterpret_cast<const Value*>(block(g)); }
   const char* state(size_t g) const { return block(g) + key_bytes_; }
   const GroupLayout& layout() const { return *layout_; }
+  // Bytes from one group's keys (or states) to the next's.
+  size_t block_bytes() const { return block_bytes_; }
 
   uint64_t hash_keys(const Value* keys) const {
     uint64_t h = 0x243f6a8885a308d3ull;

@@ -12,8 +12,6 @@
 
 namespace warpcsv {
 
-class GroupTable;
-
 class PostPipeline {
  public:
   // `note` takes the messages of failed asserts (default: stderr).
@@ -24,7 +22,15 @@ class PostPipeline {
   bool push(const Value* row);
   // Every row of `t`, as push() would take them; with no post stages the
   // writer's formatting of a large table is spread over the threads.
-  void push_all(const Table& t);
+  // Returns false once no more rows can change the output.
+  bool push_all(const Table& t);
+  // Whether rows may skip push(): no post stages, and a writer whose rows
+  // are formatted apart (format_rows), so threads can format them.
+  bool formats_apart() const { return plan_.post.empty() && writer_.can_format_rows(); }
+  // Formats every row of `t` into `parts`, on the threads (formats_apart()).
+  void format_all(const Table& t, std::vector<std::string>& parts) const;
+  // Writes parts format_all made, in order, after everything written before.
+  void write_parts(const std::vector<std::string>& parts);
   // Flushes buffered stages (sort) and ends the writer.
   void finish();
   bool assert_failed() const { return assert_failures_ > 0; }
@@ -54,11 +60,5 @@ class PostPipeline {
 // Whether post stage `stage` of `plan` is a limit that ends the whole input
 // once reached: one with no sort or assert before it (they need every row).
 bool limit_ends_input(const Plan& plan, size_t stage);
-
-// The aggregate result in output order: one finalized row per group (keys,
-// then the agg stage's items), sorted by the group keys ascending, nulls last.
-// Groups are finalized and sorted on up to `threads` threads. `holistic`:
-// each group's holistic aggregates (regroup_holistic), when the plan has any.
-Table finalize_groups(const Plan& plan, const GroupTable& groups, int threads = 1, const Value* holistic = nullptr);
 
 }  // namespace warpcsv

@@ -38,6 +38,7 @@ struct TypeWidening {
 
 // Per-run settings derived from the plan and options, shared by executors.
 struct HolisticGroups;
+class OrderedGroups;
 namespace trace {
 class Tracer;
 }
@@ -66,6 +67,11 @@ struct ScanSettings {
   // Row output goes out as it is produced (exec/stream_out.hpp): the CPU
   // executor starts with small windows, and takes what a stream has so far.
   bool stream_rows = false;
+  // An aggregate plan whose groups may stay on the device that made them
+  // (no holistic aggregates, some keys): an executor that keeps its groups
+  // there hands them to this, in output order, before it lets the device go,
+  // and leaves the host table empty. Null: the groups come to the host table.
+  const std::function<void(OrderedGroups&)>* device_result = nullptr;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -49,13 +49,14 @@ void append_float(std::string& out, double d) {
     out += d < 0 ? "-inf" : "inf";
     return;
   }
-  size_t start = out.size();
-  fmt::format_to(std::back_inserter(out), "{}", d);
+  char buf[40];  // the shortest text that reads back as d: at most 24 characters
+  const char* end = fmt::format_to(buf, "{}", d);
+  out.append(buf, static_cast<size_t>(end - buf));
   // Integral floats keep a ".0" (as DuckDB prints them) so a float column
   // never reads as an int column; exponent forms ("1e+20") are left as they are.
   bool integral_text = true;
-  for (size_t i = start; i < out.size(); ++i)
-    if (!(out[i] == '-' || (out[i] >= '0' && out[i] <= '9'))) integral_text = false;
+  for (const char* p = buf; p < end; ++p)
+    if (!(*p == '-' || (*p >= '0' && *p <= '9'))) integral_text = false;
   if (integral_text) out += ".0";
 }
 

@@ -29,6 +29,7 @@
 
 #include "cuda/cuda_executor.hpp"
 #include "cuda/pinned.hpp"
+#include "diff/key_types_csv.hpp"
 #include "diff/random_csv.hpp"
 #include "exec/device.hpp"
 #include "warpcsv/errors.hpp"
@@ -58,6 +59,7 @@ struct RunConfig {
   bool gpus_together = true;  // false: GPUs join the scan when ready, as on the command line
   int threads = 0;            // --threads (0: all)
   bool profile = false;       // --profile, stderr kept in RunResult::profile
+  uint64_t result_run_rows = 0;  // groups per run of the result (0: the default)
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
@@ -73,6 +75,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.dialect.null_tokens = c.nulls;
   opts.schema = c.schema;
   opts.profile = c.profile;
+  opts.result_run_rows = c.result_run_rows;
   opts.output_path = dir.file("out.csv");
   std::remove(opts.output_path.c_str());
   if (c.skip) {
@@ -179,7 +182,8 @@ const std::vector<std::string> kGpuPipelines = {
     "groupby k1 | agg sum(f), mean(f), var(f), std(f), min(f), max(f), count(f)",
     "groupby k2 % 5 | agg corr(f, v1), corr(v2, f), sum(f * 0.5), min(-f), max(f + v1)",
     // Holistic aggregates over strings: the GPU groups by k1 and each argument; the host regroups.
-    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
+    "groupby k1 | agg median(s), count_distinct(s), sum(v1), count()",
+    "groupby k2 % 3 | agg count_distinct(s), count_distinct(k1), min(v1)",
     "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
     // Over numbers only: the run's first GPU alone lists each row's arguments with its group
     // and sorts the lists, as the CPU lists (and compacts) them.
@@ -192,6 +196,8 @@ const std::vector<std::string> kGpuPipelines = {
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
 const std::vector<std::string> kCpuPipelines = {
     "groupby k1 | agg sum(f), first(v1), last(s)",
+    // Holistic aggregates over strings and numbers together: the CPU executor lists them.
+    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
     "groupby k2 | agg min(s), max(f)",
     "filter v1 > 1000 | select k1, v1, v2",
 };
@@ -367,6 +373,34 @@ RunResult check_many_groups(const std::vector<uint64_t>& chunks) {
             std::to_string(i % 97) + ".25\n";
   write_file(f, text);
   return check_same(dir, "groupby k | agg sum(v), mean(x), count(), max(x)", f, RunConfig{}, chunks);
+}
+
+// The groups stay on the GPU, ordered there by every key type's digits, and
+// come back in runs of any size: the CPU's bytes, errors and exit codes.
+TEST_CASE("gpu: groups ordered on the GPU and read back in runs give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  const std::vector<std::string> pipelines = {
+      "groupby s | agg count(), sum(v)",
+      "groupby i, s | agg count() as n, min(v), max(v)",
+      "groupby f | agg count(), mean(v)",
+      "groupby dt, ts, b | agg sum(v), std(v)",
+      "groupby d, s, f | agg count() as n | filter n > 1",
+      "groupby b, i * 1.0 * 1000000000000000000 | agg count()",
+      "groupby s, i | agg sum(v) as t | sort t desc, s | limit 9",
+      "groupby s | agg count() | limit 3",
+      "groupby upper(s) | agg sum(v * 1000000000000000000000000000000000000)",
+  };
+  TempDir dir;
+  for (int distinct : {5, 300, 5000}) {
+    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
+    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct), 6000, distinct));
+    for (const std::string& p : pipelines)
+      for (uint64_t run_rows : {1, 7, 0}) {
+        RunConfig c;
+        c.result_run_rows = run_rows;
+        check_same(dir, p, input, c, {100, 0});
+      }
+  }
 }
 
 TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rounds", "[gpu]") {

@@ -185,7 +185,7 @@ TEST_CASE("trace: a CPU run has one complete event per partition, on its threads
     stages.insert(e->name);
     CHECK(tr.thread_name(0, e->tid) == "main");
   }
-  CHECK(stages == std::set<std::string>{"open+infer", "scan", "finalize+sort", "post+output"});
+  CHECK(stages == std::set<std::string>{"open+infer", "scan", "result: sort", "post+output"});
   CHECK(tr.complete("merge").size() == 1);  // the thread tables' fold
   CHECK(!tr.complete("read").empty());
   // The events of each thread nest, so trace viewers show them as recorded.

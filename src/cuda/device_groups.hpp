@@ -1,0 +1,87 @@
+// A GPU's group table as the result's groups: ordered on the GPU, then
+// brought back a run at a time into pinned buffers (the next run is gathered
+// and copied while the host finalizes and writes this one), so the host
+// holds two runs, never the table.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/gpu_plan.hpp"
+#include "cuda/result_order.hpp"
+#include "exec/group_table.hpp"
+#include "exec/scan.hpp"
+#include "result/group_rows.hpp"
+
+namespace warpcsv {
+namespace cuda {
+
+// A finished group table on its GPU: `groups` groups of `nkeys` keys and
+// `nwords` state words each; aggregate a's words start at agg_words[a].
+struct DeviceTable {
+  int device = 0;
+  GpuTable table{};
+  uint64_t groups = 0;
+  int nkeys = 0, nwords = 0;
+  std::vector<int> agg_words;
+  GpuShape shape;
+  cudaStream_t stream = nullptr;
+};
+
+class DeviceGroups : public OrderedGroups {
+ public:
+  // Orders `t`'s groups by their keys (types from `layout`); nullptr, with
+  // nothing left allocated, when the GPU has no room for it. The table must
+  // stay on the GPU, unchanged, while the result is read.
+  static std::unique_ptr<DeviceGroups> order(const DeviceTable& t, const GroupLayout& layout, int threads,
+                                             size_t run_rows = kResultRunRows);
+  ~DeviceGroups() override;
+  DeviceGroups(const DeviceGroups&) = delete;
+  DeviceGroups& operator=(const DeviceGroups&) = delete;
+
+  size_t size() const override { return t_.groups; }
+  GroupRun next() override;
+  // --profile's lines: ordering on the GPU, the host waiting for runs, and
+  // the runs' states converted.
+  void add_stages(std::vector<StageTiming>& stages) const;
+
+ private:
+  DeviceGroups(const DeviceTable& t, const GroupLayout& layout, int threads, size_t run_rows);
+  bool allocate_order();
+  void sort();
+  bool allocate_runs();
+  void enqueue(uint64_t begin, int buf);
+  void free_all() noexcept;
+
+  DeviceTable t_;
+  const GroupLayout& layout_;
+  int threads_;
+  size_t run_rows_;
+  uint32_t string_keys_ = 0;  // a bit per string key
+  // Ordering: double-buffered permutation and digits; perm_[cur_] is the order.
+  uint32_t* perm_[2] = {};
+  unsigned long long* digits_[2] = {};  // n + 1 words each; one becomes the string offsets
+  unsigned long long* span_ = nullptr;
+  unsigned long long* offsets_ = nullptr;  // string bytes before each ordered group
+  void* temp_ = nullptr;
+  size_t temp_bytes_ = 0;
+  int cur_ = 0;
+  // Runs: one set of arrays on the GPU, two in pinned host memory.
+  uint64_t arena_cap_ = 0;  // the most string bytes of one run
+  std::vector<unsigned long long> run_string_at_;  // string bytes before each run, and in all
+  GroupGather dev_{};
+  GroupGather host_[2] = {};
+  cudaEvent_t copied_[2] = {};
+  uint64_t queued_begin_[2] = {}, queued_count_[2] = {};
+  bool queued_[2] = {};
+  int buf_ = 0;
+  uint64_t at_ = 0;
+  std::unique_ptr<uint128[]> states_;  // a run's state blocks (16-byte aligned)
+  double order_s_ = 0, wait_s_ = 0, convert_s_ = 0;
+  uint64_t copied_bytes_ = 0;
+};
+
+}  // namespace cuda
+}  // namespace warpcsv

@@ -1,0 +1,16 @@
+// The core's aggregate state structs from a GPU group's state words (the
+// layouts kernels.cu updates), for the groups that come back to the host.
+#pragma once
+#include <cstdint>
+
+#include "warpcsv/core/agg.hpp"
+
+namespace warpcsv {
+namespace cuda {
+
+// Writes aggregate `a`'s state into `block` (at a.offset) from its GPU
+// words `w`; the state was agg_init'ed or is overwritten whole.
+void state_from_words(const AggDesc& a, const uint64_t* w, char* block);
+
+}  // namespace cuda
+}  // namespace warpcsv

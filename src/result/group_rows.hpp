@@ -1,0 +1,84 @@
+// The aggregate result, written a run of groups at a time in output order
+// (the group keys ascending, nulls last): each group is finalized (its
+// aggregates, then the agg stage's items) only when its run is written, so
+// no more than one run of result rows is held at once, whatever the groups.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "result/order.hpp"
+#include "warpcsv/plan.hpp"
+#include "warpcsv/table.hpp"
+
+namespace warpcsv {
+
+class GroupTable;
+class PostPipeline;
+struct GroupLayout;
+
+// A run of groups in output order: row i is group order[i] (order null:
+// group i) of the arrays below.
+struct GroupRun {
+  size_t n = 0;
+  const uint32_t* order = nullptr;
+  KeyRows keys;                  // by group
+  const char* states = nullptr;  // group g's aggregate states (GroupLayout) at states + g * state_stride
+  size_t state_stride = 0;
+  // Group g's holistic aggregates at holistic[g * plan.holistic.size()]; null without them.
+  const Value* holistic = nullptr;
+
+  size_t group(size_t i) const { return order ? order[i] : i; }
+};
+
+// Where the groups of a result come from, in output order.
+class OrderedGroups {
+ public:
+  virtual ~OrderedGroups() = default;
+  virtual size_t size() const = 0;
+  // The next run of groups (n == 0 once all were given), valid until the
+  // next call.
+  virtual GroupRun next() = 0;
+};
+
+// Groups per run when written: a run's finalized rows, some tens of MiB.
+constexpr size_t kResultRunRows = 1 << 18;
+
+// The groups of a host table in output order, in runs of `run_rows`: sorted
+// by their keys, on up to `threads` threads, when made. `holistic` as in
+// GroupRun.
+class SortedHostGroups : public OrderedGroups {
+ public:
+  SortedHostGroups(const Plan& plan, const GroupTable& groups, const Value* holistic, int threads,
+                   size_t run_rows = kResultRunRows);
+  size_t size() const override { return order_.size(); }
+  GroupRun next() override;
+
+ private:
+  GroupRun all_;
+  std::vector<uint32_t> order_;
+  size_t run_rows_;
+  size_t at_ = 0;
+};
+
+// Finalizes the rows of `run` into `out` (its rows replaced; its columns are
+// plan.finalized_output) on up to `threads` threads. Keys and aggregates
+// that are strings point into the groups' storage, which must outlive `out`. Throws InputError for
+// the first row, in output order, whose exact sums overflowed or whose agg
+// item failed to evaluate.
+void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& run, Table& out, int threads);
+
+struct ResultTimes {
+  double finalize_s = 0;  // finalizing the runs' rows
+  double write_s = 0;     // the post stages and formatting (with what next() took, for runs from a GPU)
+  uint64_t runs = 0;
+};
+
+// Finalizes every group of `groups` and hands the rows to `post`, a run at
+// a time, until the post stages need no more (a limit). Stops with
+// Interrupted between runs once a signal came.
+void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& groups, PostPipeline& post,
+                  int threads, ResultTimes* times = nullptr);
+
+}  // namespace warpcsv

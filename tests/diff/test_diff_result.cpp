@@ -1,0 +1,97 @@
+// The aggregate result in runs: whatever the groups per run and the threads,
+// a run writes the same bytes, the same error and exit code, with keys of
+// every type ordered as the CPU executor orders them.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "diff/key_types_csv.hpp"
+#include "test_files.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/run.hpp"
+
+using namespace warpcsv;
+using namespace warpcsv::testing;
+
+namespace {
+
+struct Outcome {
+  int code = 0;
+  std::string out, error;
+};
+
+Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std::string& input, uint64_t run_rows,
+                      int threads, OutputFormat format = OutputFormat::Csv) {
+  Options opts;
+  opts.pipeline = pipeline;
+  opts.files = {input};
+  opts.threads = threads;
+  opts.device = "cpu";
+  opts.quiet = true;
+  opts.format = format;
+  opts.result_run_rows = run_rows;
+  opts.output_path = dir.file("out.txt");
+  std::remove(opts.output_path.c_str());
+  Outcome r;
+  {
+    CaptureStderr quiet("/dev/null");
+    try {
+      r.code = run_pipeline(opts);
+    } catch (const Error& e) {
+      r.code = e.exit_code();
+      r.error = e.what();
+    }
+  }
+  r.out = read_file(opts.output_path);
+  return r;
+}
+
+const std::vector<std::string> kResultPipelines = {
+    "groupby s | agg count(), sum(v)",
+    "groupby i, s | agg count() as n, min(v), max(v)",
+    "groupby f | agg count(), mean(v)",
+    "groupby dt, ts, b | agg sum(v)",
+    "groupby d, s, f | agg count() as n | filter n > 1",
+    "groupby b, i * 1.0 * 1000000000000000000 | agg count()",  // keys past 64 bits
+    "groupby s, i | agg sum(v) as t | sort t desc, s | limit 9",
+    "groupby s | agg median(v), count_distinct(i), sum(v)",
+    "groupby s | agg count() | limit 3",
+    "groupby upper(s) | agg sum(v * 1000000000000000000000000000000000000)",  // overflows in some group
+};
+
+}  // namespace
+
+TEST_CASE("result: runs of any size and any threads write the same bytes") {
+  TempDir dir;
+  for (int distinct : {5, 300, 5000}) {
+    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
+    write_file(input, key_types_csv(static_cast<uint64_t>(distinct), 6000, distinct));
+    for (const std::string& p : kResultPipelines) {
+      const Outcome base = run_with_runs(dir, p, input, 0, 1);
+      INFO("pipeline: " << p << ", distinct " << distinct << "\nerror: " << base.error);
+      if (p.find("1000000000000000000000000000000000000") == std::string::npos) REQUIRE(base.code == 0);
+      else CHECK(base.code == kExitInput);
+      for (uint64_t run_rows : {1, 2, 7, 1000})
+        for (int threads : {1, 3}) {
+          const Outcome r = run_with_runs(dir, p, input, run_rows, threads);
+          INFO("run rows " << run_rows << ", threads " << threads);
+          CHECK(r.code == base.code);
+          CHECK(r.error == base.error);
+          CHECK(r.out == base.out);
+        }
+    }
+  }
+}
+
+TEST_CASE("result: aligned formats hold the runs' rows until the end") {
+  TempDir dir;
+  const std::string input = dir.file("keys.csv");
+  write_file(input, key_types_csv(7, 3000, 400));
+  for (OutputFormat f : {OutputFormat::Table, OutputFormat::Markdown, OutputFormat::Json}) {
+    const Outcome base = run_with_runs(dir, "groupby s, f | agg count()", input, 0, 2, f);
+    REQUIRE(base.code == 0);
+    CHECK(run_with_runs(dir, "groupby s, f | agg count()", input, 3, 2, f).out == base.out);
+  }
+}

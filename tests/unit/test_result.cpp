@@ -1,0 +1,105 @@
+// The result side: the order of groups (packed codes and a radix sort, or
+// comparing) on keys of every type, and runs of any size writing the same bytes.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "result/order.hpp"
+#include "warpcsv/core/eval.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+// Random keys of `types`, n rows, with nulls, ties and the values that order
+// badly; strings point into `store`.
+std::vector<Value> random_keys(std::mt19937_64& rng, size_t n, const std::vector<Type>& types, int distinct,
+                               bool wide, std::vector<std::string>& store) {
+  static const double kFloats[] = {-0.0, 0.0, std::numeric_limits<double>::infinity(),
+                                   -std::numeric_limits<double>::infinity(), std::nan(""), 1e300, -1e-300, 2.5};
+  store.clear();
+  store.reserve(n * types.size());
+  std::vector<Value> keys(n * types.size());
+  for (size_t r = 0; r < n; ++r)
+    for (size_t k = 0; k < types.size(); ++k) {
+      Value& v = keys[r * types.size() + k];
+      const int x = static_cast<int>(rng() % static_cast<uint64_t>(distinct));
+      if (rng() % 10 == 0) {
+        v = Value::make_null();
+        continue;
+      }
+      switch (types[k]) {
+        case Type::String: {
+          std::string s = std::string(x % 5 * 4, 'p') + std::to_string(x);
+          if (x % 7 == 0) s += std::string(1, '\0') + "z";  // bytes after a NUL still count
+          if (x % 11 == 0) s.clear();
+          store.push_back(s);
+          v = Value::of_str(store.back().data(), static_cast<uint32_t>(store.back().size()));
+          break;
+        }
+        case Type::Float: v = Value::of_float(x % 3 ? (x - distinct / 2) * 0.25 : kFloats[x % 8]); break;
+        case Type::Bool: v = Value::of_int(x & 1); break;
+        default: {
+          int128 i = x - distinct / 2;
+          if (wide && x % 4 == 0) i *= static_cast<int128>(1) << (60 + x % 60);
+          v = Value::of_int(i);
+        }
+      }
+    }
+  return keys;
+}
+
+// The order by the evaluator's comparison, nulls last, stable: the reference.
+std::vector<uint32_t> reference_order(size_t n, const std::vector<Value>& keys, const std::vector<Type>& types,
+                                      const std::vector<bool>& desc) {
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  const size_t w = types.size();
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    for (size_t k = 0; k < w; ++k) {
+      const Value &x = keys[a * w + k], &y = keys[b * w + k];
+      if (x.null != y.null) return y.null;
+      if (x.null) continue;
+      const int c = compare_values(x, y, types[k]);
+      if (c != 0) return desc[k] ? c > 0 : c < 0;
+    }
+    return false;
+  });
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("sort_order: packed codes and comparing give the reference order on keys of every type") {
+  const std::vector<std::vector<Type>> shapes = {
+      {Type::Int},
+      {Type::String},
+      {Type::Float},
+      {Type::String, Type::Int, Type::Float},
+      {Type::Bool, Type::Date, Type::String, Type::Timestamp},
+      {Type::Decimal, Type::Decimal, Type::Decimal},  // wide: past 128 bits together, compared
+      {Type::String, Type::String, Type::String, Type::Int, Type::Int, Type::Int},
+  };
+  std::mt19937_64 rng(20261202);
+  std::vector<std::string> store;
+  for (const auto& types : shapes)
+    for (size_t n : {0, 1, 2, 57, 5000, 40000})
+      for (int distinct : {3, 1000, 1 << 20})
+        for (bool wide : {false, true}) {
+          std::vector<bool> desc(types.size());
+          for (size_t k = 0; k < desc.size(); ++k) desc[k] = rng() % 3 == 0;
+          const std::vector<Value> keys = random_keys(rng, n, types, distinct, wide, store);
+          const KeyRows rows{reinterpret_cast<const char*>(keys.data()), types.size() * sizeof(Value)};
+          const std::vector<uint32_t> want = reference_order(n, keys, types, desc);
+          INFO("keys " << types.size() << ", rows " << n << ", distinct " << distinct << ", wide " << wide);
+          for (int threads : {1, 4}) {
+            CHECK(sort_order(n, rows, types, desc, threads, SortMethod::Comparing) == want);
+            CHECK(sort_order(n, rows, types, desc, threads, SortMethod::Auto) == want);
+          }
+        }
+}
