@@ -902,8 +902,7 @@ class Gpu {
 
   // The table in output order, read back `run_rows` groups at a time
   // (counters `c` from finish()); nullptr when the GPU has no room to order it.
-  std::unique_ptr<DeviceGroups> ordered_groups(const GpuCounters& c, const GroupLayout& layout, int threads,
-                                               size_t run_rows) {
+  std::unique_ptr<DeviceGroups> ordered_groups(const GpuCounters& c, const GroupLayout& layout, size_t run_rows) {
     DeviceTable t;
     t.device = id_;
     t.table = table_;
@@ -915,7 +914,7 @@ class Gpu {
     t.stream = compute_;
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
-    return DeviceGroups::order(t, layout, threads, run_rows);
+    return DeviceGroups::order(t, layout, run_rows);
   }
 
   // Sorts each holistic list by (group, key) here and copies it into
@@ -1841,7 +1840,7 @@ class CudaExecutor : public ScanExecutor {
     // (and the GPU has room to order them); else the table comes back.
     std::unique_ptr<DeviceGroups> ordered;
     if (settings.device_result && !listed && std::min<uint64_t>(counters[0].groups, gpus[0]->table_groups()) > 0)
-      ordered = gpus[0]->ordered_groups(counters[0], groups.layout(), settings.threads,
+      ordered = gpus[0]->ordered_groups(counters[0], groups.layout(),
                                         settings.opts->result_run_rows ? settings.opts->result_run_rows
                                                                        : kResultRunRows);
     const auto t_back = std::chrono::steady_clock::now();

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "cuda/gpu_states.hpp"
-#include "exec/parallel.hpp"
 
 namespace warpcsv {
 namespace cuda {
@@ -28,16 +27,16 @@ bool device_alloc(T** p, uint64_t bytes) {
 
 }  // namespace
 
-DeviceGroups::DeviceGroups(const DeviceTable& t, const GroupLayout& layout, int threads, size_t run_rows)
-    : t_(t), layout_(layout), threads_(threads), run_rows_(std::max<size_t>(1, run_rows)) {
+DeviceGroups::DeviceGroups(const DeviceTable& t, const GroupLayout& layout, size_t run_rows)
+    : t_(t), layout_(layout), run_rows_(std::max<size_t>(1, run_rows)) {
   for (size_t k = 0; k < layout.key_types.size(); ++k)
     if (layout.key_types[k] == Type::String) string_keys_ |= 1u << k;
 }
 
-std::unique_ptr<DeviceGroups> DeviceGroups::order(const DeviceTable& t, const GroupLayout& layout, int threads,
+std::unique_ptr<DeviceGroups> DeviceGroups::order(const DeviceTable& t, const GroupLayout& layout,
                                                   size_t run_rows) {
   if (t.groups >= (1ull << 32)) return nullptr;  // the permutation holds 32-bit groups
-  std::unique_ptr<DeviceGroups> g(new DeviceGroups(t, layout, threads, run_rows));
+  std::unique_ptr<DeviceGroups> g(new DeviceGroups(t, layout, run_rows));
   WCSV_CUDA_TRY(cudaSetDevice(t.device));
   const auto t0 = std::chrono::steady_clock::now();
   if (!g->allocate_order()) return nullptr;
@@ -132,8 +131,6 @@ bool DeviceGroups::allocate_runs() {
     }
   }
   for (cudaEvent_t& e : copied_) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  const size_t blocks = rows * layout_.state_bytes / sizeof(uint128) + 1;
-  states_.reset(new uint128[blocks]);
   return true;
 }
 
@@ -167,30 +164,20 @@ GroupRun DeviceGroups::next() {
   // The next run is gathered and copied into the other buffers meanwhile.
   if (at_ + count < t_.groups) enqueue(at_ + count, 1 - buf_);
   wait_s_ += seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
-  GroupGather& h = host_[buf_];
-  char* const states = reinterpret_cast<char*>(states_.get());
+  const GroupGather& h = host_[buf_];
   const size_t nkeys = static_cast<size_t>(t_.nkeys), nwords = static_cast<size_t>(t_.nwords);
-  const size_t stride = layout_.state_bytes;
-  parallel_ranges(count, threads_, [&](size_t b, size_t e) {
-    for (size_t r = b; r < e; ++r) {
-      Value* k = h.keys + r * nkeys;
-      for (size_t j = 0; j < nkeys; ++j)
-        if ((string_keys_ >> j) & 1u && !k[j].null) k[j].s.ptr = h.arena + reinterpret_cast<uintptr_t>(k[j].s.ptr);
-      char* block = states + r * stride;
-      const uint64_t* w = reinterpret_cast<const uint64_t*>(h.words) + r * nwords;
-      for (size_t a = 0; a < layout_.aggs.size(); ++a) {
-        agg_init(layout_.aggs[a], block);
-        state_from_words(layout_.aggs[a], w + t_.agg_words[a], block);
-      }
-    }
-  });
-  convert_s_ += seconds_since(t0);
   GroupRun run;
   run.n = count;
   run.keys = KeyRows{reinterpret_cast<const char*>(h.keys), nkeys * sizeof(Value)};
-  run.states = states;
-  run.state_stride = stride;
+  run.string_base = h.arena;
+  // The core's state structs are made from the GPU words as each row is finalized.
+  run.fill_state = [this, words = reinterpret_cast<const uint64_t*>(h.words), nwords](size_t r, char* block) {
+    const uint64_t* w = words + r * nwords;
+    for (size_t a = 0; a < layout_.aggs.size(); ++a) {
+      agg_init(layout_.aggs[a], block);
+      state_from_words(layout_.aggs[a], w + t_.agg_words[a], block);
+    }
+  };
   at_ += count;
   buf_ = 1 - buf_;
   return run;
@@ -200,7 +187,6 @@ void DeviceGroups::add_stages(std::vector<StageTiming>& stages) const {
   const std::string dev = "gpu" + std::to_string(t_.device);
   stages.push_back(StageTiming{"result: order groups", dev, order_s_, 0, 0});
   stages.push_back(StageTiming{"result: wait for runs", dev, wait_s_, copied_bytes_, 0});
-  stages.push_back(StageTiming{"result: states of runs", "cpu", convert_s_, 0, 0});
 }
 
 void DeviceGroups::free_all() noexcept {

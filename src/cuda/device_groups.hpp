@@ -35,7 +35,7 @@ class DeviceGroups : public OrderedGroups {
   // Orders `t`'s groups by their keys (types from `layout`); nullptr, with
   // nothing left allocated, when the GPU has no room for it. The table must
   // stay on the GPU, unchanged, while the result is read.
-  static std::unique_ptr<DeviceGroups> order(const DeviceTable& t, const GroupLayout& layout, int threads,
+  static std::unique_ptr<DeviceGroups> order(const DeviceTable& t, const GroupLayout& layout,
                                              size_t run_rows = kResultRunRows);
   ~DeviceGroups() override;
   DeviceGroups(const DeviceGroups&) = delete;
@@ -43,12 +43,11 @@ class DeviceGroups : public OrderedGroups {
 
   size_t size() const override { return t_.groups; }
   GroupRun next() override;
-  // --profile's lines: ordering on the GPU, the host waiting for runs, and
-  // the runs' states converted.
+  // --profile's lines: ordering on the GPU, and the host waiting for runs.
   void add_stages(std::vector<StageTiming>& stages) const;
 
  private:
-  DeviceGroups(const DeviceTable& t, const GroupLayout& layout, int threads, size_t run_rows);
+  DeviceGroups(const DeviceTable& t, const GroupLayout& layout, size_t run_rows);
   bool allocate_order();
   void sort();
   bool allocate_runs();
@@ -57,7 +56,6 @@ class DeviceGroups : public OrderedGroups {
 
   DeviceTable t_;
   const GroupLayout& layout_;
-  int threads_;
   size_t run_rows_;
   uint32_t string_keys_ = 0;  // a bit per string key
   // Ordering: double-buffered permutation and digits; perm_[cur_] is the order.
@@ -78,8 +76,7 @@ class DeviceGroups : public OrderedGroups {
   bool queued_[2] = {};
   int buf_ = 0;
   uint64_t at_ = 0;
-  std::unique_ptr<uint128[]> states_;  // a run's state blocks (16-byte aligned)
-  double order_s_ = 0, wait_s_ = 0, convert_s_ = 0;
+  double order_s_ = 0, wait_s_ = 0;
   uint64_t copied_bytes_ = 0;
 };
 

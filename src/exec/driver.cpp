@@ -511,7 +511,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
                                         seconds_since(t_scan) - device_result_s, stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
-    if (device_wrote) driver_stages.push_back(StageTiming{"result: finalize", "cpu", finalize_s, 0, 0});
+    if (device_wrote) driver_stages.push_back(StageTiming{"result: finalize+format", "cpu", finalize_s, 0, 0});
     if (plan.scan.aggregate && !device_wrote) {
       if (holistic.from_lists) finish_holistic_lists(plan, holistic, threads);
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
@@ -526,7 +526,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       ResultTimes times;
       write_groups(plan, final_groups.layout(), ordered, *post, threads, &times);
       finalize_s = times.finalize_s;
-      driver_stages.push_back(StageTiming{"result: finalize", "cpu", finalize_s, 0, 0});
+      driver_stages.push_back(StageTiming{"result: finalize+format", "cpu", finalize_s, 0, 0});
     }
     if (interrupted()) throw Interrupted();  // no result after Ctrl-C
     post->finish();

@@ -39,7 +39,9 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
                            std::function<void(const std::string&)> note)
     : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), limit_seen_(plan.post.size(), 0),
-      scratch_(kScratch), threads_(threads), note_(std::move(note)) {
+      scratch_(kScratch), threads_(threads),
+      row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
+      note_(std::move(note)) {
   if (!note_) note_ = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
   keep_rows_.assign(plan.post.size(), -1);
   for (size_t i = 0; i < plan.post.size(); ++i) {

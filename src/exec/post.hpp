@@ -29,6 +29,8 @@ class PostPipeline {
   bool formats_apart() const { return plan_.post.empty() && writer_.can_format_rows(); }
   // Formats every row of `t` into `parts`, on the threads (formats_apart()).
   void format_all(const Table& t, std::vector<std::string>& parts) const;
+  // Formats one row of the post stages' input (formats_apart()) into `out`.
+  void format_row(std::string& out, const Value* row) const { writer_.format_rows(out, row, 1, row_width_); }
   // Writes parts format_all made, in order, after everything written before.
   void write_parts(const std::vector<std::string>& parts);
   // Flushes buffered stages (sort) and ends the writer.
@@ -54,6 +56,7 @@ class PostPipeline {
   uint64_t assert_failures_ = 0;
   bool done_ = false;
   int threads_;
+  size_t row_width_;  // values in a row of the post stages' input
   std::function<void(const std::string&)> note_;
 };
 

@@ -63,10 +63,11 @@ void append_float(std::string& out, double d) {
 }  // namespace
 
 void append_int128(std::string& out, int128 x) {
-  char buf[48];
-  int n = unsigned_digits(magnitude(x), buf);
-  if (x < 0) out.push_back('-');
-  while (n > 0) out.push_back(buf[--n]);
+  char buf[48], text[48];
+  int n = unsigned_digits(magnitude(x), buf), m = 0;
+  if (x < 0) text[m++] = '-';
+  while (n > 0) text[m++] = buf[--n];
+  out.append(text, static_cast<size_t>(m));  // one append: a row is mostly numbers
 }
 
 void append_date(std::string& out, int64_t days) {

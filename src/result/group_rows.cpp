@@ -70,72 +70,137 @@ GroupRun SortedHostGroups::next() {
   return run;
 }
 
-void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& run, Table& out, int threads) {
-  const size_t nkeys = plan.group_keys, naggs = plan.agg_sources.size(), nh = plan.holistic.size();
-  const size_t n = run.n;
-  out.columns = plan.finalized_output;
-  out.cells.resize(n * out.width());
-  out.strings = StringArena();
-  // An agg item that only reads a key or an aggregate is copied, not
-  // evaluated; only evaluated strings need copying (keys and aggregates
-  // point into the groups' own storage, which outlives the rows).
-  std::vector<int> direct(plan.finalize.size());
-  for (size_t c = 0; c < plan.finalize.size(); ++c) {
-    const Program& p = plan.finalize[c];
-    direct[c] = p.code.size() == 1 && p.code[0].op == Op::Column ? static_cast<int>(p.code[0].arg) : -1;
+namespace {
+
+// Whether an agg item only reads a key or an aggregate (no evaluation).
+bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column; }
+
+// Finalizes rows of runs one at a time, on one thread: the keys, then the
+// agg stage's items. Evaluated strings live in its scratch until the next row.
+class RowFinalizer {
+ public:
+  RowFinalizer(const Plan& plan, const GroupLayout& layout)
+      : plan_(plan), layout_(layout), nkeys_(plan.group_keys), raw_(plan.group_keys + plan.agg_sources.size()),
+        scratch_(kScratch), block_(layout.state_bytes / sizeof(uint128) + 1) {
+    // An agg item that only reads a key or an aggregate is copied, not evaluated.
+    for (const Program& p : plan.finalize) direct_.push_back(reads_one_value(p) ? static_cast<int>(p.code[0].arg) : -1);
+    for (size_t k = 0; k < nkeys_; ++k) key_types_.push_back(plan.scan.keys[k].result.type);
   }
-  std::vector<bool> float_key(nkeys);
-  for (size_t k = 0; k < nkeys; ++k) float_key[k] = plan.scan.keys[k].result.type == Type::Float;
-  // Ranges of rows finalize on their own threads, straight into their rows
-  // of `out`, with their strings in their own arenas.
-  const size_t parts = range_parts(n, threads);
-  std::vector<StringArena> arenas(parts);
-  std::vector<RowFailure> failed(parts);
-  const size_t width = out.width();
-  parallel_for(parts, threads, [&](size_t p, int) {
-    std::vector<Value> raw(nkeys + naggs);
-    std::vector<char> scratch(kScratch);
-    RowFailure& f = failed[p];
-    for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end && f.row == SIZE_MAX; ++i) {
-      const size_t g = run.group(i);
-      const char* state = run.states + g * run.state_stride;
-      for (size_t k = 0; k < nkeys; ++k) {
-        raw[k] = run.keys.at(g, k);
-        // -0.0 and 0.0 are one group: it prints as 0.0, whichever came first.
-        if (float_key[k] && !raw[k].null && raw[k].f == 0.0) raw[k].f = 0.0;
-      }
-      for (size_t a = 0; a < naggs; ++a) {
-        const int src = plan.agg_sources[a];
-        if (src >= 0 && agg_overflowed(layout.aggs[static_cast<size_t>(src)], state) &&
-            (f.row == SIZE_MAX || src < f.index))
-          f = RowFailure{i, true, src};  // the row's first such aggregate
-        raw[nkeys + a] = src >= 0 ? agg_finalize(layout.aggs[static_cast<size_t>(src)], state)
+
+  // Row i of `run` into `row`; false, with `f` set, when it cannot be finalized.
+  bool finalize(const GroupRun& run, size_t i, Value* row, RowFailure& f) {
+    const size_t g = run.group(i), nh = plan_.holistic.size();
+    const char* state = run.states + g * run.state_stride;
+    if (!run.states) {
+      run.fill_state(g, reinterpret_cast<char*>(block_.data()));
+      state = reinterpret_cast<const char*>(block_.data());
+    }
+    for (size_t k = 0; k < nkeys_; ++k) {
+      Value& v = raw_[k];
+      v = run.keys.at(g, k);
+      if (v.null) continue;
+      if (key_types_[k] == Type::String && run.string_base)
+        v.s.ptr = run.string_base + reinterpret_cast<uintptr_t>(v.s.ptr);
+      // -0.0 and 0.0 are one group: it prints as 0.0, whichever came first.
+      if (key_types_[k] == Type::Float && v.f == 0.0) v.f = 0.0;
+    }
+    for (size_t a = 0; a < plan_.agg_sources.size(); ++a) {
+      const int src = plan_.agg_sources[a];
+      if (src >= 0 && agg_overflowed(layout_.aggs[static_cast<size_t>(src)], state) &&
+          (f.row == SIZE_MAX || src < f.index))
+        f = RowFailure{i, true, src};  // the row's first such aggregate
+      raw_[nkeys_ + a] = src >= 0 ? agg_finalize(layout_.aggs[static_cast<size_t>(src)], state)
                                   : run.holistic[g * nh + static_cast<size_t>(~src)];
+    }
+    if (f.row != SIZE_MAX) return false;
+    for (size_t k = 0; k < nkeys_; ++k) row[k] = raw_[k];
+    EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+    for (size_t c = 0; c < plan_.finalize.size(); ++c) {
+      Value& v = row[nkeys_ + c];
+      if (direct_[c] >= 0) {
+        v = raw_[static_cast<size_t>(direct_[c])];
+        continue;
       }
-      if (f.row != SIZE_MAX) break;
-      // The finalized row: the keys, then the agg stage's items.
-      Value* row = out.cells.data() + i * width;
-      for (size_t k = 0; k < nkeys; ++k) row[k] = raw[k];
-      EvalContext ctx = make_eval_context(scratch.data(), kScratch);
-      for (size_t c = 0; c < plan.finalize.size(); ++c) {
-        Value& v = row[nkeys + c];
-        if (direct[c] >= 0) {
-          v = raw[static_cast<size_t>(direct[c])];
-          continue;
-        }
-        v = eval_program(plan.finalize[c].view(), raw.data(), ctx);
-        if (ctx.status != EvalStatus::Ok) {
-          f = RowFailure{i, false, static_cast<int>(c)};
-          break;
-        }
-        if (!v.null && out.columns[nkeys + c].type.type == Type::String) v.s = arenas[p].add(v.s);
+      v = eval_program(plan_.finalize[c].view(), raw_.data(), ctx);
+      if (ctx.status != EvalStatus::Ok) {
+        f = RowFailure{i, false, static_cast<int>(c)};
+        return false;
       }
     }
-  });
+    return true;
+  }
+
+ private:
+  const Plan& plan_;
+  const GroupLayout& layout_;
+  size_t nkeys_;
+  std::vector<int> direct_;
+  std::vector<Type> key_types_;
+  std::vector<Value> raw_;
+  std::vector<char> scratch_;
+  std::vector<uint128> block_;  // a state block filled by fill_state (16-byte aligned)
+};
+
+// Throws for the first failed row of the parts, in output order.
+void throw_first_failure(const Plan& plan, const GroupLayout& layout, const std::vector<RowFailure>& failed) {
   const RowFailure* first = nullptr;
   for (const RowFailure& f : failed)
     if (f.row != SIZE_MAX && (!first || f.row < first->row)) first = &f;
   if (first) throw_failure(plan, layout, *first);
+}
+
+// Parts of n rows for `threads` threads: a part per thread at least, and
+// parts of 32K rows at most.
+size_t parts_of(size_t n, int threads) {
+  constexpr size_t kRowsPerPart = 1 << 15;
+  return std::max<size_t>(1, std::min(n, std::max<size_t>(static_cast<size_t>(std::max(1, threads)),
+                                                          (n + kRowsPerPart - 1) / kRowsPerPart)));
+}
+
+// Finalizes and formats the rows of `run` in one pass, on threads, into
+// `text` (a part each): no row is held, only its text.
+void finalize_and_format(const Plan& plan, const GroupLayout& layout, const GroupRun& run, const PostPipeline& post,
+                         std::vector<std::string>& text, int threads) {
+  const size_t n = run.n, parts = parts_of(n, threads);
+  text.resize(parts);
+  std::vector<RowFailure> failed(parts);
+  parallel_for(parts, threads, [&](size_t p, int) {
+    RowFinalizer fin(plan, layout);
+    std::vector<Value> row(plan.finalized_output.size());
+    std::string& out = text[p];
+    out.clear();
+    for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
+      if (!fin.finalize(run, i, row.data(), failed[p])) break;
+      post.format_row(out, row.data());
+    }
+  });
+  throw_first_failure(plan, layout, failed);
+}
+
+}  // namespace
+
+void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& run, Table& out, int threads) {
+  const size_t n = run.n;
+  out.columns = plan.finalized_output;
+  out.cells.resize(n * out.width());
+  out.strings = StringArena();
+  // Ranges of rows finalize on their own threads, straight into their rows
+  // of `out`. Only evaluated strings are copied (into the range's arena):
+  // keys and aggregates point into the groups' own storage.
+  const size_t parts = range_parts(n, threads), nkeys = plan.group_keys;
+  std::vector<StringArena> arenas(parts);
+  std::vector<RowFailure> failed(parts);
+  parallel_for(parts, threads, [&](size_t p, int) {
+    RowFinalizer fin(plan, layout);
+    for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
+      Value* row = out.row(i);
+      if (!fin.finalize(run, i, row, failed[p])) break;
+      for (size_t c = nkeys; c < out.width(); ++c)
+        if (!row[c].null && out.columns[c].type.type == Type::String && !reads_one_value(plan.finalize[c - nkeys]))
+          row[c].s = arenas[p].add(row[c].s);
+    }
+  });
+  throw_first_failure(plan, layout, failed);
   for (StringArena& a : arenas) out.strings.absorb(std::move(a));
 }
 
@@ -156,18 +221,20 @@ void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& gr
     if (run.n == 0) break;
     t.write_s += seconds_since(t0);
     t0 = std::chrono::steady_clock::now();
-    finalize_run(plan, layout, run, rows, threads);
-    t.finalize_s += seconds_since(t0);
-    t0 = std::chrono::steady_clock::now();
     ++t.runs;
     if (post.formats_apart()) {
-      post.format_all(rows, text[which]);
+      finalize_and_format(plan, layout, run, post, text[which], threads);
+      t.finalize_s += seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
       if (writing.valid()) writing.get();  // the run before is out (or its error is thrown)
       writing = std::async(std::launch::async, [&post, &parts = text[which]] { post.write_parts(parts); });
       which = 1 - which;
       t.write_s += seconds_since(t0);
       continue;
     }
+    finalize_run(plan, layout, run, rows, threads);
+    t.finalize_s += seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
     const bool more = post.push_all(rows);
     t.write_s += seconds_since(t0);
     if (!more) break;

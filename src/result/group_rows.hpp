@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,9 +24,14 @@ struct GroupLayout;
 struct GroupRun {
   size_t n = 0;
   const uint32_t* order = nullptr;
-  KeyRows keys;                  // by group
-  const char* states = nullptr;  // group g's aggregate states (GroupLayout) at states + g * state_stride
+  KeyRows keys;  // by group
+  // Non-null: string keys hold an offset from here in StrRef::ptr.
+  const char* string_base = nullptr;
+  // Group g's aggregate states (GroupLayout) at states + g * state_stride;
+  // or, with states null, written into a block by fill_state(g, block).
+  const char* states = nullptr;
   size_t state_stride = 0;
+  std::function<void(size_t g, char* block)> fill_state;
   // Group g's holistic aggregates at holistic[g * plan.holistic.size()]; null without them.
   const Value* holistic = nullptr;
 
@@ -70,8 +76,8 @@ class SortedHostGroups : public OrderedGroups {
 void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& run, Table& out, int threads);
 
 struct ResultTimes {
-  double finalize_s = 0;  // finalizing the runs' rows
-  double write_s = 0;     // the post stages and formatting (with what next() took, for runs from a GPU)
+  double finalize_s = 0;  // finalizing the runs' rows (and formatting them, where that is one pass)
+  double write_s = 0;     // the post stages, formatting, waiting for writes, and what next() took
   uint64_t runs = 0;
 };
 
