@@ -81,8 +81,13 @@ void PostPipeline::format_all(const Table& t, std::vector<std::string>& parts) c
   parts.resize(count);
   parallel_for(count, threads_, [&](size_t i, int) {
     const size_t b = n * i / count, e = n * (i + 1) / count;
-    parts[i].clear();
-    writer_.format_rows(parts[i], t.row(b), e - b, w);
+    // A string of this thread's own while it grows: neighbouring strings of
+    // `parts` share cache lines, and every append writes the size.
+    std::string text;
+    text.swap(parts[i]);
+    text.clear();
+    writer_.format_rows(text, t.row(b), e - b, w);
+    parts[i].swap(text);
   });
 }
 

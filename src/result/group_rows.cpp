@@ -167,12 +167,18 @@ void finalize_and_format(const Plan& plan, const GroupLayout& layout, const Grou
   parallel_for(parts, threads, [&](size_t p, int) {
     RowFinalizer fin(plan, layout);
     std::vector<Value> row(plan.finalized_output.size());
-    std::string& out = text[p];
+    // A string of this thread's own while it grows: neighbouring strings of
+    // `text` share cache lines, and every append writes the size.
+    std::string out;
+    out.swap(text[p]);
     out.clear();
+    RowFailure f;
     for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
-      if (!fin.finalize(run, i, row.data(), failed[p])) break;
+      if (!fin.finalize(run, i, row.data(), f)) break;
       post.format_row(out, row.data());
     }
+    text[p].swap(out);
+    failed[p] = f;
   });
   throw_first_failure(plan, layout, failed);
 }
@@ -192,13 +198,15 @@ void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& r
   std::vector<RowFailure> failed(parts);
   parallel_for(parts, threads, [&](size_t p, int) {
     RowFinalizer fin(plan, layout);
+    RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
     for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
       Value* row = out.row(i);
-      if (!fin.finalize(run, i, row, failed[p])) break;
+      if (!fin.finalize(run, i, row, f)) break;
       for (size_t c = nkeys; c < out.width(); ++c)
         if (!row[c].null && out.columns[c].type.type == Type::String && !reads_one_value(plan.finalize[c - nkeys]))
           row[c].s = arenas[p].add(row[c].s);
     }
+    failed[p] = f;
   });
   throw_first_failure(plan, layout, failed);
   for (StringArena& a : arenas) out.strings.absorb(std::move(a));
