@@ -75,6 +75,19 @@ namespace {
 // Whether an agg item only reads a key or an aggregate (no evaluation).
 bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column; }
 
+// Groups in output order are scattered over a host table: their keys and
+// states are asked for this many rows ahead, so the misses overlap.
+constexpr size_t kPrefetchRows = 8;
+
+void prefetch_group(const GroupRun& run, size_t i) {
+  if (!run.order) return;  // a run in its own order (from a GPU) is read in sequence
+  const size_t g = run.group(i);
+  const char* keys = run.keys.base + g * run.keys.stride;
+  for (size_t b = 0; b < run.keys.stride; b += 64) __builtin_prefetch(keys + b);
+  if (run.states)
+    for (size_t b = 0; b < run.state_stride; b += 64) __builtin_prefetch(run.states + g * run.state_stride + b);
+}
+
 // Finalizes rows of runs one at a time, on one thread: the keys, then the
 // agg stage's items. Evaluated strings live in its scratch until the next row.
 class RowFinalizer {
@@ -174,6 +187,7 @@ void finalize_and_format(const Plan& plan, const GroupLayout& layout, const Grou
     out.clear();
     RowFailure f;
     for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
+      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows);
       if (!fin.finalize(run, i, row.data(), f)) break;
       post.format_row(out, row.data());
     }
@@ -200,6 +214,7 @@ void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& r
     RowFinalizer fin(plan, layout);
     RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
     for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
+      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows);
       Value* row = out.row(i);
       if (!fin.finalize(run, i, row, f)) break;
       for (size_t c = nkeys; c < out.width(); ++c)
