@@ -118,122 +118,176 @@ class LocalDict {
   size_t mask_ = 0;
 };
 
-// One key column's codes: code(r) in [0, span].
+// A string's first 16 bytes as a big-endian integer, zero-padded: for
+// strings of at most 16 bytes without a NUL, in the strings' order.
+uint128 padded_bytes(StrRef s) {
+  unsigned char b[16] = {0};
+  std::memcpy(b, s.ptr, std::min<uint32_t>(s.len, 16));
+  uint128 x = 0;
+  for (unsigned char c : b) x = (x << 8) | c;
+  return x;
+}
+
+// One key column's codes: code(r) in [0, range], nulls range + 1.
 struct ColumnCodes {
   Type type;
   bool desc;
+  // Strings of at most 16 bytes without a NUL are coded by their bytes
+  // (`direct`: no dictionary), shifted right by `shift` bytes when all have
+  // one length; others by rank in the column's dictionary (str_code).
+  bool direct = false;
+  int shift = 0;
   bool has_null = false;
-  int128 min = 0;                  // integral: the least value
-  uint64_t fmin = 0;               // floats: the least order bits
-  uint128 range = 0;               // the greatest non-null code
   bool any_value = false;
-  UninitVector<uint32_t> str_code;  // strings: each row's rank (desc: reversed)
+  uint128 least = 0;  // the least value as coded: integers, float order bits or string bytes
+  uint128 range = 0;  // the greatest non-null code
+  UninitVector<uint32_t> str_code;  // dictionary strings: each row's code
   int bits = 0;
 
-  uint128 code(const Value& v) const {
+  uint128 raw(const Value& v) const {
+    if (type == Type::Float) return float_order_bits(v.f);
+    if (type == Type::String) return padded_bytes(v.s) >> (8 * shift);
+    return static_cast<uint128>(v.i);
+  }
+  uint128 code(const Value& v, size_t r) const {
+    if (type == Type::String && !direct) return str_code[r];
     if (v.null) return any_value ? range + 1 : 0;
-    uint128 c;
-    if (type == Type::String) return 0;  // str_code holds them
-    if (type == Type::Float) c = float_order_bits(v.f) - fmin;
-    else c = static_cast<uint128>(v.i) - static_cast<uint128>(min);
+    const uint128 c = raw(v) - least;
     return desc ? range - c : c;
   }
+  void set_bits() { bits = bit_width(range + (has_null && any_value ? 1 : 0)); }
 };
 
-// Computes every column's codes' range (and strings' ranks) in one pass over
-// the rows on threads; false when a column's codes need 128 bits or more.
-bool measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<ColumnCodes>& cols) {
+// What one pass over a part of the rows saw of a column.
+struct Span {
+  uint128 lo = 0, hi = 0;  // integers as two's complement, biased below
+  uint32_t min_len = ~0u, max_len = 0;
+  bool any = false, null = false, nul_byte = false;
+};
+
+// The least and greatest values of every column, on threads (integers are
+// biased by 2^127 so that unsigned order is their order).
+std::vector<Span> measure_spans(size_t n, const KeyRows& keys, int threads, const std::vector<ColumnCodes>& cols) {
   const size_t parts = range_parts(n, threads), ncols = cols.size();
-  struct Span {
-    int128 lo = 0, hi = 0;
-    uint64_t flo = 0, fhi = 0;
-    bool any = false, null = false;
-  };
+  const uint128 bias = uint128{1} << 127;
   std::vector<std::vector<Span>> spans(ncols, std::vector<Span>(parts));
-  std::vector<std::vector<LocalDict>> dicts(ncols);
-  for (size_t k = 0; k < ncols; ++k)
-    if (cols[k].type == Type::String) {
-      dicts[k].resize(parts);
-      cols[k].str_code.resize(n);
-    }
   parallel_for(parts, threads, [&](size_t p, int) {
     for (size_t r = n * p / parts, e = n * (p + 1) / parts; r < e; ++r)
       for (size_t k = 0; k < ncols; ++k) {
         const Value& v = keys.at(r, k);
         Span& s = spans[k][p];
-        if (v.null) {
-          s.null = true;
+        if (v.null || cols[k].type == Type::Null) {
+          s.null = s.null || v.null;
           continue;
         }
-        switch (cols[k].type) {
-          case Type::Null: break;
-          case Type::String: cols[k].str_code[r] = dicts[k][p].find_or_add(v.s); break;
-          case Type::Float: {
-            const uint64_t b = float_order_bits(v.f);
-            s.flo = s.any ? std::min(s.flo, b) : b;
-            s.fhi = s.any ? std::max(s.fhi, b) : b;
-            s.any = true;
-            break;
-          }
-          default:
-            s.lo = s.any ? std::min(s.lo, v.i) : v.i;
-            s.hi = s.any ? std::max(s.hi, v.i) : v.i;
-            s.any = true;
+        uint128 x;
+        if (cols[k].type == Type::String) {
+          s.min_len = std::min(s.min_len, v.s.len);
+          s.max_len = std::max(s.max_len, v.s.len);
+          s.nul_byte = s.nul_byte || std::memchr(v.s.ptr, 0, v.s.len) != nullptr;
+          x = padded_bytes(v.s);
+        } else if (cols[k].type == Type::Float) {
+          x = float_order_bits(v.f);
+        } else {
+          x = static_cast<uint128>(v.i) ^ bias;
         }
+        s.lo = s.any ? std::min(s.lo, x) : x;
+        s.hi = s.any ? std::max(s.hi, x) : x;
+        s.any = true;
       }
   });
-  // Strings: one dictionary of the parts' strings, sorted, turns each part's
-  // indexes into ranks.
-  std::vector<std::vector<std::vector<uint32_t>>> to_rank(ncols);
-  for (size_t k = 0; k < ncols; ++k) {
-    ColumnCodes& col = cols[k];
-    Span all;
+  std::vector<Span> all(ncols);
+  for (size_t k = 0; k < ncols; ++k)
     for (const Span& s : spans[k]) {
-      all.null = all.null || s.null;
+      Span& a = all[k];
+      a.null = a.null || s.null;
       if (!s.any) continue;
-      all.lo = all.any ? std::min(all.lo, s.lo) : s.lo;
-      all.hi = all.any ? std::max(all.hi, s.hi) : s.hi;
-      all.flo = all.any ? std::min(all.flo, s.flo) : s.flo;
-      all.fhi = all.any ? std::max(all.fhi, s.fhi) : s.fhi;
-      all.any = true;
+      a.lo = a.any ? std::min(a.lo, s.lo) : s.lo;
+      a.hi = a.any ? std::max(a.hi, s.hi) : s.hi;
+      a.min_len = std::min(a.min_len, s.min_len);
+      a.max_len = std::max(a.max_len, s.max_len);
+      a.nul_byte = a.nul_byte || s.nul_byte;
+      a.any = true;
     }
-    col.has_null = all.null;
-    if (col.type == Type::String) {
-      LocalDict merged;
-      to_rank[k].resize(parts);
-      for (size_t p = 0; p < parts; ++p)
-        for (const StrRef& str : dicts[k][p].strings()) to_rank[k][p].push_back(merged.find_or_add(str));
-      const std::vector<StrRef>& strs = merged.strings();
-      std::vector<uint32_t> sorted(strs.size());
-      std::iota(sorted.begin(), sorted.end(), 0u);
-      parallel_stable_sort(sorted.begin(), sorted.end(),
-                           [&](uint32_t a, uint32_t b) { return detail::cmp_bytes(strs[a], strs[b]) < 0; }, threads);
-      std::vector<uint32_t> rank(strs.size());
-      for (size_t i = 0; i < sorted.size(); ++i) rank[sorted[i]] = static_cast<uint32_t>(i);
-      const uint32_t d = static_cast<uint32_t>(strs.size());
-      for (auto& t : to_rank[k])
-        for (uint32_t& x : t) x = col.desc ? d - 1 - rank[x] : rank[x];
-      col.any_value = d > 0;
-      col.range = d ? d - 1 : 0;
-    } else if (col.type != Type::Null) {
-      col.any_value = all.any;
-      col.min = all.lo;
-      col.fmin = all.flo;
-      col.range = col.type == Type::Float ? uint128{all.fhi - all.flo}
-                                          : static_cast<uint128>(all.hi) - static_cast<uint128>(all.lo);
+  return all;
+}
+
+// Codes column k's strings by rank among its distinct strings: each part
+// of the rows keeps a dictionary of its own, merged and sorted after.
+void rank_strings(size_t n, const KeyRows& keys, size_t k, int threads, ColumnCodes& col) {
+  const size_t parts = range_parts(n, threads);
+  std::vector<LocalDict> dicts(parts);
+  col.str_code.resize(n);
+  parallel_for(parts, threads, [&](size_t p, int) {
+    for (size_t r = n * p / parts, e = n * (p + 1) / parts; r < e; ++r) {
+      const Value& v = keys.at(r, k);
+      if (!v.null) col.str_code[r] = dicts[p].find_or_add(v.s);
     }
-    if (col.range >= ~uint128{0} >> 1) return false;
-    col.bits = bit_width(col.range + (col.has_null && col.any_value ? 1 : 0));
-  }
+  });
+  LocalDict merged;
+  std::vector<std::vector<uint32_t>> to_rank(parts);
+  for (size_t p = 0; p < parts; ++p)
+    for (const StrRef& s : dicts[p].strings()) to_rank[p].push_back(merged.find_or_add(s));
+  const std::vector<StrRef>& strs = merged.strings();
+  std::vector<uint32_t> sorted(strs.size());
+  std::iota(sorted.begin(), sorted.end(), 0u);
+  parallel_stable_sort(sorted.begin(), sorted.end(),
+                       [&](uint32_t a, uint32_t b) { return detail::cmp_bytes(strs[a], strs[b]) < 0; }, threads);
+  std::vector<uint32_t> rank(strs.size());
+  for (size_t i = 0; i < sorted.size(); ++i) rank[sorted[i]] = static_cast<uint32_t>(i);
+  const uint32_t d = static_cast<uint32_t>(strs.size());
+  for (auto& t : to_rank)
+    for (uint32_t& x : t) x = col.desc ? d - 1 - rank[x] : rank[x];
+  col.direct = false;
+  col.any_value = d > 0;
+  col.range = d ? d - 1 : 0;
+  col.set_bits();
   parallel_for(parts, threads, [&](size_t p, int) {
     for (size_t r = n * p / parts, e = n * (p + 1) / parts; r < e; ++r)
-      for (size_t k = 0; k < ncols; ++k) {
-        if (cols[k].type != Type::String) continue;
-        const uint32_t d = static_cast<uint32_t>(cols[k].range + (cols[k].any_value ? 1 : 0));
-        cols[k].str_code[r] = keys.at(r, k).null ? d : to_rank[k][p][cols[k].str_code[r]];
-      }
+      col.str_code[r] = keys.at(r, k).null ? d : to_rank[p][col.str_code[r]];
   });
-  return true;
+}
+
+// Every column's code range; false when the codes need more than 128 bits
+// together. Short strings are coded by their bytes unless that needs more
+// bits than there are; then strings are ranked.
+bool measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<ColumnCodes>& cols) {
+  const std::vector<Span> spans = measure_spans(n, keys, threads, cols);
+  const uint128 bias = uint128{1} << 127;
+  int bits = 0;
+  for (size_t k = 0; k < cols.size(); ++k) {
+    ColumnCodes& col = cols[k];
+    const Span& s = spans[k];
+    col.has_null = s.null;
+    col.any_value = s.any;
+    if (!s.any) {
+      col.set_bits();
+      continue;
+    }
+    if (col.type == Type::String) {
+      col.direct = s.max_len <= 16 && !s.nul_byte;
+      if (col.direct) {
+        col.shift = s.min_len == s.max_len ? static_cast<int>(16 - s.max_len) : 0;
+        col.least = s.lo >> (8 * col.shift);
+        col.range = (s.hi >> (8 * col.shift)) - col.least;
+        col.direct = col.range < ~uint128{0} >> 1;
+      }
+      if (!col.direct) continue;  // ranked below
+    } else {
+      col.least = col.type == Type::Float ? s.lo : s.lo ^ bias;
+      col.range = s.hi - s.lo;
+      if (col.range >= ~uint128{0} >> 1) return false;
+    }
+    col.set_bits();
+    bits += col.bits;
+  }
+  const bool too_wide = bits > 128;
+  for (size_t k = 0; k < cols.size(); ++k)
+    if (cols[k].type == Type::String && spans[k].any && (!cols[k].direct || too_wide))
+      rank_strings(n, keys, k, threads, cols[k]);
+  bits = 0;
+  for (const ColumnCodes& c : cols) bits += c.bits;
+  return bits <= 128;
 }
 
 struct NarrowItem {
@@ -261,8 +315,7 @@ std::vector<uint32_t> order_by_codes(size_t n, const KeyRows& keys, const std::v
     uint128 c = 0;
     for (size_t k = 0; k < cols.size(); ++k) {
       if (cols[k].bits == 0) continue;
-      c = (c << cols[k].bits) |
-          (cols[k].type == Type::String ? uint128{cols[k].str_code[r]} : cols[k].code(keys.at(r, k)));
+      c = (c << cols[k].bits) | cols[k].code(keys.at(r, k), r);
     }
     return c;
   };

@@ -18,6 +18,9 @@ namespace {
 
 // Random keys of `types`, n rows, with nulls, ties and the values that order
 // badly; strings point into `store`.
+// `wide`: some integers past 64 bits, and strings of one length (coded by
+// their bytes) instead of strings of many lengths, some with NUL bytes or
+// over 16 bytes (ranked).
 std::vector<Value> random_keys(std::mt19937_64& rng, size_t n, const std::vector<Type>& types, int distinct,
                                bool wide, std::vector<std::string>& store) {
   static const double kFloats[] = {-0.0, 0.0, std::numeric_limits<double>::infinity(),
@@ -38,6 +41,7 @@ std::vector<Value> random_keys(std::mt19937_64& rng, size_t n, const std::vector
           std::string s = std::string(x % 5 * 4, 'p') + std::to_string(x);
           if (x % 7 == 0) s += std::string(1, '\0') + "z";  // bytes after a NUL still count
           if (x % 11 == 0) s.clear();
+          if (wide) s = "k" + std::to_string(10000000 + x);  // one length: "k10000042"
           store.push_back(s);
           v = Value::of_str(store.back().data(), static_cast<uint32_t>(store.back().size()));
           break;
