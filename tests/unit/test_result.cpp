@@ -50,7 +50,7 @@ std::vector<Value> random_keys(std::mt19937_64& rng, size_t n, const std::vector
         case Type::Bool: v = Value::of_int(x & 1); break;
         default: {
           int128 i = x - distinct / 2;
-          if (wide && x % 4 == 0) i *= static_cast<int128>(1) << (60 + x % 60);
+          if (wide && x % 4 == 0) i *= static_cast<int128>(1) << (60 + x % 40);  // |i| < 2^20: below 2^120
           v = Value::of_int(i);
         }
       }
