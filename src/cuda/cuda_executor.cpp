@@ -220,8 +220,9 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
       s.aggs.size() > static_cast<size_t>(kMaxAggs) || words > kMaxWords || ncols > static_cast<size_t>(kMaxColumns))
     return "plan larger than the GPU limits";
   // The GPU lists numbers only, so a string argument makes it group by every
-  // argument: a group per distinct number (30 times slower than the CPU's
-  // lists on q3's shape). String arguments alone group well.
+  // argument: a group per distinct number (count_distinct(id2),
+  // quantile(v3, 0.9) by id1 over 1e8 rows: 31.7 s, the CPU's lists 4.5 s).
+  // String arguments alone group well.
   bool strings = false, others = false;
   for (size_t k = plan.group_keys; k < s.keys.size(); ++k)
     (s.keys[k].result.type == Type::String ? strings : others) = true;
