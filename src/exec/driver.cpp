@@ -295,8 +295,8 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
       "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
       threads, run);
-  if (!devices.try_gpus || !plan.holistic.empty() || plan.group_keys == 0) return "  result: " + host + "\n";
-  return fmt::format("  result: groups stay on the first GPU, ordered there (a radix sort of each key's digits), "
+  if (!devices.try_gpus || !plan.holistic.empty() || plan.group_keys == 0) return "  groups: " + host + "\n";
+  return fmt::format("  groups: they stay on the first GPU, ordered there (a radix sort of each key's digits), "
                      "and come back {} at a time into pinned memory, the next run copied while this one is "
                      "finalized and formatted on {} threads; groups that came back to the host (a scan handed "
                      "to the CPU, a GPU without room) are {}\n",
