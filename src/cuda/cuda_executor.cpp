@@ -41,6 +41,7 @@
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
+#include "runtime/stopwatch.hpp"
 
 namespace warpcsv {
 
@@ -141,10 +142,6 @@ std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_staging
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
 std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0};
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 constexpr int kMaxReaders = 64;                 // host threads reading the input
 // Readers per GPU: more threads than that only compete for the cores and the

@@ -4,15 +4,12 @@
 #include <cstring>
 
 #include "cuda/gpu_states.hpp"
+#include "runtime/stopwatch.hpp"
 
 namespace warpcsv {
 namespace cuda {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 int bit_width(unsigned long long v) { return v ? 64 - __builtin_clzll(v) : 0; }
 

@@ -29,6 +29,7 @@
 #include "warpcsv/run.hpp"
 #include "warpcsv/signals.hpp"
 #include "warpcsv/spec.hpp"
+#include "runtime/stopwatch.hpp"
 
 namespace warpcsv {
 
@@ -245,10 +246,6 @@ void check_output_paths(const Options& opts) {
 
 // A notice on stderr: best effort (a full or closed stderr changes no exit code).
 void note_stderr(const std::string& text) { std::fputs(text.c_str(), stderr); }
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // --profile: where the time went, per stage and device, on stderr.
 void print_profile(const ScanStats& stats, const std::vector<StageTiming>& driver_stages, double total) {

@@ -11,6 +11,7 @@
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
+#include "runtime/stopwatch.hpp"
 
 namespace warpcsv {
 
@@ -41,10 +42,6 @@ struct RowFailure {
                                "1.7e38 in units of the last digit; in var, std and corr a value past 64 bits); "
                                "aggregate floats instead (`/ 1` makes one, as in sum(x / 1))",
                                text));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
