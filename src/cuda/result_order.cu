@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "cuda/result_order.hpp"
+#include "warpcsv/core/agg.hpp"
 
 namespace warpcsv {
 namespace cuda {
@@ -33,16 +34,10 @@ __device__ u64 digit_of(const Value& v, Digit d, int word, const char* arena) {
       return w;
     }
     case Digit::IntLow: return static_cast<u64>(v.i);
-    case Digit::IntLowFlip: return static_cast<u64>(v.i) ^ kSign;
+    case Digit::IntLowFlip: return holistic_key(v, Type::Int);
     case Digit::IntHighFlip: return static_cast<u64>(static_cast<unsigned __int128>(v.i) >> 64) ^ kSign;
     case Digit::IntWide: return v.i != static_cast<__int128>(static_cast<int64_t>(v.i)) ? 1 : 0;
-    case Digit::Float: {
-      double f = v.f;
-      if (f != f) return ~0ull;
-      if (f == 0.0) f = 0.0;
-      const u64 b = static_cast<u64>(__double_as_longlong(f));
-      return (b >> 63) ? ~b : b | kSign;
-    }
+    case Digit::Float: return holistic_key(v, Type::Float);
     default: return 0;
   }
 }

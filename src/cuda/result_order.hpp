@@ -20,10 +20,10 @@ enum class Digit : uint8_t {
   Length,       // a string's byte length
   StringWord,   // bytes [8 * word, 8 * word + 8) of a string, big-endian, zero-padded
   IntLow,       // the low 64 bits of a 128-bit integer, unsigned
-  IntLowFlip,   // an integer that fits 64 bits, its sign bit flipped
+  IntLowFlip,   // an integer that fits 64 bits, its sign bit flipped (its holistic key)
   IntHighFlip,  // the high 64 bits, its sign bit flipped
   IntWide,      // 1 for an integer that does not fit 64 bits (never sorted by)
-  Float,        // a float's order bits: -0.0 as 0.0, NaNs last
+  Float,        // a float's holistic key: order bits, -0.0 as 0.0, NaNs last
 };
 
 // The device arrays of an ordering: two buffers each of the permutation and

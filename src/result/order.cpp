@@ -7,6 +7,7 @@
 #include "exec/parallel.hpp"
 #include "result/radix_sort.hpp"
 #include "warpcsv/core/hash.hpp"
+#include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/table.hpp"
 
@@ -58,21 +59,13 @@ SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
 // --- Packed codes ---------------------------------------------------------
 //
 // Each key becomes an integer code whose order is the key's (nulls last in
-// both directions): integral values less the column's least, floats by their
-// order-preserving bits, strings by their rank among the column's distinct
-// strings. The codes of all keys, most significant first, packed into 64 or
-// 128 bits, sort with a radix sort by the bits that vary: q10's six keys take
-// 62 bits. Keys that need more fall back to comparing.
-
-// A float's bits as an unsigned integer in the float's order: -0.0 is 0.0,
-// every NaN alike and after +inf (compare_values' order).
-uint64_t float_order_bits(double f) {
-  if (f != f) return ~uint64_t{0};
-  if (f == 0.0) f = 0.0;
-  uint64_t b;
-  std::memcpy(&b, &f, 8);
-  return (b >> 63) ? ~b : b | (uint64_t{1} << 63);
-}
+// both directions): integral values less the column's least, floats by
+// their holistic keys (core/agg.hpp: order-preserving bits, -0.0 as 0.0,
+// NaN last), strings of at most 16 bytes by their bytes, other strings by
+// their rank among the column's distinct strings. The codes of all keys,
+// most significant first, packed into 64 or 128 bits, sort with a radix sort
+// by the bits that vary: q10's six keys take 113 bits. Keys that need more
+// fall back to comparing.
 
 int bit_width(uint128 v) {
   int b = 0;
@@ -145,7 +138,7 @@ struct ColumnCodes {
   int bits = 0;
 
   uint128 raw(const Value& v) const {
-    if (type == Type::Float) return float_order_bits(v.f);
+    if (type == Type::Float) return holistic_key(v, Type::Float);
     if (type == Type::String) return padded_bytes(v.s) >> (8 * shift);
     return static_cast<uint128>(v.i);
   }
@@ -187,7 +180,7 @@ std::vector<Span> measure_spans(size_t n, const KeyRows& keys, int threads, cons
           s.nul_byte = s.nul_byte || std::memchr(v.s.ptr, 0, v.s.len) != nullptr;
           x = padded_bytes(v.s);
         } else if (cols[k].type == Type::Float) {
-          x = float_order_bits(v.f);
+          x = holistic_key(v, Type::Float);
         } else {
           x = static_cast<uint128>(v.i) ^ bias;
         }
