@@ -16,7 +16,6 @@ namespace warpcsv {
 namespace {
 constexpr uint32_t kScratch = 1 << 16;
 constexpr uint64_t kAssertRowsShown = 10;
-constexpr size_t kRowsPerPart = 1 << 15;  // rows one thread formats at a time
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
@@ -62,33 +61,9 @@ bool PostPipeline::push(const Value* row) {
 }
 
 bool PostPipeline::push_all(const Table& t) {
-  if (!formats_apart() || threads_ <= 1 || t.rows() < 4 * kRowsPerPart) {
-    for (size_t r = 0, n = t.rows(); r < n; ++r)
-      if (!push(t.row(r))) return false;
-    return true;
-  }
-  std::vector<std::string> parts;
-  format_all(t, parts);
-  write_parts(parts);
+  for (size_t r = 0, n = t.rows(); r < n; ++r)
+    if (!push(t.row(r))) return false;
   return true;
-}
-
-void PostPipeline::format_all(const Table& t, std::vector<std::string>& parts) const {
-  const size_t n = t.rows(), w = t.width();
-  // At least a part per thread, so that every thread formats.
-  const size_t count = std::max<size_t>(1, std::min(n, std::max<size_t>(static_cast<size_t>(threads_),
-                                                                        (n + kRowsPerPart - 1) / kRowsPerPart)));
-  parts.resize(count);
-  parallel_for(count, threads_, [&](size_t i, int) {
-    const size_t b = n * i / count, e = n * (i + 1) / count;
-    // A string of this thread's own while it grows: neighbouring strings of
-    // `parts` share cache lines, and every append writes the size.
-    std::string text;
-    text.swap(parts[i]);
-    text.clear();
-    writer_.format_rows(text, t.row(b), e - b, w);
-    parts[i].swap(text);
-  });
 }
 
 void PostPipeline::write_parts(const std::vector<std::string>& parts) {

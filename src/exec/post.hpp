@@ -1,11 +1,13 @@
 // The stages after the scan (HAVING-style filter, select, sort, limit, dropna,
 // assert) over rows that arrive in order, ending in a RowWriter.
 #pragma once
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "exec/parallel.hpp"
 #include "warpcsv/output.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
@@ -20,18 +22,16 @@ class PostPipeline {
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
-  // Every row of `t`, as push() would take them; with no post stages the
-  // writer's formatting of a large table is spread over the threads.
-  // Returns false once no more rows can change the output.
+  // Every row of `t`, as push() would take them. Returns false once no more
+  // rows can change the output.
   bool push_all(const Table& t);
   // Whether rows may skip push(): no post stages, and a writer whose rows
-  // are formatted apart (format_rows), so threads can format them.
+  // are formatted apart (format_rows), so threads can format them
+  // (format_in_parts).
   bool formats_apart() const { return plan_.post.empty() && writer_.can_format_rows(); }
-  // Formats every row of `t` into `parts`, on the threads (formats_apart()).
-  void format_all(const Table& t, std::vector<std::string>& parts) const;
   // Formats one row of the post stages' input (formats_apart()) into `out`.
   void format_row(std::string& out, const Value* row) const { writer_.format_rows(out, row, 1, row_width_); }
-  // Writes parts format_all made, in order, after everything written before.
+  // Writes parts of formatted rows, in order, after everything written before.
   void write_parts(const std::vector<std::string>& parts);
   // Flushes buffered stages (sort) and ends the writer.
   void finish();
@@ -59,6 +59,32 @@ class PostPipeline {
   size_t row_width_;  // values in a row of the post stages' input
   std::function<void(const std::string&)> note_;
 };
+
+// How many parts format_in_parts cuts n rows into for `threads` threads: a
+// part per thread at least, 32K rows a part at most.
+inline size_t format_parts(size_t n, int threads) {
+  constexpr size_t kRowsPerPart = 1 << 15;
+  return std::max<size_t>(
+      1, std::min(n, std::max<size_t>(static_cast<size_t>(std::max(1, threads)), (n + kRowsPerPart - 1) / kRowsPerPart)));
+}
+
+// Formats n rows on up to `threads` threads into format_parts(n, threads)
+// `parts`: fill(begin, end, part, out) appends the text of rows [begin, end)
+// to `out`. Each part's text grows in a string of its thread's own:
+// neighbouring strings of `parts` share cache lines, and every append
+// writes the size.
+template <class Fill>
+void format_in_parts(size_t n, int threads, std::vector<std::string>& parts, Fill&& fill) {
+  const size_t count = format_parts(n, threads);
+  parts.resize(count);
+  parallel_for(count, threads, [&](size_t p, int) {
+    std::string out;
+    out.swap(parts[p]);
+    out.clear();
+    fill(n * p / count, n * (p + 1) / count, p, out);
+    parts[p].swap(out);
+  });
+}
 
 // Whether post stage `stage` of `plan` is a limit that ends the whole input
 // once reached: one with no sort or assert before it (they need every row).

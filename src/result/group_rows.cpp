@@ -159,36 +159,20 @@ void throw_first_failure(const Plan& plan, const GroupLayout& layout, const std:
   if (first) throw_failure(plan, layout, *first);
 }
 
-// Parts of n rows for `threads` threads: a part per thread at least, and
-// parts of 32K rows at most.
-size_t parts_of(size_t n, int threads) {
-  constexpr size_t kRowsPerPart = 1 << 15;
-  return std::max<size_t>(1, std::min(n, std::max<size_t>(static_cast<size_t>(std::max(1, threads)),
-                                                          (n + kRowsPerPart - 1) / kRowsPerPart)));
-}
-
 // Finalizes and formats the rows of `run` in one pass, on threads, into
 // `text` (a part each): no row is held, only its text.
 void finalize_and_format(const Plan& plan, const GroupLayout& layout, const GroupRun& run, const PostPipeline& post,
                          std::vector<std::string>& text, int threads) {
-  const size_t n = run.n, parts = parts_of(n, threads);
-  text.resize(parts);
-  std::vector<RowFailure> failed(parts);
-  parallel_for(parts, threads, [&](size_t p, int) {
+  std::vector<RowFailure> failed(format_parts(run.n, threads));
+  format_in_parts(run.n, threads, text, [&](size_t begin, size_t end, size_t p, std::string& out) {
     RowFinalizer fin(plan, layout);
     std::vector<Value> row(plan.finalized_output.size());
-    // A string of this thread's own while it grows: neighbouring strings of
-    // `text` share cache lines, and every append writes the size.
-    std::string out;
-    out.swap(text[p]);
-    out.clear();
-    RowFailure f;
-    for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
+    RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
+    for (size_t i = begin; i < end; ++i) {
       if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows);
       if (!fin.finalize(run, i, row.data(), f)) break;
       post.format_row(out, row.data());
     }
-    text[p].swap(out);
     failed[p] = f;
   });
   throw_first_failure(plan, layout, failed);
