@@ -94,7 +94,7 @@ void DeviceGroups::sort() {
 bool DeviceGroups::allocate_runs() {
   const uint64_t n = t_.groups;
   offsets_ = digits_[1 - cur_];  // free now: the last pass left its digits in digits_[cur_]
-  arena_cap_ = 1;
+  uint64_t arena_cap = 1;  // the most string bytes of one run
   if (string_keys_) {
     launch_string_offsets(t_.table, t_.nkeys, string_keys_, perm_[cur_], n, offsets_, temp_, temp_bytes_, t_.shape,
                           t_.stream);
@@ -106,7 +106,7 @@ bool DeviceGroups::allocate_runs() {
                                     t_.stream));
     WCSV_CUDA_TRY(cudaMemcpyAsync(&at[runs], offsets_ + n, 8, cudaMemcpyDeviceToHost, t_.stream));
     WCSV_CUDA_TRY(cudaStreamSynchronize(t_.stream));
-    for (uint64_t r = 0; r < runs; ++r) arena_cap_ = std::max<uint64_t>(arena_cap_, at[r + 1] - at[r]);
+    for (uint64_t r = 0; r < runs; ++r) arena_cap = std::max<uint64_t>(arena_cap, at[r + 1] - at[r]);
   } else {
     WCSV_CUDA_TRY(cudaMemsetAsync(offsets_, 0, (n + 1) * 8, t_.stream));
   }
@@ -117,12 +117,12 @@ bool DeviceGroups::allocate_runs() {
   const uint64_t rows = std::min<uint64_t>(run_rows_, n);
   const uint64_t key_bytes = rows * t_.nkeys * sizeof(Value), word_bytes = rows * t_.nwords * 8;
   if (!device_alloc(&dev_.keys, key_bytes) || !device_alloc(&dev_.words, word_bytes) ||
-      !device_alloc(&dev_.arena, arena_cap_))
+      !device_alloc(&dev_.arena, arena_cap))
     return false;
   for (GroupGather& h : host_) {
     if (cudaMallocHost(reinterpret_cast<void**>(&h.keys), std::max<uint64_t>(1, key_bytes)) != cudaSuccess ||
         cudaMallocHost(reinterpret_cast<void**>(&h.words), std::max<uint64_t>(1, word_bytes)) != cudaSuccess ||
-        cudaMallocHost(reinterpret_cast<void**>(&h.arena), arena_cap_) != cudaSuccess) {
+        cudaMallocHost(reinterpret_cast<void**>(&h.arena), arena_cap) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
@@ -145,7 +145,6 @@ void DeviceGroups::enqueue(uint64_t begin, int buf) {
     WCSV_CUDA_TRY(cudaMemcpyAsync(h.arena, dev_.arena, arena_bytes, cudaMemcpyDeviceToHost, t_.stream));
   WCSV_CUDA_TRY(cudaEventRecord(copied_[buf], t_.stream));
   copied_bytes_ += key_bytes + word_bytes + arena_bytes;
-  queued_begin_[buf] = begin;
   queued_count_[buf] = count;
   queued_[buf] = true;
 }

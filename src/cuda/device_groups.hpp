@@ -67,12 +67,11 @@ class DeviceGroups : public OrderedGroups {
   size_t temp_bytes_ = 0;
   int cur_ = 0;
   // Runs: one set of arrays on the GPU, two in pinned host memory.
-  uint64_t arena_cap_ = 0;  // the most string bytes of one run
   std::vector<unsigned long long> run_string_at_;  // string bytes before each run, and in all
   GroupGather dev_{};
   GroupGather host_[2] = {};
   cudaEvent_t copied_[2] = {};
-  uint64_t queued_begin_[2] = {}, queued_count_[2] = {};
+  uint64_t queued_count_[2] = {};
   bool queued_[2] = {};
   int buf_ = 0;
   uint64_t at_ = 0;

@@ -76,13 +76,12 @@ bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].
 // states are asked for this many rows ahead, so the misses overlap.
 constexpr size_t kPrefetchRows = 8;
 
+// A run in its own order (from a GPU) is read in sequence; a host table's
+// group is one block of keys and states, keys.stride bytes from the next.
 void prefetch_group(const GroupRun& run, size_t i) {
-  if (!run.order) return;  // a run in its own order (from a GPU) is read in sequence
-  const size_t g = run.group(i);
-  const char* keys = run.keys.base + g * run.keys.stride;
-  for (size_t b = 0; b < run.keys.stride; b += 64) __builtin_prefetch(keys + b);
-  if (run.states)
-    for (size_t b = 0; b < run.state_stride; b += 64) __builtin_prefetch(run.states + g * run.state_stride + b);
+  if (!run.order) return;
+  const char* block = run.keys.base + run.group(i) * run.keys.stride;
+  for (size_t b = 0; b < run.keys.stride; b += 64) __builtin_prefetch(block + b);
 }
 
 // Finalizes rows of runs one at a time, on one thread: the keys, then the
