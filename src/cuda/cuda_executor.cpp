@@ -1838,9 +1838,7 @@ class CudaExecutor : public ScanExecutor {
     // (and the GPU has room to order them); else the table comes back.
     std::unique_ptr<DeviceGroups> ordered;
     if (settings.device_result && !listed && std::min<uint64_t>(counters[0].groups, gpus[0]->table_groups()) > 0)
-      ordered = gpus[0]->ordered_groups(counters[0], groups.layout(),
-                                        settings.opts->result_run_rows ? settings.opts->result_run_rows
-                                                                       : kResultRunRows);
+      ordered = gpus[0]->ordered_groups(counters[0], groups.layout(), result_run_rows(*settings.opts));
     const auto t_back = std::chrono::steady_clock::now();
     if (!ordered) gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;

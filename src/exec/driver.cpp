@@ -287,12 +287,12 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
 // --explain: how the aggregate result is ordered, finalized and written.
 std::string describe_result(const Plan& plan, const DevicePlan& devices, const Options& opts, int threads) {
   if (!plan.scan.aggregate) return {};
-  const uint64_t run = opts.result_run_rows ? opts.result_run_rows : kResultRunRows;
+  const size_t run = result_run_rows(opts);
   const std::string host = fmt::format(
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
       "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
       threads, run);
-  if (!devices.try_gpus || !plan.holistic.empty() || plan.group_keys == 0) return "  groups: " + host + "\n";
+  if (!devices.try_gpus || !groups_may_stay(plan)) return "  groups: " + host + "\n";
   return fmt::format("  groups: they stay on the first GPU, ordered there (a radix sort of each key's digits), "
                      "and come back {} at a time into pinned memory, the next run copied while this one is "
                      "finalized and formatted on {} threads; groups that came back to the host (a scan handed "
@@ -426,20 +426,25 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());
     }
+    // The aggregate result, written group run by group run.
+    double finalize_s = 0;  // within post+output
+    auto write_result = [&](OrderedGroups& ordered, const GroupLayout& group_layout) {
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
+      ResultTimes times;
+      write_groups(plan, group_layout, ordered, *post, threads, &times);
+      finalize_s = times.finalize_s;
+    };
     // Groups that stay on a GPU come from there in output order and are
     // written before the scan returns (the GPU is let go after).
     bool device_wrote = false;
-    double device_result_s = 0, finalize_s = 0;  // finalize_s: within post+output
+    double device_result_s = 0;
     const std::function<void(OrderedGroups&)> device_result = [&](OrderedGroups& ordered) {
       const auto t0 = std::chrono::steady_clock::now();
-      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
-      ResultTimes times;
-      write_groups(plan, *layout, ordered, *post, threads, &times);
-      finalize_s = times.finalize_s;
+      write_result(ordered, *layout);
       device_wrote = true;
       device_result_s = seconds_since(t0);
     };
-    if (plan.scan.aggregate && plan.holistic.empty() && plan.group_keys > 0) settings.device_result = &device_result;
+    if (groups_may_stay(plan)) settings.device_result = &device_result;
     try {
       auto on_skip = [&](const RowIssue& i) { rejects.add(i); };
       if (plan.scan.aggregate) {
@@ -508,23 +513,18 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
                                         seconds_since(t_scan) - device_result_s, stats.bytes, 0});
     auto t_out = std::chrono::steady_clock::now();
-    if (device_wrote) driver_stages.push_back(StageTiming{"result: finalize+format", "cpu", finalize_s, 0, 0});
     if (plan.scan.aggregate && !device_wrote) {
       if (holistic.from_lists) finish_holistic_lists(plan, holistic, threads);
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty()) groups->ensure_group_without_keys();
-      SortedHostGroups ordered(plan, final_groups, holistic.values.data(), threads,
-                               opts.result_run_rows ? opts.result_run_rows : kResultRunRows);
+      SortedHostGroups ordered(plan, final_groups, holistic.values.data(), threads, result_run_rows(opts));
       driver_stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t_out), 0, 0});
       if (tracer) tracer->host("result: sort", "stage", t_out, {{"groups", int64_t(ordered.size())}});
       t_out = std::chrono::steady_clock::now();
-      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
-      ResultTimes times;
-      write_groups(plan, final_groups.layout(), ordered, *post, threads, &times);
-      finalize_s = times.finalize_s;
-      driver_stages.push_back(StageTiming{"result: finalize+format", "cpu", finalize_s, 0, 0});
+      write_result(ordered, final_groups.layout());
     }
+    if (plan.scan.aggregate) driver_stages.push_back(StageTiming{"result: finalize+format", "cpu", finalize_s, 0, 0});
     if (interrupted()) throw Interrupted();  // no result after Ctrl-C
     post->finish();
     if (streaming) streamed.check_complete();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "result/order.hpp"
+#include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
 
@@ -74,6 +75,18 @@ class SortedHostGroups : public OrderedGroups {
 // the first row, in output order, whose exact sums overflowed or whose agg
 // item failed to evaluate.
 void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& run, Table& out, int threads);
+
+// Groups per run under `opts` (Options::result_run_rows, else kResultRunRows).
+inline size_t result_run_rows(const Options& opts) {
+  return opts.result_run_rows ? opts.result_run_rows : kResultRunRows;
+}
+
+// Whether a plan's groups may stay on the device that made them: an
+// aggregate with keys and no holistic aggregates (those are computed on the
+// host from the groups).
+inline bool groups_may_stay(const Plan& plan) {
+  return plan.scan.aggregate && plan.holistic.empty() && plan.group_keys > 0;
+}
 
 struct ResultTimes {
   double finalize_s = 0;  // finalizing the runs' rows (and formatting them, where that is one pass)
