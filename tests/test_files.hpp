@@ -1,5 +1,6 @@
-// Files and stderr for tests that run whole pipelines: a temporary folder,
-// reading and writing files, and stderr sent to a file while a run lasts.
+// Files and standard streams for tests that run whole pipelines: a temporary
+// folder, reading and writing files, and stderr or stdout sent to a file
+// while a run lasts.
 #pragma once
 #include <fcntl.h>
 #include <unistd.h>
@@ -60,27 +61,40 @@ inline std::string gzip(const std::string& text) {
   return out;
 }
 
-// Sends this process's stderr to a file (e.g. /dev/null) while alive.
-struct CaptureStderr {
-  int saved = -1;
-  explicit CaptureStderr(const std::string& path) {
-    std::fflush(stderr);
-    saved = dup(2);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      close(fd);
+// Sends one of this process's standard streams (`stream`, descriptor `fd`)
+// to a file (e.g. /dev/null) while alive.
+class CaptureStream {
+ public:
+  CaptureStream(std::FILE* stream, int fd, const std::string& path) : stream_(stream), fd_(fd) {
+    std::fflush(stream_);
+    saved_ = dup(fd_);
+    const int to = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (to >= 0) {
+      dup2(to, fd_);
+      close(to);
     }
   }
-  ~CaptureStderr() {
-    std::fflush(stderr);
-    if (saved >= 0) {
-      dup2(saved, 2);
-      close(saved);
+  ~CaptureStream() {
+    std::fflush(stream_);
+    if (saved_ >= 0) {
+      dup2(saved_, fd_);
+      close(saved_);
     }
   }
-  CaptureStderr(const CaptureStderr&) = delete;
-  CaptureStderr& operator=(const CaptureStderr&) = delete;
+  CaptureStream(const CaptureStream&) = delete;
+  CaptureStream& operator=(const CaptureStream&) = delete;
+
+ private:
+  std::FILE* stream_;
+  int fd_;
+  int saved_ = -1;
+};
+
+struct CaptureStderr : CaptureStream {
+  explicit CaptureStderr(const std::string& path) : CaptureStream(stderr, 2, path) {}
+};
+struct CaptureStdout : CaptureStream {
+  explicit CaptureStdout(const std::string& path) : CaptureStream(stdout, 1, path) {}
 };
 
 }  // namespace warpcsv::testing

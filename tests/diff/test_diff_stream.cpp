@@ -21,29 +21,6 @@ using namespace warpcsv::testing;
 
 namespace {
 
-// Sends this process's stdout to a file while alive.
-struct CaptureStdout {
-  int saved = -1;
-  explicit CaptureStdout(const std::string& path) {
-    std::fflush(stdout);
-    saved = dup(1);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      close(fd);
-    }
-  }
-  ~CaptureStdout() {
-    std::fflush(stdout);
-    if (saved >= 0) {
-      dup2(saved, 1);
-      close(saved);
-    }
-  }
-  CaptureStdout(const CaptureStdout&) = delete;
-  CaptureStdout& operator=(const CaptureStdout&) = delete;
-};
-
 struct Run {
   int code = 0;
   std::string out, error;

@@ -12,6 +12,7 @@
 
 #include "catch.hpp"
 #include "cli/options.hpp"
+#include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
 #include "warpcsv/options.hpp"
@@ -69,28 +70,17 @@ Run run_auto(const TempDir& dir, const std::vector<std::string>& files,
   o.output_path = dir.path + "/out.csv";
   std::remove(o.output_path.c_str());
   Run r;
-  // --explain prints the plan on stdout: capture both streams.
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const int saved_out = dup(1), saved_err = dup(2);
-  const int fo = open((dir.path + "/stdout.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int fe = open((dir.path + "/err.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  dup2(fo, 1);
-  dup2(fe, 2);
-  close(fo);
-  close(fe);
-  try {
-    r.code = run_pipeline(o);
-  } catch (const Error& e) {
-    r.code = e.exit_code();
-    r.error = e.what();
+  {
+    // --explain prints the plan on stdout: capture both streams.
+    const testing::CaptureStdout out(dir.path + "/stdout.txt");
+    const testing::CaptureStderr err(dir.path + "/err.txt");
+    try {
+      r.code = run_pipeline(o);
+    } catch (const Error& e) {
+      r.code = e.exit_code();
+      r.error = e.what();
+    }
   }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  dup2(saved_out, 1);
-  dup2(saved_err, 2);
-  close(saved_out);
-  close(saved_err);
   r.out = dir.read("out.csv");
   r.diagnostics = dir.read("err.txt");
   r.stdout_text = dir.read("stdout.txt");
