@@ -1,6 +1,6 @@
-// Files and standard streams for tests that run whole pipelines: a temporary
-// folder, reading and writing files, and stderr or stdout sent to a file
-// while a run lasts.
+// Files, standard streams and runs for tests of whole pipelines: a temporary
+// folder, reading and writing files, stderr or stdout sent to a file while a
+// run lasts, and a run's exit code as the command would give it.
 #pragma once
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +14,9 @@
 #include <string>
 
 #include "catch.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/run.hpp"
 
 namespace warpcsv::testing {
 
@@ -96,5 +99,16 @@ struct CaptureStderr : CaptureStream {
 struct CaptureStdout : CaptureStream {
   explicit CaptureStdout(const std::string& path) : CaptureStream(stdout, 1, path) {}
 };
+
+// Runs a pipeline through the library entry as the command would: its exit
+// code, or an error's code with its message in `error`.
+inline int run_to_exit(const Options& opts, std::string& error) {
+  try {
+    return run_pipeline(opts);
+  } catch (const Error& e) {
+    error = e.what();
+    return e.exit_code();
+  }
+}
 
 }  // namespace warpcsv::testing

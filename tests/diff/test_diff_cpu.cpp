@@ -67,12 +67,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::v
   RunResult r;
   {
     CaptureStderr capture(dir.file("stderr.txt"));
-    try {
-      r.code = run_pipeline(opts);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(opts, r.error);
   }
   r.diagnostics = read_file(dir.file("stderr.txt"));
   r.out = read_file(opts.output_path);

@@ -37,12 +37,7 @@ Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std
   Outcome r;
   {
     CaptureStderr quiet("/dev/null");
-    try {
-      r.code = run_pipeline(opts);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(opts, r.error);
   }
   r.out = read_file(opts.output_path);
   return r;

@@ -45,12 +45,7 @@ Run run(const TempDir& dir, const std::string& pipeline, const std::string& inpu
   {
     CaptureStderr err(dir.file("stderr.txt"));
     CaptureStdout out(to_file ? dir.file("unused.txt") : path);
-    try {
-      r.code = run_pipeline(opts);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(opts, r.error);
   }
   r.out = read_file(path);
   return r;

@@ -86,12 +86,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   RunResult r;
   {
     testing::CaptureStderr quiet(c.profile ? dir.file("stderr.txt") : "/dev/null");
-    try {
-      r.code = run_pipeline(opts);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(opts, r.error);
   }
   if (c.profile) r.profile = read_file(dir.file("stderr.txt"));
   r.out = read_file(opts.output_path);

@@ -61,12 +61,7 @@ Result run_once(const TempDir& dir, const std::string& input, const std::string&
   Result r;
   {
     CaptureStderr cap(dir.file("err.txt"));
-    try {
-      r.code = run_pipeline(o);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(o, r.error);
   }
   r.out = slurp(o.output_path);
   r.diagnostics = slurp(dir.file("err.txt"));

@@ -74,12 +74,7 @@ Run run_auto(const TempDir& dir, const std::vector<std::string>& files,
     // --explain prints the plan on stdout: capture both streams.
     const testing::CaptureStdout out(dir.path + "/stdout.txt");
     const testing::CaptureStderr err(dir.path + "/err.txt");
-    try {
-      r.code = run_pipeline(o);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(o, r.error);
   }
   r.out = dir.read("out.csv");
   r.diagnostics = dir.read("err.txt");

@@ -57,12 +57,7 @@ TracedRun run_traced(const TempDir& dir, const std::string& pipeline, const std:
   TracedRun r;
   {
     testing::CaptureStderr err(dir.file("stderr.txt"));
-    try {
-      r.code = run_pipeline(opts);
-    } catch (const Error& e) {
-      r.code = e.exit_code();
-      r.error = e.what();
-    }
+    r.code = testing::run_to_exit(opts, r.error);
   }
   r.profile = read_file(dir.file("stderr.txt"));
   std::smatch m;
