@@ -241,10 +241,11 @@ void rank_strings(size_t n, const KeyRows& keys, size_t k, int threads, ColumnCo
   });
 }
 
-// Every column's code range; false when the codes need more than 128 bits
-// together. Short strings are coded by their bytes unless that needs more
-// bits than there are; then strings are ranked.
-bool measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<ColumnCodes>& cols) {
+// Every column's code range; returns the bits of all codes together, or -1
+// when a column's codes alone need 128 bits. Short strings are coded by
+// their bytes unless all codes then need more than 128 bits; then strings
+// are ranked.
+int measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<ColumnCodes>& cols) {
   const std::vector<Span> spans = measure_spans(n, keys, threads, cols);
   const uint128 bias = uint128{1} << 127;
   int bits = 0;
@@ -269,7 +270,7 @@ bool measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<Col
     } else {
       col.least = col.type == Type::Float ? s.lo : s.lo ^ bias;
       col.range = s.hi - s.lo;
-      if (col.range >= ~uint128{0} >> 1) return false;
+      if (col.range >= ~uint128{0} >> 1) return -1;
     }
     col.set_bits();
     bits += col.bits;
@@ -280,7 +281,7 @@ bool measure_columns(size_t n, const KeyRows& keys, int threads, std::vector<Col
       rank_strings(n, keys, k, threads, cols[k]);
   bits = 0;
   for (const ColumnCodes& c : cols) bits += c.bits;
-  return bits <= 128;
+  return bits;
 }
 
 struct NarrowItem {
@@ -300,10 +301,8 @@ std::vector<uint32_t> order_by_codes(size_t n, const KeyRows& keys, const std::v
     cols[k].type = types[k];
     cols[k].desc = desc[k];
   }
-  if (!measure_columns(n, keys, threads, cols)) return {};
-  int bits = 0;
-  for (const ColumnCodes& c : cols) bits += c.bits;
-  if (bits > 128) return {};
+  const int bits = measure_columns(n, keys, threads, cols);
+  if (bits < 0 || bits > 128) return {};
   auto code_of = [&](size_t r) {
     uint128 c = 0;
     for (size_t k = 0; k < cols.size(); ++k) {
