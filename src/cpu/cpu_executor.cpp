@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 
 #include "cpu/fast_row.hpp"
 #include "exec/holistic.hpp"
@@ -13,6 +14,8 @@
 #include "exec/post.hpp"
 #include "exec/row_issue.hpp"
 #include "exec/scan.hpp"
+#include "result/group_rows.hpp"
+#include "runtime/stopwatch.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
@@ -27,6 +30,9 @@ namespace {
 constexpr uint32_t kEvalScratch = 1 << 16;
 constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
+// Parts of a thread's group table: enough that the folds keep every thread
+// busy and no part's doubling is a large share of the whole.
+constexpr size_t kGroupParts = 64;
 
 // A program that only reads one slot needs no interpreter.
 int direct_slot(const Program& p) {
@@ -91,10 +97,12 @@ class CpuScan {
       layout_ = h.layout.get();
       global_groups_ = h.groups.get();
     }
+    // Groups by keys, with nothing listed per group, fold part by part.
+    if (scan.aggregate && !s.holistic && plan_.group_keys > 0) merged_.emplace(layout_, kGroupParts);
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
-      if (scan.aggregate) w.groups = std::make_unique<GroupTable>(layout_);
+      if (scan.aggregate) w.groups = std::make_unique<PartitionedGroups>(layout_, merged_ ? kGroupParts : 1);
       if (s.holistic) w.lists = HolisticGroups::lists_for(plan_);
     }
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
@@ -213,6 +221,7 @@ class CpuScan {
       fold_thread_tables();
       const std::string early = early_folds_ ? fmt::format(" ({} more times to bound memory)", early_folds_) : "";
       stats.stages.push_back(StageTiming{"cpu: merge thread tables" + early, "cpu", fold_s_, 0, 0});
+      if (merged_) hand_over_groups(stats);
     }
   }
 
@@ -223,11 +232,29 @@ class CpuScan {
   void fold_thread_tables() {
     const auto t = std::chrono::steady_clock::now();
     trace::Tracer* const tr = s_.tracer;
+    size_t tables = 0;
+    if (merged_) {
+      std::vector<PartitionedGroups*> all;
+      for (auto& w : per_worker_) all.push_back(w.groups.get());
+      tables = all.size();
+      merged_->fold(all, s_.threads);
+    } else {
+      tables = fold_whole_tables();
+    }
+    fold_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    if (tr)
+      tr->host("merge thread tables", "merge", t,
+               {{"tables", int64_t(tables)}, {"groups", int64_t(merged_ ? merged_->size() : global_groups_->size())}});
+  }
+
+  // Folds the workers' one-part tables into the result table (and their
+  // holistic lists into the result's); returns how many tables held groups.
+  size_t fold_whole_tables() {
     std::vector<const GroupTable*> tables;
     std::vector<Worker*> owners;  // of tables[i]
     for (auto& w : per_worker_)
       if (w.groups->size()) {
-        tables.push_back(w.groups.get());
+        tables.push_back(&w.groups->parts()[0]);
         owners.push_back(&w);
       }
     // Where each table's groups went, and the result's own (a fold on
@@ -236,7 +263,7 @@ class CpuScan {
     if (tables.size() == 1 && global_groups_->size() == 0) {
       // One table (one thread, or few rows): it is the result, which saves
       // inserting its groups one by one (a fifth of a one-thread scan).
-      *global_groups_ = std::move(*owners[0]->groups);
+      *global_groups_ = std::move(owners[0]->groups->parts()[0]);
     } else {
       // The thread tables go before the merged partitions are appended.
       global_groups_->merge_all(tables, s_.threads, [&] {
@@ -244,11 +271,24 @@ class CpuScan {
       }, s_.holistic ? &renumbered : nullptr);
     }
     if (s_.holistic) fold_lists(owners, renumbered);
-    for (auto& w : per_worker_) w.groups = std::make_unique<GroupTable>(layout_);
-    fold_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    if (tr)
-      tr->host("merge thread tables", "merge", t,
-               {{"tables", int64_t(tables.size())}, {"groups", int64_t(global_groups_->size())}});
+    for (auto& w : per_worker_) w.groups = std::make_unique<PartitionedGroups>(layout_, 1);
+    return tables.size();
+  }
+
+  // The folded parts become the result: written from here, in key order,
+  // when the driver takes groups where they are; else appended to its table.
+  void hand_over_groups(ScanStats& stats) {
+    const std::vector<const GroupTable*> parts = merged_->tables();
+    if (!s_.device_result) {
+      global_groups_->append_disjoint(merged_->parts(), s_.threads);
+      return;
+    }
+    for (GroupTable& part : merged_->parts()) part.drop_index();
+    const auto t = std::chrono::steady_clock::now();
+    SortedHostGroups ordered(plan_, parts, nullptr, s_.threads, result_run_rows(*s_.opts));
+    stats.stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t), 0, 0});
+    if (s_.tracer) s_.tracer->host("result: sort", "stage", t, {{"groups", int64_t(ordered.size())}});
+    (*s_.device_result)(ordered);
   }
 
   size_t thread_tables_bytes() const {
@@ -262,7 +302,7 @@ class CpuScan {
     // is parsed (its group lookup is finished one row late, see Pending).
     std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
     std::vector<char> unescaped[2];  // unescaped fields of a row
-    std::unique_ptr<GroupTable> groups;
+    std::unique_ptr<PartitionedGroups> groups;
     std::vector<ArgList> lists;  // holistic aggregates: each argument's values, with their groups in `groups`
   };
   struct Span {
@@ -303,8 +343,9 @@ class CpuScan {
     for (auto& w : per_worker_) w.lists = HolisticGroups::lists_for(plan_);
   }
 
-  void finish_pending(GroupTable& table, Pending& p, std::vector<ArgList>& lists) {
+  void finish_pending(PartitionedGroups& groups, Pending& p, std::vector<ArgList>& lists) {
     if (!p.valid) return;
+    GroupTable& table = groups.part_for(p.hash);
     char* block = table.find_or_insert(p.keys.data(), p.hash);
     if (!lists.empty()) {
       const uint32_t g = static_cast<uint32_t>(table.group_of(block));
@@ -327,7 +368,7 @@ class CpuScan {
     const uint64_t end = pw.end(j);
     const auto& scan = plan_.scan;
     const size_t nslots = scan.used_columns.size();
-    GroupTable* table = scan.aggregate ? wk.groups.get() : nullptr;
+    PartitionedGroups* table = scan.aggregate ? wk.groups.get() : nullptr;
     if (!table) out.output.columns = plan_.scan_output;
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(nslots), row_out(out_progs_.size());
@@ -555,6 +596,8 @@ class CpuScan {
   const ScanSettings& s_;
   const Plan& plan_;
   GroupTable* global_groups_;
+  // With keys and nothing listed: the workers' tables fold into these parts.
+  std::optional<PartitionedGroups> merged_;
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;

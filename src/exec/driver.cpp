@@ -288,7 +288,10 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
 std::string describe_result(const Plan& plan, const DevicePlan& devices, const Options& opts, int threads) {
   if (!plan.scan.aggregate) return {};
   const size_t run = result_run_rows(opts);
-  const std::string host = fmt::format(
+  const std::string folded = groups_may_stay(plan)
+                                 ? "the threads' tables fold in 64 parts by hash, each into the largest of its kind; "
+                                 : "";
+  const std::string host = folded + fmt::format(
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
       "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
       threads, run);
@@ -518,7 +521,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty()) groups->ensure_group_without_keys();
-      SortedHostGroups ordered(plan, final_groups, holistic.values.data(), threads, result_run_rows(opts));
+      SortedHostGroups ordered(plan, {&final_groups}, holistic.values.data(), threads, result_run_rows(opts));
       driver_stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t_out), 0, 0});
       if (tracer) tracer->host("result: sort", "stage", t_out, {{"groups", int64_t(ordered.size())}});
       t_out = std::chrono::steady_clock::now();

@@ -58,7 +58,7 @@ GroupTable::GroupTable(const GroupLayout* layout)
       nkeys_(layout->key_types.size()),
       key_bytes_((nkeys_ * sizeof(Value) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign),
       block_bytes_(key_bytes_ + layout->state_bytes) {
-  slots_.assign(64, 0);
+  slots_.assign_zero(64);
   mask_ = 63;
 }
 
@@ -107,20 +107,21 @@ void GroupTable::reserve(size_t groups) {
 void GroupTable::rebuild_index() {
   size_t n = 64;
   while (hashes_.size() * 2 > n) n *= 2;
-  slots_.assign(n / 2, 0);  // grow() doubles it and inserts every group
+  slots_.assign_zero(n / 2);  // grow() doubles it and inserts every group
   indexed_ = true;
   grow();
 }
 
 void GroupTable::grow() {
-  std::vector<uint64_t> bigger(slots_.size() * 2, 0);
+  GrowArray<uint64_t> bigger;
+  bigger.assign_zero(slots_.size() * 2);
   const uint64_t mask = bigger.size() - 1;
   for (size_t g = 0; g < hashes_.size(); ++g) {
     size_t s = hashes_[g] & mask;
     while (bigger[s]) s = (s + 1) & mask;
     bigger[s] = (hashes_[g] & 0xffffffff00000000ull) | (g + 1);
   }
-  slots_.swap(bigger);
+  slots_ = std::move(bigger);
   mask_ = mask;
 }
 
@@ -169,9 +170,7 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
   }
   try {
     const size_t nparts = static_cast<size_t>(threads);
-    // The partition from the hash's middle bits, mixed: slots use the low
-    // bits and tags the high ones, which stay spread within a partition.
-    auto part_of = [nparts](uint64_t h) { return static_cast<size_t>(((h * 0x9e3779b97f4a7c15ull) >> 32) % nparts); };
+    auto part_of = [nparts](uint64_t h) { return hash_part(h, nparts); };
     // Each table's groups listed by partition in one pass over it, so that a
     // partition's thread reads only its own groups.
     std::vector<std::vector<std::vector<uint32_t>>> listed(inputs.size(), std::vector<std::vector<uint32_t>>(nparts));
@@ -233,6 +232,45 @@ void GroupTable::append_disjoint(std::vector<GroupTable>& parts, int threads) {
   });
   for (auto& p : parts) strings_.absorb(std::move(p.strings_));
   indexed_ = false;
+}
+
+PartitionedGroups::PartitionedGroups(const GroupLayout* layout, size_t nparts) : layout_(layout) {
+  parts_.reserve(nparts);
+  for (size_t p = 0; p < nparts; ++p) parts_.emplace_back(layout);
+}
+
+size_t PartitionedGroups::size() const {
+  size_t n = 0;
+  for (const GroupTable& t : parts_) n += t.size();
+  return n;
+}
+
+size_t PartitionedGroups::memory_bytes() const {
+  size_t n = 0;
+  for (const GroupTable& t : parts_) n += t.memory_bytes();
+  return n;
+}
+
+std::vector<const GroupTable*> PartitionedGroups::tables() const {
+  std::vector<const GroupTable*> out;
+  for (const GroupTable& t : parts_)
+    if (t.size()) out.push_back(&t);
+  return out;
+}
+
+void PartitionedGroups::fold(const std::vector<PartitionedGroups*>& others, int threads) {
+  parallel_for(parts_.size(), threads, [&](size_t p, int) {
+    std::vector<GroupTable*> kind{&parts_[p]};
+    for (PartitionedGroups* o : others) kind.push_back(&o->parts_[p]);
+    auto largest = std::max_element(kind.begin(), kind.end(),
+                                    [](const GroupTable* a, const GroupTable* b) { return a->size() < b->size(); });
+    std::swap(*kind[0], **largest);
+    for (size_t i = 1; i < kind.size(); ++i) {
+      if (kind[i]->size() == 0) continue;
+      kind[0]->merge_from(*kind[i]);
+      *kind[i] = GroupTable(layout_);
+    }
+  });
 }
 
 }  // namespace warpcsv

@@ -27,6 +27,13 @@ struct GroupLayout {
   static GroupLayout from_plan(const Plan& plan);
 };
 
+// Which of `nparts` parts a group of this hash goes to: the hash's middle
+// bits, mixed (slots use the low bits and tags the high ones, which stay
+// spread within a part).
+inline size_t hash_part(uint64_t hash, size_t nparts) {
+  return static_cast<size_t>(((hash * 0x9e3779b97f4a7c15ull) >> 32) % nparts);
+}
+
 class GroupTable {
  public:
   explicit GroupTable(const GroupLayout* layout);
@@ -46,6 +53,12 @@ class GroupTable {
   // An agg without keys has its one group even over no rows.
   void ensure_group_without_keys() {
     if (nkeys_ == 0 && size() == 0) find_or_insert(nullptr, hash_keys(nullptr));
+  }
+  // Frees the lookup index, which the next lookup rebuilds: a finished
+  // table's groups are read, not looked up.
+  void drop_index() {
+    slots_ = GrowArray<uint64_t>();
+    indexed_ = false;
   }
   // Makes room for `groups` groups in all without growing on the way.
   void reserve(size_t groups);
@@ -126,12 +139,37 @@ class GroupTable {
   size_t nkeys_;
   size_t key_bytes_;    // nkeys_ Values, rounded to kAggStateAlign
   size_t block_bytes_;  // key_bytes_ + layout_->state_bytes
-  std::vector<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
+  GrowArray<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
   uint64_t mask_ = 0;
   bool indexed_ = true;  // slots_ holds every group (false after append_distinct)
   GrowArray<uint64_t> hashes_;  // per group, for growing and merging
   GrowArray<char> blocks_;  // every byte a block's keys and states use is written
   StringArena strings_;
+};
+
+// Groups split by hash into tables that share no group (parts). Each scan
+// thread fills one; the threads' tables then fold part by part, each part
+// into the largest of its kind, so a group is copied at most once and an
+// input part's memory goes as soon as it is folded.
+class PartitionedGroups {
+ public:
+  PartitionedGroups(const GroupLayout* layout, size_t nparts);
+
+  GroupTable& part_for(uint64_t hash) { return parts_[hash_part(hash, parts_.size())]; }
+  void prefetch(uint64_t hash) const { parts_[hash_part(hash, parts_.size())].prefetch(hash); }
+  uint64_t hash_keys(const Value* keys) const { return parts_[0].hash_keys(keys); }
+  size_t size() const;
+  size_t memory_bytes() const;
+  std::vector<GroupTable>& parts() { return parts_; }
+  // The parts that hold groups.
+  std::vector<const GroupTable*> tables() const;
+  // Folds the parts of `others` (as many as here) into these on up to
+  // `threads` threads; theirs are left empty.
+  void fold(const std::vector<PartitionedGroups*>& others, int threads);
+
+ private:
+  const GroupLayout* layout_;
+  std::vector<GroupTable> parts_;
 };
 
 }  // namespace warpcsv

@@ -1,5 +1,5 @@
-// A growable array of trivially copyable elements in malloc'ed memory, for
-// the group table's per-group arrays and a stream's window.
+// A growable array of trivially copyable elements, for the group table's
+// per-group arrays and a stream's window.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -7,13 +7,19 @@
 #include <new>
 #include <type_traits>
 
+#include <sys/mman.h>
+
 namespace warpcsv {
 
-// It grows with realloc, which moves a large array by remapping its pages
-// (mremap) rather than copying them. A group table's blocks double many times
-// as groups arrive: std::vector's copy at each doubling, and the faults of its
-// fresh pages, were a large share of a scan with millions of groups
-// (docs/performance.md, "CPU executor"). Elements added by resize are not
+// Small arrays live in malloc'ed memory and grow with realloc. Large ones
+// (kMappedBytes and up) are mappings of their own, asked for 2 MiB pages and
+// grown with mremap, which moves pages instead of copying them. A group
+// table's blocks double many times as groups arrive: std::vector's copy at
+// each doubling, and the faults of fresh 4 KiB pages (microseconds each in a
+// VM), were a large share of a scan with millions of groups
+// (docs/performance.md, "CPU executor"). realloc could not be kept for them:
+// a range advised for huge pages is a mapping apart, which glibc's mremap
+// refuses and replaces with a copy. Elements added by resize are not
 // initialized.
 template <class T>
 class GrowArray {
@@ -21,18 +27,20 @@ class GrowArray {
 
  public:
   GrowArray() = default;
-  GrowArray(GrowArray&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr, o.n_ = o.cap_ = 0; }
+  GrowArray(GrowArray&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_), mapped_(o.mapped_) {
+    o.p_ = nullptr, o.n_ = o.cap_ = 0, o.mapped_ = false;
+  }
   GrowArray& operator=(GrowArray&& o) noexcept {
     if (this != &o) {
-      std::free(p_);
-      p_ = o.p_, n_ = o.n_, cap_ = o.cap_;
-      o.p_ = nullptr, o.n_ = o.cap_ = 0;
+      release();
+      p_ = o.p_, n_ = o.n_, cap_ = o.cap_, mapped_ = o.mapped_;
+      o.p_ = nullptr, o.n_ = o.cap_ = 0, o.mapped_ = false;
     }
     return *this;
   }
   GrowArray(const GrowArray&) = delete;
   GrowArray& operator=(const GrowArray&) = delete;
-  ~GrowArray() { std::free(p_); }
+  ~GrowArray() { release(); }
 
   size_t size() const { return n_; }
   size_t capacity() const { return cap_; }
@@ -46,6 +54,18 @@ class GrowArray {
   }
   void resize(size_t n) {
     if (n > cap_) reallocate(std::max(n, 2 * cap_));
+    n_ = n;
+  }
+  // n elements, all zero bytes: a large array is a fresh mapping, whose
+  // pages the kernel zeroes as they are first touched.
+  void assign_zero(size_t n) {
+    release();
+    if (n * sizeof(T) >= kMappedBytes) {
+      map_fresh(n);
+    } else {
+      reallocate(n);
+      std::memset(static_cast<void*>(p_), 0, n * sizeof(T));
+    }
     n_ = n;
   }
   void push_back(const T& v) {
@@ -65,15 +85,52 @@ class GrowArray {
   }
 
  private:
+  static constexpr size_t kHugePage = size_t{2} << 20;
+  static constexpr size_t kMappedBytes = kHugePage;
+  static size_t mapping_bytes(size_t cap) { return (cap * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage; }
+
   void reallocate(size_t cap) {
+    if (cap * sizeof(T) >= kMappedBytes) {
+      if (mapped_) {
+        void* q = ::mremap(p_, mapping_bytes(cap_), mapping_bytes(cap), MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) throw std::bad_alloc();
+        p_ = static_cast<T*>(q);
+        cap_ = mapping_bytes(cap) / sizeof(T);
+        return;
+      }
+      T* old = p_;
+      const size_t n = n_;
+      p_ = nullptr;
+      map_fresh(cap);
+      if (n) std::memcpy(static_cast<void*>(p_), old, n * sizeof(T));
+      std::free(old);
+      return;
+    }
     void* q = std::realloc(p_, cap * sizeof(T));
     if (!q) throw std::bad_alloc();
     p_ = static_cast<T*>(q);
     cap_ = cap;
   }
+  void map_fresh(size_t cap) {
+    const size_t bytes = mapping_bytes(cap);
+    void* q = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED) throw std::bad_alloc();
+    (void)::madvise(q, bytes, MADV_HUGEPAGE);
+    p_ = static_cast<T*>(q);
+    cap_ = bytes / sizeof(T);
+    mapped_ = true;
+  }
+  void release() {
+    if (mapped_)
+      ::munmap(p_, mapping_bytes(cap_));
+    else
+      std::free(p_);
+    p_ = nullptr, n_ = cap_ = 0, mapped_ = false;
+  }
 
   T* p_ = nullptr;
   size_t n_ = 0, cap_ = 0;
+  bool mapped_ = false;
 };
 
 }  // namespace warpcsv

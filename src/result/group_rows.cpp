@@ -46,23 +46,49 @@ struct RowFailure {
 
 }  // namespace
 
-SortedHostGroups::SortedHostGroups(const Plan& plan, const GroupTable& groups, const Value* holistic, int threads,
-                                   size_t run_rows)
+SortedHostGroups::SortedHostGroups(const Plan& plan, const std::vector<const GroupTable*>& tables,
+                                   const Value* holistic, int threads, size_t run_rows)
     : run_rows_(std::max<size_t>(1, run_rows)) {
-  const size_t n = groups.size();
-  all_.keys = KeyRows{reinterpret_cast<const char*>(groups.keys(0)), groups.block_bytes()};
-  all_.states = groups.state(0);
-  all_.state_stride = groups.block_bytes();
+  for (const GroupTable* t : tables) n_ += t->size();
+  if (tables.size() == 1) {
+    const GroupTable& groups = *tables[0];
+    all_.keys = KeyRows{reinterpret_cast<const char*>(groups.keys(0)), groups.block_bytes()};
+    all_.states = groups.state(0);
+    all_.state_stride = groups.block_bytes();
+  } else if (!tables.empty()) {
+    WCSV_EXPECTS(!holistic, "holistic values are numbered by the groups of one table");
+    rows_.resize(n_);
+    std::vector<size_t> first(tables.size() + 1, 0);
+    for (size_t i = 0; i < tables.size(); ++i) first[i + 1] = first[i] + tables[i]->size();
+    parallel_for(tables.size(), threads, [&](size_t i, int) {
+      const GroupTable& t = *tables[i];
+      for (size_t g = 0; g < t.size(); ++g) rows_[first[i] + g] = reinterpret_cast<const char*>(t.keys(g));
+    });
+    all_.keys.rows = rows_.data();
+    all_.state_offset = static_cast<size_t>(tables[0]->state(0) - reinterpret_cast<const char*>(tables[0]->keys(0)));
+  }
   all_.holistic = holistic;
   std::vector<Type> types;
   for (size_t k = 0; k < plan.group_keys; ++k) types.push_back(plan.scan.keys[k].result.type);
-  order_ = sort_order(n, all_.keys, types, std::vector<bool>(types.size(), false), threads);
+  order_ = sort_order(n_, all_.keys, types, std::vector<bool>(types.size(), false), threads);
+  if (rows_.empty()) return;
+  // The groups' blocks listed in output order once: a run then reads its
+  // list in sequence instead of looking each group's block up at random.
+  std::vector<const char*> sorted(n_);
+  parallel_ranges(n_, threads, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) sorted[i] = rows_[order_[i]];
+  });
+  rows_ = std::move(sorted);
+  order_ = {};
 }
 
 GroupRun SortedHostGroups::next() {
   GroupRun run = all_;
-  run.n = std::min(run_rows_, order_.size() - at_);
-  run.order = order_.data() + at_;
+  run.n = std::min(run_rows_, n_ - at_);
+  if (rows_.empty())
+    run.order = order_.data() + at_;
+  else
+    run.keys.rows = rows_.data() + at_;
   at_ += run.n;
   return run;
 }
@@ -77,11 +103,14 @@ bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].
 constexpr size_t kPrefetchRows = 8;
 
 // A run in its own order (from a GPU) is read in sequence; a host table's
-// group is one block of keys and states, keys.stride bytes from the next.
-void prefetch_group(const GroupRun& run, size_t i) {
+// group is one block of keys and states, `block_bytes` long.
+size_t group_block_bytes(const GroupRun& run, const GroupLayout& layout) {
+  return run.keys.rows ? run.state_offset + layout.state_bytes : run.keys.stride;
+}
+void prefetch_group(const GroupRun& run, size_t i, size_t block_bytes) {
   if (!run.order) return;
-  const char* block = run.keys.base + run.group(i) * run.keys.stride;
-  for (size_t b = 0; b < run.keys.stride; b += 64) __builtin_prefetch(block + b);
+  const char* block = run.keys.row(run.group(i));
+  for (size_t b = 0; b < block_bytes; b += 64) __builtin_prefetch(block + b);
 }
 
 // Finalizes rows of runs one at a time, on one thread: the keys, then the
@@ -99,8 +128,8 @@ class RowFinalizer {
   // Row i of `run` into `row`; false, with `f` set, when it cannot be finalized.
   bool finalize(const GroupRun& run, size_t i, Value* row, RowFailure& f) {
     const size_t g = run.group(i), nh = plan_.holistic.size();
-    const char* state = run.states + g * run.state_stride;
-    if (!run.states) {
+    const char* state = run.held_state(g);
+    if (!state) {
       run.fill_state(g, reinterpret_cast<char*>(block_.data()));
       state = reinterpret_cast<const char*>(block_.data());
     }
@@ -163,12 +192,13 @@ void throw_first_failure(const Plan& plan, const GroupLayout& layout, const std:
 void finalize_and_format(const Plan& plan, const GroupLayout& layout, const GroupRun& run, const PostPipeline& post,
                          std::vector<std::string>& text, int threads) {
   std::vector<RowFailure> failed(format_parts(run.n, threads));
+  const size_t block_bytes = group_block_bytes(run, layout);
   format_in_parts(run.n, threads, text, [&](size_t begin, size_t end, size_t p, std::string& out) {
     RowFinalizer fin(plan, layout);
     std::vector<Value> row(plan.finalized_output.size());
     RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
     for (size_t i = begin; i < end; ++i) {
-      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows);
+      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows, block_bytes);
       if (!fin.finalize(run, i, row.data(), f)) break;
       post.format_row(out, row.data());
     }
@@ -190,11 +220,12 @@ void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& r
   const size_t parts = range_parts(n, threads), nkeys = plan.group_keys;
   std::vector<StringArena> arenas(parts);
   std::vector<RowFailure> failed(parts);
+  const size_t block_bytes = group_block_bytes(run, layout);
   parallel_for(parts, threads, [&](size_t p, int) {
     RowFinalizer fin(plan, layout);
     RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
     for (size_t i = n * p / parts, end = n * (p + 1) / parts; i < end; ++i) {
-      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows);
+      if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows, block_bytes);
       Value* row = out.row(i);
       if (!fin.finalize(run, i, row, f)) break;
       for (size_t c = nkeys; c < out.width(); ++c)

@@ -28,15 +28,21 @@ struct GroupRun {
   KeyRows keys;  // by group
   // Non-null: string keys hold an offset from here in StrRef::ptr.
   const char* string_base = nullptr;
-  // Group g's aggregate states (GroupLayout) at states + g * state_stride;
-  // or, with states null, written into a block by fill_state(g, block).
+  // Group g's aggregate states (GroupLayout) at states + g * state_stride,
+  // or (keys.rows set) at keys.rows[g] + state_offset; or, with neither,
+  // written into a block by fill_state(g, block).
   const char* states = nullptr;
   size_t state_stride = 0;
+  size_t state_offset = 0;
   std::function<void(size_t g, char* block)> fill_state;
   // Group g's holistic aggregates at holistic[g * plan.holistic.size()]; null without them.
   const Value* holistic = nullptr;
 
   size_t group(size_t i) const { return order ? order[i] : i; }
+  // Group g's states where they are held (null: fill_state makes them).
+  const char* held_state(size_t g) const {
+    return keys.rows ? keys.rows[g] + state_offset : states ? states + g * state_stride : nullptr;
+  }
 };
 
 // Where the groups of a result come from, in output order.
@@ -52,19 +58,22 @@ class OrderedGroups {
 // Groups per run when written: a run's finalized rows, some tens of MiB.
 constexpr size_t kResultRunRows = 1 << 18;
 
-// The groups of a host table in output order, in runs of `run_rows`: sorted
-// by their keys, on up to `threads` threads, when made. `holistic` as in
-// GroupRun.
+// The groups of host tables in output order, in runs of `run_rows`: sorted
+// by their keys, on up to `threads` threads, when made. The tables share no
+// group; group numbers run through them in turn. `holistic` as in GroupRun.
 class SortedHostGroups : public OrderedGroups {
  public:
-  SortedHostGroups(const Plan& plan, const GroupTable& groups, const Value* holistic, int threads,
-                   size_t run_rows = kResultRunRows);
-  size_t size() const override { return order_.size(); }
+  SortedHostGroups(const Plan& plan, const std::vector<const GroupTable*>& tables, const Value* holistic,
+                   int threads, size_t run_rows = kResultRunRows);
+  size_t size() const override { return n_; }
   GroupRun next() override;
 
  private:
   GroupRun all_;
-  std::vector<uint32_t> order_;
+  // Several tables: each group's block, in output order once sorted.
+  std::vector<const char*> rows_;
+  std::vector<uint32_t> order_;  // one table: its groups in output order
+  size_t n_ = 0;
   size_t run_rows_;
   size_t at_ = 0;
 };

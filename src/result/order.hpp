@@ -9,11 +9,15 @@
 
 namespace warpcsv {
 
-// Where row r's key k is: ((const Value*)(base + r * stride))[k].
+// Where row r's key k is: ((const Value*)(row(r)))[k], row r's keys
+// being at base + r * stride, or, with `rows` set, at rows[r] (the groups
+// of several tables).
 struct KeyRows {
   const char* base = nullptr;
   size_t stride = 0;  // bytes from one row's keys to the next's
-  const Value& at(size_t r, size_t k) const { return reinterpret_cast<const Value*>(base + r * stride)[k]; }
+  const char* const* rows = nullptr;
+  const char* row(size_t r) const { return rows ? rows[r] : base + r * stride; }
+  const Value& at(size_t r, size_t k) const { return reinterpret_cast<const Value*>(row(r))[k]; }
 };
 
 // How sort_order orders: by packed codes where the keys fit 128 bits

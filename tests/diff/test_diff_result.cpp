@@ -1,6 +1,7 @@
 // The aggregate result in runs: whatever the groups per run and the threads,
 // a run writes the same bytes, the same error and exit code, with keys of
 // every type ordered as the CPU executor orders them.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@ struct Outcome {
 };
 
 Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std::string& input, uint64_t run_rows,
-                      int threads, OutputFormat format = OutputFormat::Csv) {
+                      int threads, OutputFormat format = OutputFormat::Csv, uint64_t thread_tables_budget = 0) {
   Options opts;
   opts.pipeline = pipeline;
   opts.files = {input};
@@ -32,6 +33,8 @@ Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std
   opts.quiet = true;
   opts.format = format;
   opts.result_run_rows = run_rows;
+  opts.thread_tables_budget = thread_tables_budget;
+  if (thread_tables_budget) opts.chunk_size = 4096;  // many windows, a fold after each
   opts.output_path = dir.file("out.txt");
   std::remove(opts.output_path.c_str());
   Outcome r;
@@ -78,6 +81,27 @@ TEST_CASE("result: runs of any size and any threads write the same bytes") {
         }
     }
   }
+}
+
+// Groups by keys fold part by part and are written from the parts; with a
+// holistic aggregate the same groups take the one-table way. Both must give
+// the same rows, on any threads, with the thread tables folded early.
+TEST_CASE("result: groups folded in parts write what one table writes") {
+  TempDir dir;
+  const std::string input = dir.file("keys.csv");
+  write_file(input, key_types_csv(11, 20000, 3000));
+  const std::string parts = "groupby s, i, f | agg count() as n, sum(v) as t, min(v) as lo";
+  const std::string one_table = "groupby s, i, f | agg count() as n, sum(v) as t, min(v) as lo, median(v) | select s, i, f, n, t, lo";
+  const Outcome want = run_with_runs(dir, one_table, input, 0, 1);
+  REQUIRE(want.code == 0);
+  REQUIRE(std::count(want.out.begin(), want.out.end(), '\n') > 1000);
+  for (int threads : {1, 2, 4})
+    for (uint64_t budget : {uint64_t{0}, uint64_t{1}}) {
+      INFO("threads " << threads << ", thread tables budget " << budget);
+      const Outcome got = run_with_runs(dir, parts, input, 0, threads, OutputFormat::Csv, budget);
+      CHECK(got.code == 0);
+      CHECK(got.out == want.out);
+    }
 }
 
 TEST_CASE("result: aligned formats hold the runs' rows until the end") {

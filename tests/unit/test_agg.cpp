@@ -15,6 +15,7 @@
 
 #include "catch.hpp"
 #include "exec/group_table.hpp"
+#include "exec/grow_array.hpp"
 #include "exec/holistic.hpp"
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"
@@ -744,10 +745,10 @@ TEST_CASE("group table: groups appended as distinct are found again, and new one
   CHECK(t.size() == n + 1);
 }
 
-// Thread tables folded on threads by hash partition must hold what folding
-// them one after another gives: the same groups, the same states (sums,
-// string maxima whose bytes the merged table owns, first values by order).
-TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
+namespace {
+
+// Keys (string, int), and a sum, a string max and a string first per group.
+GroupLayout merge_test_layout() {
   GroupLayout layout;
   layout.key_types = {Type::String, Type::Int};
   const AggOp ops[] = {AggOp::SumExact, AggOp::Max, AggOp::First};
@@ -762,30 +763,67 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
     layout.aggs.push_back(d);
   }
   layout.state_bytes = off;
-  // Six thread tables of 20000 rows each over 60000 keys: they overlap. The
-  // same tables every call (one seed).
-  auto make_thread_tables = [&] {
-    std::mt19937_64 rng(11);
-    std::vector<std::unique_ptr<GroupTable>> made;
-    uint64_t order = 0;
-    for (int t = 0; t < 6; ++t) {
-      made.push_back(std::make_unique<GroupTable>(&layout));
-      GroupTable& table = *made.back();
-      for (int r = 0; r < 20000; ++r) {
-        const uint64_t key = rng() % 60000;
-        const std::string s = "k" + std::to_string(key);
-        const std::string v = "v" + std::to_string(rng() % 100000);  // a row's bytes: copied on store
-        const Value keys[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
-                               Value::of_int(static_cast<int64_t>(key % 3))};
-        char* block = table.find_or_insert(keys, table.hash_keys(keys));
-        const Value x[3] = {Value::of_int(static_cast<int64_t>(rng() % 1000) - 500),
-                            Value::of_str(v.data(), static_cast<uint32_t>(v.size())),
-                            Value::of_str(v.data(), static_cast<uint32_t>(v.size()))};
-        bool strings = false;
-        for (int a = 0; a < 3; ++a) strings |= agg_update(layout.aggs[a], block, x[a], Value{}, order++);
-        if (strings) table.stabilize_strings(block);
-      }
+  return layout;
+}
+
+// Six threads' rows, 20000 each over 60000 keys (they overlap), the same
+// every call (one seed): row(thread, keys, args, order) for each.
+template <class Row>
+void merge_test_rows(Row&& row) {
+  std::mt19937_64 rng(11);
+  uint64_t order = 0;
+  for (int t = 0; t < 6; ++t)
+    for (int r = 0; r < 20000; ++r) {
+      const uint64_t key = rng() % 60000;
+      const std::string s = "k" + std::to_string(key);
+      const std::string v = "v" + std::to_string(rng() % 100000);  // a row's bytes: copied on store
+      const Value keys[2] = {Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
+                             Value::of_int(static_cast<int64_t>(key % 3))};
+      const Value x[3] = {Value::of_int(static_cast<int64_t>(rng() % 1000) - 500),
+                          Value::of_str(v.data(), static_cast<uint32_t>(v.size())),
+                          Value::of_str(v.data(), static_cast<uint32_t>(v.size()))};
+      row(t, keys, x, order++);
     }
+}
+
+void update_group(const GroupLayout& layout, GroupTable& table, const Value* keys, const Value* x, uint64_t order) {
+  char* block = table.find_or_insert(keys, table.hash_keys(keys));
+  bool strings = false;
+  for (int a = 0; a < 3; ++a) strings |= agg_update(layout.aggs[a], block, x[a], Value{}, order);
+  if (strings) table.stabilize_strings(block);
+}
+
+std::string merge_test_state(const GroupLayout& layout, const char* state) {
+  const auto* sum = reinterpret_cast<const SumExactState*>(state + layout.aggs[0].offset);
+  const auto* max = reinterpret_cast<const ExtremeState*>(state + layout.aggs[1].offset);
+  const auto* first = reinterpret_cast<const OrderedState*>(state + layout.aggs[2].offset);
+  return std::to_string(static_cast<int64_t>(sum->sum)) + "/" + std::to_string(sum->n) + "/" +
+         std::string(max->v.s.ptr, max->v.s.len) + "/" + std::string(first->v.s.ptr, first->v.s.len) + "/" +
+         std::to_string(first->order);
+}
+
+// Every thread's rows folded into one table, one after another.
+GroupTable merged_one_by_one(const GroupLayout& layout) {
+  GroupTable all(&layout);
+  merge_test_rows([&](int, const Value* keys, const Value* x, uint64_t order) {
+    update_group(layout, all, keys, x, order);
+  });
+  return all;
+}
+
+}  // namespace
+
+// Thread tables folded on threads by hash partition must hold what folding
+// them one after another gives: the same groups, the same states (sums,
+// string maxima whose bytes the merged table owns, first values by order).
+TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
+  const GroupLayout layout = merge_test_layout();
+  auto make_thread_tables = [&] {
+    std::vector<std::unique_ptr<GroupTable>> made;
+    for (int t = 0; t < 6; ++t) made.push_back(std::make_unique<GroupTable>(&layout));
+    merge_test_rows([&](int t, const Value* keys, const Value* x, uint64_t order) {
+      update_group(layout, *made[static_cast<size_t>(t)], keys, x, order);
+    });
     return made;
   };
   auto pointers = [](const std::vector<std::unique_ptr<GroupTable>>& owned) {
@@ -793,19 +831,8 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
     for (const auto& t : owned) p.push_back(t.get());
     return p;
   };
-  GroupTable one_by_one(&layout);
-  {
-    const auto owned = make_thread_tables();
-    for (const GroupTable* t : pointers(owned)) one_by_one.merge_from(*t);
-  }
-  auto state_text = [&](const char* state) {
-    const auto* sum = reinterpret_cast<const SumExactState*>(state + layout.aggs[0].offset);
-    const auto* max = reinterpret_cast<const ExtremeState*>(state + layout.aggs[1].offset);
-    const auto* first = reinterpret_cast<const OrderedState*>(state + layout.aggs[2].offset);
-    return std::to_string(static_cast<int64_t>(sum->sum)) + "/" + std::to_string(sum->n) + "/" +
-           std::string(max->v.s.ptr, max->v.s.len) + "/" + std::string(first->v.s.ptr, first->v.s.len) + "/" +
-           std::to_string(first->order);
-  };
+  const GroupTable one_by_one = merged_one_by_one(layout);
+  auto state_text = [&](const char* state) { return merge_test_state(layout, state); };
   for (int threads : {1, 2, 3, 8}) {
     for (bool start_with_groups : {false, true}) {
       INFO("threads " << threads << ", starting with groups " << start_with_groups);
@@ -858,6 +885,75 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
       }
       CHECK(merged.size() == one_by_one.size());  // every group was found, none inserted
       CHECK(differ == 0);
+    }
+  }
+}
+
+// Arrays past 2 MiB move to mappings of their own and grow by remapping:
+// what was written stays, and assign_zero gives zeroes even over pages the
+// array wrote before.
+TEST_CASE("grow array: elements survive growth into a mapping; assign_zero zeroes") {
+  GrowArray<uint64_t> a;
+  for (uint64_t i = 0; i < (3u << 20); ++i) a.push_back(i * 7 + 1);  // 24 MiB, past the mapping size
+  size_t wrong = 0;
+  for (uint64_t i = 0; i < a.size(); ++i) wrong += a[i] != i * 7 + 1;
+  CHECK(wrong == 0);
+  GrowArray<uint64_t> b = std::move(a);
+  CHECK(a.size() == 0);
+  CHECK(b.size() == (3u << 20));
+  CHECK(b[12345] == 12345 * 7 + 1);
+  for (size_t n : {size_t{100}, size_t{1} << 20, size_t{5} << 20}) {
+    b.assign_zero(n);
+    REQUIRE(b.size() == n);
+    CHECK(std::count(b.data(), b.data() + n, uint64_t{0}) == static_cast<std::ptrdiff_t>(n));
+    for (size_t i = 0; i < n; i += 4099) b[i] = 9;  // dirty it for the next round
+  }
+  b.resize(b.size() + 1000);  // grows a mapping already made
+  CHECK(b[4099] == 9);
+}
+
+// Tables split by hash into parts fold part by part, each into the largest
+// of its kind: the groups and states of folding every row into one table,
+// however many threads fold and whether the result held groups before.
+TEST_CASE("group table: partitioned tables fold part by part to the groups and states of one table") {
+  const GroupLayout layout = merge_test_layout();
+  const GroupTable one_by_one = merged_one_by_one(layout);
+  for (int threads : {1, 3}) {
+    for (bool fold_twice : {false, true}) {
+      INFO("threads " << threads << ", folded twice " << fold_twice);
+      PartitionedGroups merged(&layout, 16);
+      {
+        std::vector<std::unique_ptr<PartitionedGroups>> owned;
+        for (int t = 0; t < 6; ++t) owned.push_back(std::make_unique<PartitionedGroups>(&layout, 16));
+        std::vector<PartitionedGroups*> inputs;
+        for (const auto& t : owned) inputs.push_back(t.get());
+        int folds = 0;
+        merge_test_rows([&](int t, const Value* keys, const Value* x, uint64_t order) {
+          if (fold_twice && t == 3 && folds == 0) {  // half the rows are in: fold them, as a memory budget does
+            merged.fold(inputs, threads);
+            ++folds;
+            for (const PartitionedGroups* in : inputs) CHECK(in->size() == 0);
+          }
+          update_group(layout, owned[static_cast<size_t>(t)]->part_for(merged.hash_keys(keys)), keys, x, order);
+        });
+        merged.fold(inputs, threads);
+        for (const PartitionedGroups* in : inputs) CHECK(in->size() == 0);
+      }  // the threads' tables are gone: the merged parts must own every string they hold
+      REQUIRE(merged.size() == one_by_one.size());
+      size_t differ = 0, misplaced = 0;
+      for (size_t g = 0; g < one_by_one.size(); ++g) {
+        const uint64_t hash = one_by_one.hash_keys(one_by_one.keys(g));
+        GroupTable& part = merged.part_for(hash);
+        const size_t before = part.size();
+        differ += merge_test_state(layout, part.find_or_insert(one_by_one.keys(g), hash)) !=
+                  merge_test_state(layout, one_by_one.state(g));
+        misplaced += part.size() != before;  // a group not where its hash says
+      }
+      CHECK(misplaced == 0);
+      CHECK(differ == 0);
+      size_t in_tables = 0;
+      for (const GroupTable* t : merged.tables()) in_tables += t->size();
+      CHECK(in_tables == one_by_one.size());
     }
   }
 }
