@@ -895,7 +895,9 @@ class Gpu {
       for (size_t a = 0; a < layout.aggs.size(); ++a) state_from_words(layout.aggs[a], w + hplan_.aggs[a].word, state);
     });
     // The GPU hashed the keys with GroupTable's function; the index uses them.
-    WCSV_EXPECTS(hashes[0] == out.hash_keys(out.keys(0)), "GPU and host group hashes differ");
+    std::vector<Value> first(static_cast<size_t>(nkeys) + 1);
+    out.keys_of(0, first.data());
+    WCSV_EXPECTS(hashes[0] == out.hash_keys(first.data()), "GPU and host group hashes differ");
   }
 
   // The table in output order, read back `run_rows` groups at a time

@@ -36,7 +36,12 @@ AggOp op_for(const AggSpec& s) {
 
 GroupLayout GroupLayout::from_plan(const Plan& plan) {
   GroupLayout l;
-  for (const auto& k : plan.scan.keys) l.key_types.push_back(k.result.type);
+  for (const auto& k : plan.scan.keys) {
+    l.key_types.push_back(k.result.type);
+    // A column as read holds 64 bits; a computed int may hold more.
+    const bool column = k.code.size() == 1 && k.code[0].op == Op::Column;
+    l.narrow_keys.push_back(k.result.type == Type::Bool || column);
+  }
   uint32_t off = 0;
   for (const auto& s : plan.scan.aggs) {
     AggDesc d{};
@@ -56,7 +61,8 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
 GroupTable::GroupTable(const GroupLayout* layout)
     : layout_(layout),
       nkeys_(layout->key_types.size()),
-      key_bytes_((nkeys_ * sizeof(Value) + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign),
+      packed_(layout->key_types, layout->narrow_keys),
+      key_bytes_((packed_.bytes() + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign),
       block_bytes_(key_bytes_ + layout->state_bytes) {
   slots_.assign_zero(64);
   mask_ = 63;
@@ -71,10 +77,7 @@ char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
     if (s == 0) return insert_new(keys, hash, slot);
     if ((s & 0xffffffff00000000ull) == tag) {
       char* b = block((s & 0xffffffffull) - 1);
-      const Value* k = reinterpret_cast<const Value*>(b);
-      bool eq = true;
-      for (size_t i = 0; i < nkeys_ && eq; ++i) eq = key_equal(k[i], keys[i], layout_->key_types[i]);
-      if (eq) return b + key_bytes_;
+      if (packed_.equal(b, keys)) return b + key_bytes_;
     }
     slot = (slot + 1) & mask_;
   }
@@ -87,11 +90,9 @@ char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   hashes_.push_back(hash);
   blocks_.resize(blocks_.size() + block_bytes_);
   char* b = block(g);
-  Value* k = reinterpret_cast<Value*>(b);
-  for (size_t i = 0; i < nkeys_; ++i) {
-    k[i] = keys[i];
-    if (!k[i].null && layout_->key_types[i] == Type::String) k[i].s = strings_.add(keys[i].s);
-  }
+  packed_.pack(keys, b);
+  for (size_t i = 0; i < nkeys_; ++i)
+    if (!keys[i].null && layout_->key_types[i] == Type::String) packed_.set_string(b, i, strings_.add(keys[i].s).ptr);
   for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
   if ((g + 1) * 2 > slots_.size()) grow();
   return block(g) + key_bytes_;
@@ -136,8 +137,10 @@ void GroupTable::stabilize_strings(char* block) {
 }
 
 void GroupTable::merge_from(const GroupTable& other, uint32_t* where) {
+  std::vector<Value> keys(nkeys_ + 1);
   for (size_t g = 0; g < other.size(); ++g) {
-    char* dst = find_or_insert(other.keys(g), other.hashes_[g]);
+    other.keys_of(g, keys.data());
+    char* dst = find_or_insert(keys.data(), other.hashes_[g]);
     if (where) where[g] = static_cast<uint32_t>(group_of(dst));
     bool copied = false;
     for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, other.state(g));
@@ -187,13 +190,15 @@ void GroupTable::merge_all(const std::vector<const GroupTable*>& tables, int thr
     if (renumbered && mine.size()) renumbered->back().resize(mine.size());
     parallel_for(nparts, threads, [&](size_t p, int) {
       GroupTable& out = parts[p];
+      std::vector<Value> keys(nkeys_ + 1);
       size_t most = 0;
       for (const auto& l : listed) most = std::max(most, l[p].size());
       out.reserve(most);
       for (size_t i = 0; i < inputs.size(); ++i) {
         const GroupTable& t = *inputs[i];
         for (const uint32_t g : listed[i][p]) {
-          char* dst = out.find_or_insert(t.keys(g), t.hashes_[g]);
+          t.keys_of(g, keys.data());
+          char* dst = out.find_or_insert(keys.data(), t.hashes_[g]);
           if (renumbered) (*renumbered)[i][g] = static_cast<uint32_t>(out.group_of(dst));
           bool copied = false;
           for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, t.state(g));

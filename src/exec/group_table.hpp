@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/grow_array.hpp"
+#include "exec/packed_keys.hpp"
 #include "exec/parallel.hpp"
 
 #include "warpcsv/core/agg.hpp"
@@ -21,6 +22,9 @@ namespace warpcsv {
 // Key types and aggregate layout shared by every table of a run.
 struct GroupLayout {
   std::vector<Type> key_types;
+  // Per key: an int, date or timestamp read as a column, so 64 bits hold it
+  // (PackedKeys); computed ones may need 128.
+  std::vector<bool> narrow_keys;
   std::vector<AggDesc> aggs;
   uint32_t state_bytes = 0;  // one group's block, a multiple of kAggStateAlign
 
@@ -78,10 +82,12 @@ class GroupTable {
     blocks_.resize(blocks_.size() + n * block_bytes_);
     strings_.adopt(std::move(strings));
     parallel_ranges(n, threads, [&](size_t b, size_t e) {
+      std::vector<Value> keys(nkeys_ + 1);
       for (size_t g = first + b; g < first + e; ++g) {
         char* b = block(g);
         for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
-        fill(g - first, reinterpret_cast<Value*>(b), b + key_bytes_);
+        fill(g - first, keys.data(), b + key_bytes_);
+        packed_.pack(keys.data(), b);
       }
     });
     indexed_ = false;
@@ -113,7 +119,12 @@ class GroupTable {
   // Gives a string that an agg_update/agg_merge just stored a stable copy.
   void stabilize_strings(char* block);
 
-  const Value* keys(size_t g) const { return reinterpret_cast<const Value*>(block(g)); }
+  // Group g's key k, and all its keys into `out` (nkeys Values).
+  Value key(size_t g, size_t k) const { return packed_.unpack(block(g), k); }
+  void keys_of(size_t g, Value* out) const { packed_.unpack_all(block(g), out); }
+  // Group g's block: its packed keys (packed_keys()), then its states.
+  const char* block_of(size_t g) const { return block(g); }
+  const PackedKeys& packed_keys() const { return packed_; }
   const char* state(size_t g) const { return block(g) + key_bytes_; }
   const GroupLayout& layout() const { return *layout_; }
   // Bytes from one group's keys (or states) to the next's.
@@ -137,7 +148,8 @@ class GroupTable {
 
   const GroupLayout* layout_;
   size_t nkeys_;
-  size_t key_bytes_;    // nkeys_ Values, rounded to kAggStateAlign
+  PackedKeys packed_;
+  size_t key_bytes_;    // packed_.bytes(), rounded to kAggStateAlign
   size_t block_bytes_;  // key_bytes_ + layout_->state_bytes
   GrowArray<uint64_t> slots_;  // (hash >> 32) << 32 | (group + 1); 0 = empty
   uint64_t mask_ = 0;

@@ -262,7 +262,7 @@ struct ScanGroupSource {  // the scan's groups, keyed by the agg's keys and then
   size_t segments() const { return 1; }
   size_t size(size_t) const { return in.size(); }
   uint32_t group(size_t, size_t i) const { return group_of[i]; }
-  Value value(size_t, size_t i) const { return in.keys(i)[k]; }
+  Value value(size_t, size_t i) const { return in.key(i, k); }
   uint64_t weight(size_t, size_t i) const { return static_cast<uint64_t>(weights[i]); }
 };
 struct ListSource {  // the threads' lists of one argument
@@ -661,9 +661,11 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
   std::vector<uint64_t> hash(n);
   std::vector<uint16_t> part_of(n);
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    std::vector<Value> keys(in.layout().key_types.size() + 1);
     for (size_t g = b; g < e; ++g) {
-      hash[g] = out.hash_keys(in.keys(g));
-      part_of[g] = static_cast<uint16_t>(((hash[g] * 0x9e3779b97f4a7c15ull) >> 32) % nparts);
+      in.keys_of(g, keys.data());
+      hash[g] = out.hash_keys(keys.data());  // the agg's keys come first
+      part_of[g] = static_cast<uint16_t>(hash_part(hash[g], nparts));
       weight[g] = reinterpret_cast<const CountState*>(in.state(g) + weight_offset)->n;
     }
   });
@@ -671,9 +673,11 @@ HolisticGroups regroup_holistic(const Plan& plan, const GroupTable& in, int thre
   for (size_t p = 0; p < nparts; ++p) parts.emplace_back(r.layout.get());
   parallel_for(nparts, threads, [&](size_t p, int) {
     GroupTable& t = parts[p];
+    std::vector<Value> keys(in.layout().key_types.size() + 1);
     for (size_t g = 0; g < n; ++g) {
       if (part_of[g] != p) continue;
-      char* dst = t.find_or_insert(in.keys(g), hash[g]);
+      in.keys_of(g, keys.data());
+      char* dst = t.find_or_insert(keys.data(), hash[g]);
       group_of[g] = static_cast<uint32_t>(t.group_of(dst));
       bool copied = false;
       for (const auto& a : scan_layout.aggs) copied |= agg_merge(a, dst, in.state(g));
@@ -710,7 +714,7 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
     const ColumnType arg = plan.scan.keys[static_cast<size_t>(spec.key)].result;
     parallel_ranges(ngroups, threads, [&](size_t b, size_t e) {
       for (size_t g = b; g < e; ++g) {
-        const Value& v = out.keys(g)[spec.key];
+        const Value v = out.key(g, static_cast<size_t>(spec.key));
         if (v.null) continue;
         hg.values[g * nh + h] = spec.kind == AggKind::CountDistinct
                                     ? Value::of_int(1)

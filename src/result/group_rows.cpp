@@ -52,7 +52,7 @@ SortedHostGroups::SortedHostGroups(const Plan& plan, const std::vector<const Gro
   for (const GroupTable* t : tables) n_ += t->size();
   if (tables.size() == 1) {
     const GroupTable& groups = *tables[0];
-    all_.keys = KeyRows{reinterpret_cast<const char*>(groups.keys(0)), groups.block_bytes()};
+    all_.keys = KeyRows{groups.block_of(0), groups.block_bytes()};
     all_.states = groups.state(0);
     all_.state_stride = groups.block_bytes();
   } else if (!tables.empty()) {
@@ -62,11 +62,12 @@ SortedHostGroups::SortedHostGroups(const Plan& plan, const std::vector<const Gro
     for (size_t i = 0; i < tables.size(); ++i) first[i + 1] = first[i] + tables[i]->size();
     parallel_for(tables.size(), threads, [&](size_t i, int) {
       const GroupTable& t = *tables[i];
-      for (size_t g = 0; g < t.size(); ++g) rows_[first[i] + g] = reinterpret_cast<const char*>(t.keys(g));
+      for (size_t g = 0; g < t.size(); ++g) rows_[first[i] + g] = t.block_of(g);
     });
     all_.keys.rows = rows_.data();
-    all_.state_offset = static_cast<size_t>(tables[0]->state(0) - reinterpret_cast<const char*>(tables[0]->keys(0)));
+    all_.state_offset = static_cast<size_t>(tables[0]->state(0) - tables[0]->block_of(0));
   }
+  if (!tables.empty()) all_.keys.packed = &tables[0]->packed_keys();
   all_.holistic = holistic;
   std::vector<Type> types;
   for (size_t k = 0; k < plan.group_keys; ++k) types.push_back(plan.scan.keys[k].result.type);

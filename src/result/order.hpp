@@ -5,19 +5,23 @@
 #include <cstdint>
 #include <vector>
 
+#include "exec/packed_keys.hpp"
 #include "warpcsv/core/types.hpp"
 
 namespace warpcsv {
 
-// Where row r's key k is: ((const Value*)(row(r)))[k], row r's keys
-// being at base + r * stride, or, with `rows` set, at rows[r] (the groups
-// of several tables).
+// Where row r's keys are: at base + r * stride, or, with `rows` set, at
+// rows[r] (the groups of several tables); as Values, or packed as `packed`
+// says (a host table's groups).
 struct KeyRows {
   const char* base = nullptr;
   size_t stride = 0;  // bytes from one row's keys to the next's
   const char* const* rows = nullptr;
+  const PackedKeys* packed = nullptr;
   const char* row(size_t r) const { return rows ? rows[r] : base + r * stride; }
-  const Value& at(size_t r, size_t k) const { return reinterpret_cast<const Value*>(row(r))[k]; }
+  Value at(size_t r, size_t k) const {
+    return packed ? packed->unpack(row(r), k) : reinterpret_cast<const Value*>(row(r))[k];
+  }
 };
 
 // How sort_order orders: by packed codes where the keys fit 128 bits

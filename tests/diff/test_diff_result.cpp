@@ -53,6 +53,7 @@ const std::vector<std::string> kResultPipelines = {
     "groupby dt, ts, b | agg sum(v)",
     "groupby d, s, f | agg count() as n | filter n > 1",
     "groupby b, i * 1.0 * 1000000000000000000 | agg count()",  // keys past 64 bits
+    "groupby s, 123456789012345678901234567890 as big, i + 1 as j, dt | agg count()",  // an int key past 64 bits
     "groupby s, i | agg sum(v) as t | sort t desc, s | limit 9",
     "groupby s | agg median(v), count_distinct(i), sum(v)",
     "groupby s | agg count() | limit 3",

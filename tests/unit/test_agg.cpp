@@ -802,6 +802,12 @@ std::string merge_test_state(const GroupLayout& layout, const char* state) {
          std::to_string(first->order);
 }
 
+std::vector<Value> keys_of(const GroupTable& t, size_t g) {
+  std::vector<Value> k(t.layout().key_types.size());
+  t.keys_of(g, k.data());
+  return k;
+}
+
 // Every thread's rows folded into one table, one after another.
 GroupTable merged_one_by_one(const GroupLayout& layout) {
   GroupTable all(&layout);
@@ -849,7 +855,7 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
         REQUIRE(in_rest > (1u << 15));  // enough groups for the threaded path
         // Every group's keys before the merge: the inputs', then the merged table's own.
         auto key_text = [](const GroupTable& t, size_t g) {
-          const Value* k = t.keys(g);
+          const std::vector<Value> k = keys_of(t, g);
           return std::string(k[0].s.ptr, k[0].s.len) + "/" + std::to_string(static_cast<int64_t>(k[1].i));
         };
         std::vector<std::vector<std::string>> before(rest.size() + 1);
@@ -880,7 +886,8 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
       REQUIRE(merged.size() == one_by_one.size());
       size_t differ = 0;
       for (size_t g = 0; g < one_by_one.size(); ++g) {
-        const char* found = merged.find_or_insert(one_by_one.keys(g), one_by_one.hash_keys(one_by_one.keys(g)));
+        const std::vector<Value> k = keys_of(one_by_one, g);
+        const char* found = merged.find_or_insert(k.data(), one_by_one.hash_keys(k.data()));
         differ += state_text(found) != state_text(one_by_one.state(g));
       }
       CHECK(merged.size() == one_by_one.size());  // every group was found, none inserted
@@ -942,10 +949,11 @@ TEST_CASE("group table: partitioned tables fold part by part to the groups and s
       REQUIRE(merged.size() == one_by_one.size());
       size_t differ = 0, misplaced = 0;
       for (size_t g = 0; g < one_by_one.size(); ++g) {
-        const uint64_t hash = one_by_one.hash_keys(one_by_one.keys(g));
+        const std::vector<Value> k = keys_of(one_by_one, g);
+        const uint64_t hash = one_by_one.hash_keys(k.data());
         GroupTable& part = merged.part_for(hash);
         const size_t before = part.size();
-        differ += merge_test_state(layout, part.find_or_insert(one_by_one.keys(g), hash)) !=
+        differ += merge_test_state(layout, part.find_or_insert(k.data(), hash)) !=
                   merge_test_state(layout, one_by_one.state(g));
         misplaced += part.size() != before;  // a group not where its hash says
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "exec/packed_keys.hpp"
 #include "result/order.hpp"
 #include "warpcsv/core/eval.hpp"
 
@@ -105,5 +106,24 @@ TEST_CASE("sort_order: packed codes and comparing give the reference order on ke
             CHECK(sort_order(n, rows, types, desc, threads, SortMethod::Comparing) == want);
             CHECK(sort_order(n, rows, types, desc, threads, SortMethod::Auto) == want);
           }
+          // Packed as a host table packs them (ints in 64 bits unless some are wider),
+          // the keys come back as they were and sort the same.
+          const PackedKeys packed(types, std::vector<bool>(types.size(), !wide));
+          std::vector<char> buf(n * packed.bytes() + 1);
+          size_t changed = 0;
+          for (size_t r = 0; r < n; ++r) {
+            packed.pack(&keys[r * types.size()], buf.data() + r * packed.bytes());
+            for (size_t k = 0; k < types.size(); ++k) {
+              const Value& was = keys[r * types.size() + k];
+              const Value back = packed.unpack(buf.data() + r * packed.bytes(), k);
+              changed += !key_equal(was, back, types[k]) || was.null != back.null ||
+                         (types[k] == Type::Float && !was.null && std::signbit(was.f) != std::signbit(back.f));
+            }
+            changed += !packed.equal(buf.data() + r * packed.bytes(), &keys[r * types.size()]);
+          }
+          CHECK(changed == 0);
+          const KeyRows packed_rows{buf.data(), packed.bytes(), nullptr, &packed};
+          CHECK(sort_order(n, packed_rows, types, desc, 2, SortMethod::Auto) == want);
+          CHECK(sort_order(n, packed_rows, types, desc, 2, SortMethod::Comparing) == want);
         }
 }
