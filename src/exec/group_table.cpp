@@ -240,6 +240,7 @@ void GroupTable::append_disjoint(std::vector<GroupTable>& parts, int threads) {
 }
 
 PartitionedGroups::PartitionedGroups(const GroupLayout* layout, size_t nparts) : layout_(layout) {
+  WCSV_EXPECTS(nparts && (nparts & (nparts - 1)) == 0, "parts: a power of two");
   parts_.reserve(nparts);
   for (size_t p = 0; p < nparts; ++p) parts_.emplace_back(layout);
 }

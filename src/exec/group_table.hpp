@@ -11,6 +11,7 @@
 
 #include "exec/grow_array.hpp"
 #include "exec/packed_keys.hpp"
+#include "runtime/prefetch.hpp"
 #include "exec/parallel.hpp"
 
 #include "warpcsv/core/agg.hpp"
@@ -68,7 +69,7 @@ class GroupTable {
   void reserve(size_t groups);
   // Hints that the slot for `hash` will be looked up soon.
   void prefetch(uint64_t hash) const {
-    if (indexed_) __builtin_prefetch(&slots_[hash & mask_]);
+    if (indexed_) prefetch_read(&slots_[hash & mask_]);
   }
   // Appends n groups that differ from each other and from every group here
   // (one GPU's finished table), looking none up: fill(g, keys, state) writes
@@ -165,10 +166,14 @@ class GroupTable {
 // input part's memory goes as soon as it is folded.
 class PartitionedGroups {
  public:
+  // `nparts`: a power of two.
   PartitionedGroups(const GroupLayout* layout, size_t nparts);
 
-  GroupTable& part_for(uint64_t hash) { return parts_[hash_part(hash, parts_.size())]; }
-  void prefetch(uint64_t hash) const { parts_[hash_part(hash, parts_.size())].prefetch(hash); }
+  // hash_part's part, with a mask for its remainder: a division per row cost
+  // more than the lookup of a small table.
+  size_t part_of(uint64_t hash) const { return ((hash * 0x9e3779b97f4a7c15ull) >> 32) & (parts_.size() - 1); }
+  GroupTable& part_for(uint64_t hash) { return parts_[part_of(hash)]; }
+  void prefetch(uint64_t hash) const { parts_[part_of(hash)].prefetch(hash); }
   uint64_t hash_keys(const Value* keys) const { return parts_[0].hash_keys(keys); }
   size_t size() const;
   size_t memory_bytes() const;

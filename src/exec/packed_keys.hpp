@@ -91,8 +91,40 @@ class PackedKeys {
 
   // Whether the packed keys at `from` are `keys` (as key_equal compares).
   bool equal(const char* from, const Value* keys) const {
-    for (size_t k = 0; k < types_.size(); ++k)
-      if (!key_equal(unpack(from, k), keys[k], types_[k])) return false;
+    for (size_t k = 0; k < types_.size(); ++k) {
+      const Value& v = keys[k];
+      if ((from[k] != 0) != v.null) return false;
+      if (v.null) continue;
+      const char* p = from + offset_[k];
+      switch (types_[k]) {
+        case Type::String: {
+          uint32_t len;
+          const char* ptr;
+          std::memcpy(&len, p + 8, 4);
+          if (len != v.s.len) return false;
+          std::memcpy(&ptr, p, 8);
+          for (uint32_t i = 0; i < len; ++i)  // short keys: a call to memcmp costs more
+            if (ptr[i] != v.s.ptr[i]) return false;
+          break;
+        }
+        case Type::Float: {
+          double f;
+          std::memcpy(&f, p, 8);
+          if (!(f == v.f || (f != f && v.f != v.f))) return false;
+          break;
+        }
+        default:
+          if (wide_[k]) {
+            int128 x;
+            std::memcpy(&x, p, 16);
+            if (x != v.i) return false;
+          } else {
+            int64_t x;
+            std::memcpy(&x, p, 8);
+            if (x != v.i) return false;
+          }
+      }
+    }
     return true;
   }
 

@@ -11,6 +11,7 @@
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
+#include "runtime/prefetch.hpp"
 #include "runtime/stopwatch.hpp"
 
 namespace warpcsv {
@@ -104,14 +105,14 @@ bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].
 constexpr size_t kPrefetchRows = 8;
 
 // A run in its own order (from a GPU) is read in sequence; a host table's
-// group is one block of keys and states, `block_bytes` long.
+// group is one block of keys and states, `block_bytes` long, at random.
 size_t group_block_bytes(const GroupRun& run, const GroupLayout& layout) {
   return run.keys.rows ? run.state_offset + layout.state_bytes : run.keys.stride;
 }
 void prefetch_group(const GroupRun& run, size_t i, size_t block_bytes) {
-  if (!run.order) return;
+  if (!run.order && !run.keys.rows) return;
   const char* block = run.keys.row(run.group(i));
-  for (size_t b = 0; b < block_bytes; b += 64) __builtin_prefetch(block + b);
+  for (size_t b = 0; b < block_bytes; b += 64) prefetch_read(block + b);
 }
 
 // Finalizes rows of runs one at a time, on one thread: the keys, then the
