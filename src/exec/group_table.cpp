@@ -92,7 +92,8 @@ char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   char* b = block(g);
   packed_.pack(keys, b);
   for (size_t i = 0; i < nkeys_; ++i)
-    if (!keys[i].null && layout_->key_types[i] == Type::String) packed_.set_string(b, i, strings_.add(keys[i].s).ptr);
+    if (!keys[i].null && layout_->key_types[i] == Type::String && PackedKeys::needs_copy(keys[i]))
+      packed_.set_string(b, i, strings_.add(keys[i].s).ptr);
   for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
   if ((g + 1) * 2 > slots_.size()) grow();
   return block(g) + key_bytes_;

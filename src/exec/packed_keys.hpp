@@ -1,7 +1,9 @@
 // A group's keys as a host table stores them: a null byte per key, then
 // each key's payload in 8 or 16 bytes, instead of a 32-byte Value per key.
 // With millions of groups the keys are most of a table's memory and of the
-// cache lines a lookup touches (six keys: 80 bytes instead of 192).
+// cache lines a lookup touches (six keys: 80 bytes instead of 192). A string
+// of up to 15 bytes is held in its payload (its length in the last byte), so
+// comparing it reads no other memory; a longer one is a pointer and length.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -14,6 +16,8 @@ namespace warpcsv {
 
 class PackedKeys {
  public:
+  static constexpr uint32_t kInlineString = 15;  // longer strings live elsewhere (needs_copy)
+
   PackedKeys() = default;
   // `narrow[k]`: key k is an int, date or timestamp known to fit 64 bits
   // (a column as read); other such keys keep all 128 bits.
@@ -46,9 +50,15 @@ class PackedKeys {
       }
       switch (types_[k]) {
         case Type::String:
-          std::memcpy(p, &v.s.ptr, 8);
-          std::memcpy(p + 8, &v.s.len, 4);
-          std::memset(p + 12, 0, 4);
+          std::memset(p, 0, 16);
+          if (v.s.len <= kInlineString) {
+            if (v.s.len) std::memcpy(p, v.s.ptr, v.s.len);
+            p[15] = static_cast<char>(v.s.len);
+          } else {
+            std::memcpy(p, &v.s.ptr, 8);
+            std::memcpy(p + 8, &v.s.len, 4);
+            p[15] = kOutOfLine;
+          }
           break;
         case Type::Float: std::memcpy(p, &v.f, 8); break;
         default:
@@ -63,6 +73,8 @@ class PackedKeys {
     for (size_t b = types_.size(); b < offset_first(); ++b) to[b] = 0;
   }
 
+  // Key k's value; a string held inline points into `from`, which must
+  // stay where it is while the value is used.
   Value unpack(const char* from, size_t k) const {
     Value v = Value::make_null();
     if (from[k]) return v;
@@ -70,8 +82,13 @@ class PackedKeys {
     const char* p = from + offset_[k];
     switch (types_[k]) {
       case Type::String:
-        std::memcpy(&v.s.ptr, p, 8);
-        std::memcpy(&v.s.len, p + 8, 4);
+        if (p[15] == kOutOfLine) {
+          std::memcpy(&v.s.ptr, p, 8);
+          std::memcpy(&v.s.len, p + 8, 4);
+        } else {
+          v.s.ptr = p;
+          v.s.len = static_cast<uint8_t>(p[15]);
+        }
         break;
       case Type::Float: std::memcpy(&v.f, p, 8); break;
       default:
@@ -99,10 +116,14 @@ class PackedKeys {
       switch (types_[k]) {
         case Type::String: {
           uint32_t len;
-          const char* ptr;
-          std::memcpy(&len, p + 8, 4);
+          const char* ptr = p;
+          if (p[15] == kOutOfLine) {
+            std::memcpy(&len, p + 8, 4);
+            std::memcpy(&ptr, p, 8);
+          } else {
+            len = static_cast<uint8_t>(p[15]);
+          }
           if (len != v.s.len) return false;
-          std::memcpy(&ptr, p, 8);
           for (uint32_t i = 0; i < len; ++i)  // short keys: a call to memcmp costs more
             if (ptr[i] != v.s.ptr[i]) return false;
           break;
@@ -128,10 +149,14 @@ class PackedKeys {
     return true;
   }
 
-  // Points key k's string (not null) at `ptr`, same length.
+  // Whether key k (a string, not null), as packed, points at bytes that
+  // must be copied to outlive the row: then set_string points it at the copy.
+  static bool needs_copy(const Value& v) { return v.s.len > kInlineString; }
   void set_string(char* to, size_t k, const char* ptr) const { std::memcpy(to + offset_[k], &ptr, 8); }
 
  private:
+  static constexpr char kOutOfLine = static_cast<char>(0xff);  // last payload byte of a long string
+
   size_t offset_first() const { return offset_.empty() ? 0 : offset_[0]; }
 
   std::vector<Type> types_;
