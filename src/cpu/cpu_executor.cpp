@@ -278,14 +278,13 @@ class CpuScan {
   // The folded parts become the result: written from here, in key order,
   // when the driver takes groups where they are; else appended to its table.
   void hand_over_groups(ScanStats& stats) {
-    const std::vector<const GroupTable*> parts = merged_->tables();
     if (!s_.device_result) {
       global_groups_->append_disjoint(merged_->parts(), s_.threads);
       return;
     }
     for (GroupTable& part : merged_->parts()) part.drop_index();
     const auto t = std::chrono::steady_clock::now();
-    SortedHostGroups ordered(plan_, parts, nullptr, s_.threads, result_run_rows(*s_.opts));
+    SortedHostGroups ordered(plan_, merged_->tables(), nullptr, s_.threads, result_run_rows(*s_.opts));
     stats.stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t), 0, 0});
     if (s_.tracer) s_.tracer->host("result: sort", "stage", t, {{"groups", int64_t(ordered.size())}});
     (*s_.device_result)(ordered);

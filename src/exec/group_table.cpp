@@ -39,8 +39,7 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
   for (const auto& k : plan.scan.keys) {
     l.key_types.push_back(k.result.type);
     // A column as read holds 64 bits; a computed int may hold more.
-    const bool column = k.code.size() == 1 && k.code[0].op == Op::Column;
-    l.narrow_keys.push_back(k.result.type == Type::Bool || column);
+    l.narrow_keys.push_back(k.code.size() == 1 && k.code[0].op == Op::Column);
   }
   uint32_t off = 0;
   for (const auto& s : plan.scan.aggs) {

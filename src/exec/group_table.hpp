@@ -32,12 +32,11 @@ struct GroupLayout {
   static GroupLayout from_plan(const Plan& plan);
 };
 
-// Which of `nparts` parts a group of this hash goes to: the hash's middle
-// bits, mixed (slots use the low bits and tags the high ones, which stay
-// spread within a part).
-inline size_t hash_part(uint64_t hash, size_t nparts) {
-  return static_cast<size_t>(((hash * 0x9e3779b97f4a7c15ull) >> 32) % nparts);
-}
+// The bits that choose a group's part: the hash's middle bits, mixed (slots
+// use the low bits and tags the high ones, which stay spread within a part).
+inline uint64_t part_bits(uint64_t hash) { return (hash * 0x9e3779b97f4a7c15ull) >> 32; }
+// Which of `nparts` parts a group of this hash goes to.
+inline size_t hash_part(uint64_t hash, size_t nparts) { return static_cast<size_t>(part_bits(hash) % nparts); }
 
 class GroupTable {
  public:
@@ -171,7 +170,7 @@ class PartitionedGroups {
 
   // hash_part's part, with a mask for its remainder: a division per row cost
   // more than the lookup of a small table.
-  size_t part_of(uint64_t hash) const { return ((hash * 0x9e3779b97f4a7c15ull) >> 32) & (parts_.size() - 1); }
+  size_t part_of(uint64_t hash) const { return static_cast<size_t>(part_bits(hash) & (parts_.size() - 1)); }
   GroupTable& part_for(uint64_t hash) { return parts_[part_of(hash)]; }
   void prefetch(uint64_t hash) const { parts_[part_of(hash)].prefetch(hash); }
   uint64_t hash_keys(const Value* keys) const { return parts_[0].hash_keys(keys); }

@@ -34,11 +34,10 @@ class PackedKeys {
     bytes_ = types.empty() ? 0 : at;
   }
 
-  size_t count() const { return types_.size(); }
   uint32_t bytes() const { return bytes_; }  // a multiple of 8
-  const std::vector<Type>& types() const { return types_; }
 
-  // Writes keys[0..count) into `to` (bytes() long). Strings keep their pointers.
+  // Writes the keys into `to` (bytes() long); a string of over kInlineString
+  // bytes keeps its pointer (needs_copy).
   void pack(const Value* keys, char* to) const {
     for (size_t k = 0; k < types_.size(); ++k) {
       const Value& v = keys[k];
