@@ -8,11 +8,13 @@
 namespace warpcsv {
 
 enum class OutputFormat { Csv, Tsv, Json, Ndjson, Table, Markdown };
-enum class BadRows { Fail, Skip };
+// --bad-rows: stop at the first bad row, skip bad rows, or also keep rows that
+// lack trailing fields, with nulls for them (others are skipped).
+enum class BadRows { Fail, Skip, Pad };
 
 // How the bytes of a CSV file are to be read.
 struct DialectOptions {
-  char delimiter = ',';
+  std::string delimiter = ",";  // 1 to 4 bytes (kMaxDelimiterBytes)
   bool delimiter_auto = false;  // --delimiter auto: sniffed from the first input (io.hpp)
   char quote = '"';
   int escape = -1;   // -1: none

@@ -13,8 +13,8 @@ const std::vector<OptionSpec>& option_table() {
   static const std::vector<OptionSpec> kOptions = {
       // Input
       {'d', "delimiter", "C",
-       "field separator (default ','; '\\t' or 'tab' for a tab;\n"
-       "'auto' picks , ; tab or | from the first lines)",
+       "field separator (default ','; '\\t' or 'tab' for a tab; up to\n"
+       "4 bytes such as ', ' or '||'; 'auto' picks , ; tab or | from the first lines)",
        "Input", C::Choices, {",", ";", "tab", "|", "auto"}},
       {0, "no-header", nullptr, "first line is data; columns are named c1..cN", "Input", C::None, {}},
       {0, "names", "a,b,...", "column names (with --no-header) or new names for the header", "Input",
@@ -31,9 +31,11 @@ const std::vector<OptionSpec>& option_table() {
        "Input", C::None, {}},
       {0, "comment", "C", "skip lines that start with C", "Input", C::None, {}},
       {0, "skip", "N", "skip N lines before the header", "Input", C::None, {}},
-      {0, "bad-rows", "MODE", "fail (default: exit 3 at the first bad row) or skip (count on stderr)",
-       "Input", C::Choices, {"fail", "skip"}},
-      {0, "rejects", "FILE", "with --bad-rows skip: write each rejected line with file:line", "Input",
+      {0, "bad-rows", "MODE",
+       "fail (default: exit 3 at the first bad row), skip (count on stderr)\n"
+       "or pad (rows short of fields get nulls; other bad rows are skipped)",
+       "Input", C::Choices, {"fail", "skip", "pad"}},
+      {0, "rejects", "FILE", "with --bad-rows skip or pad: write each rejected or padded line with file:line", "Input",
        C::File, {}},
       // Output
       {'f', "format", "F", "csv (default), tsv, json, ndjson, table, markdown", "Output", C::Choices,

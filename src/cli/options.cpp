@@ -12,6 +12,7 @@
 
 #include "cli/option_table.hpp"
 #include "cli/version.hpp"
+#include "warpcsv/core/dialect.hpp"
 #include "warpcsv/errors.hpp"
 
 namespace warpcsv {
@@ -311,12 +312,18 @@ Options parse_options(int argc, char** argv) {
   if (app.count("--delimiter")) {
     // 'auto': chosen among , ; \t | from the first input's first bytes (src/io/sniff.cpp).
     o.dialect.delimiter_auto = delimiter == "auto";
-    if (!o.dialect.delimiter_auto && delimiter.size() > 1 && delimiter != "\\t" &&
-        delimiter != "tab" && static_cast<unsigned char>(delimiter[0]) < 0x80)
-      usage("--delimiter: expected one character, '\\t' or 'tab' for a tab, or 'auto' to detect "
-            "it; found '" + delimiter + "'");
-    if (!o.dialect.delimiter_auto)
-      o.dialect.delimiter = parse_char_option(delimiter, "--delimiter");
+    if (!o.dialect.delimiter_auto) {
+      if (delimiter == "\\t" || delimiter == "tab") delimiter = "\t";
+      if (delimiter.empty() || delimiter.size() > static_cast<size_t>(kMaxDelimiterBytes))
+        usage("--delimiter: expected 1 to 4 bytes (such as ',', ', ', '||' or '¦'), '\\t' or 'tab' for a tab, "
+              "or 'auto' to detect it; found '" + delimiter + "'");
+      if (delimiter.size() > 1 && std::any_of(delimiter.begin(), delimiter.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0;
+          }))
+        usage("--delimiter: a delimiter of several bytes cannot hold letters or digits (values hold them); "
+              "found '" + delimiter + "'; give punctuation such as ', ' or '||', or 'auto' to detect it");
+      o.dialect.delimiter = delimiter;
+    }
   }
   if (app.count("--quote")) o.dialect.quote = parse_char_option(quote, "--quote");
   if (o.dialect.quote == '\n' || o.dialect.quote == '\r') usage("--quote: a line break cannot be the quote character");
@@ -328,18 +335,21 @@ Options parse_options(int argc, char** argv) {
     o.dialect.escape = static_cast<unsigned char>(parse_char_option(escape, "--escape"));
   if (app.count("--comment"))
     o.dialect.comment = static_cast<unsigned char>(parse_char_option(comment, "--comment"));
-  char d = o.dialect.delimiter;
-  if (d == '\n' || d == '\r') usage("--delimiter: a line break cannot separate fields");
-  if (d == o.dialect.quote && !o.dialect.delimiter_auto)
-    usage(std::string("--delimiter and --quote are both '") + d +
+  const std::string& d = o.dialect.delimiter;
+  const bool delimiter_given = !o.dialect.delimiter_auto;
+  if (delimiter_given && (d.find('\n') != std::string::npos || d.find('\r') != std::string::npos))
+    usage("--delimiter: a line break cannot separate fields");
+  if (delimiter_given && d.find(o.dialect.quote) != std::string::npos)
+    usage(std::string("--delimiter '") + d + "' holds the quote character '" + o.dialect.quote +
           "'; give them different characters");
   // Each special byte must have one meaning, or the dialect is ambiguous.
   auto clash = [&](int c, const char* name) {
     if (c < 0) return;
     if (c == '\n' || c == '\r') usage(std::string(name) + ": a line break cannot be " + (name + 2));
-    if ((c == d && !o.dialect.delimiter_auto) || c == o.dialect.quote)
-      usage(std::string(name) + " '" + static_cast<char>(c) + "' is also the " +
-            (c == o.dialect.quote ? "quote" : "delimiter") + " character; give a different one");
+    const bool in_delimiter = delimiter_given && d.find(static_cast<char>(c)) != std::string::npos;
+    if (in_delimiter || c == o.dialect.quote)
+      usage(std::string(name) + " '" + static_cast<char>(c) + "' is also " +
+            (c == o.dialect.quote ? "the quote character" : "in the delimiter") + "; give a different one");
   };
   if (o.dialect.escape != o.dialect.quote) clash(o.dialect.escape, "--escape");
   clash(o.dialect.comment, "--comment");
@@ -351,10 +361,10 @@ Options parse_options(int argc, char** argv) {
   for (const auto& t : o.dialect.null_tokens)
     if (t.empty()) usage("--null: the empty field is always null; give a token such as NA");
 
-  o.bad_rows =
-      pick(bad_rows, choices_of("bad-rows"), "--bad-rows") == "fail" ? BadRows::Fail : BadRows::Skip;
-  if (!o.rejects_path.empty() && o.bad_rows != BadRows::Skip)
-    usage("--rejects needs --bad-rows skip (with the default 'fail' no row is rejected)");
+  const std::string mode = pick(bad_rows, choices_of("bad-rows"), "--bad-rows");
+  o.bad_rows = mode == "fail" ? BadRows::Fail : mode == "pad" ? BadRows::Pad : BadRows::Skip;
+  if (!o.rejects_path.empty() && o.bad_rows == BadRows::Fail)
+    usage("--rejects needs --bad-rows skip or pad (with the default 'fail' no row is rejected)");
 
   std::string f = pick(format, choices_of("format"), "--format");
   o.format = f == "csv"      ? OutputFormat::Csv

@@ -9,10 +9,10 @@
 
 #include "cpu/fast_row.hpp"
 #include "exec/holistic.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "exec/partitioner.hpp"
 #include "exec/post.hpp"
-#include "exec/row_issue.hpp"
+#include "io/row_issue.hpp"
 #include "exec/scan.hpp"
 #include "result/group_rows.hpp"
 #include "runtime/stopwatch.hpp"
@@ -195,6 +195,11 @@ class CpuScan {
             if (!more) break;
             const RowIssue& issue = r.issues[i];
             if (r.widen && i + 1 == r.issues.size()) throw TypeWidening{issue.field, issue.text, issue};
+            if (issue.kind == RowIssue::Padded) {  // kept: its row is among the output
+              ++stats.padded;
+              on_skip(issue);
+              continue;
+            }
             if (s_.opts->bad_rows == BadRows::Fail) throw InputError(describe_issue(issue));
             ++stats.skipped;
             on_skip(issue);
@@ -379,6 +384,7 @@ class CpuScan {
     }
     unsigned parity = 0;  // buffers of the row being parsed; pending[parity ^ 1] is outstanding
     const bool fail_fast = s_.opts->bad_rows == BadRows::Fail;
+    const bool pad_short_rows = s_.opts->bad_rows == BadRows::Pad;
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
     uint32_t row_in_partition = 0;
     const bool multi_column = ncols_ > 1;
@@ -421,10 +427,16 @@ class CpuScan {
         const ByteFound b = check_bytes(pw, j, w.data, row_begin, row_end);
         record_byte_issue(b.issue, b.pos, r);  // the first problem of the row by position
       }
-      if (r.error != RowError::None || (nfields != ncols_ && !(r.empty && !multi_column))) {
+      // --bad-rows pad: a well-formed row short of fields reads nulls for the missing ones.
+      const bool padded = pad_short_rows && nfields < ncols_ && r.error == RowError::None && !r.empty;
+      if (r.error != RowError::None || (nfields != ncols_ && !padded && !(r.empty && !multi_column))) {
         add_issue(make_row_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, r, nfields, ncols_));
         if (fail_fast) break;
         continue;
+      }
+      if (padded) {
+        for (size_t k = 0; k < nslots; ++k)
+          if (static_cast<uint32_t>(scan.used_columns[k]) >= nfields) spans[k] = Span{row_end, row_end, 0};
       }
       // Parse the used fields into typed slots.
       bool bad = false;
@@ -470,6 +482,8 @@ class CpuScan {
         if (fail_fast) break;
         continue;
       }
+      if (padded)  // reported once its values are known to be good, as the row is kept
+        add_issue(make_padded_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, nfields, ncols_));
       EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
       if (has_filter_) {
         const Value keep = eval_program(filter_, slots.data(), ctx);

@@ -25,7 +25,7 @@ template <class Sink>
 inline bool parse_plain_row(const Dialect& d, const char* p, uint64_t pos, uint64_t end, Sink&& sink,
                             RowResult& r) {
 #if defined(__SSE2__)
-  if (pos >= end) return false;
+  if (pos >= end || d.delimiter_len > 1) return false;
   const char first = p[pos];
   if (first == '\n' || first == '\r' || (d.comment >= 0 && static_cast<uint8_t>(first) == d.comment))
     return false;

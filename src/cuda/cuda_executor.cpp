@@ -36,7 +36,7 @@
 #include "cuda/pinned.hpp"
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "exec/batch_feed.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
@@ -288,6 +288,12 @@ class GpuDestination : public BatchDestination {
   std::atomic<bool> copy_begun{false};
 };
 
+// What the host reads of a batch's first phase.
+struct BatchSummary {
+  TransitionVector tv;  // the vector of the batch's own bytes
+  uint32_t newlines;    // its LF and CR bytes
+};
+
 struct Buffer {
   char* dev = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills a buffer
   GpuDestination dest;  // fills dev
@@ -306,10 +312,9 @@ struct Buffer {
   // --profile's GPU busy times; `*_queued`: recorded for this batch.
   cudaEvent_t vector_at[2] = {}, rows_at[2] = {};
   bool vector_queued = false, rows_queued = false;
-  // Pinned: [0] the batch's vector, read by the host callback that
-  // publishes it; [1] its LF and CR count (rows_bound), on the host once
-  // vector_at[1] is done.
-  uint32_t* tv_host = nullptr;
+  // Pinned: the batch's vector, read by the host callback that publishes it,
+  // and its LF and CR count (rows_bound), on the host once vector_at[1] is done.
+  BatchSummary* summary_host = nullptr;
   StateChain* chain = nullptr;
 };
 
@@ -404,7 +409,7 @@ struct Staging {
   GpuShape shape;  // what its launches are sized by
   cudaStream_t copy = nullptr, compute = nullptr;  // copy: tables back to the host
   Buffer ring[kRing];
-  uint32_t* tv_host = nullptr;  // pinned, two words per ring buffer
+  BatchSummary* summary_host = nullptr;  // pinned, one per ring buffer
   GpuScratch scratch{};
   GpuCounters* counters = nullptr;   // on the GPU; zeroed for each run
   GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
@@ -450,7 +455,7 @@ struct Staging {
     WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
     WCSV_CUDA_TRY(cudaMalloc(&counters, sizeof(GpuCounters)));
     const uint64_t nseg = segments_of(batch) + 1;
-    WCSV_CUDA_TRY(cudaMallocHost(&tv_host, 2 * sizeof(uint32_t) * kRing));
+    WCSV_CUDA_TRY(cudaMallocHost(&summary_host, sizeof(BatchSummary) * kRing));
     for (int i = 0; i < kRing; ++i) {
       Buffer& b = ring[i];
       WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
@@ -458,10 +463,10 @@ struct Staging {
       WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
       for (cudaEvent_t* e : {b.vector_at, b.vector_at + 1, b.rows_at, b.rows_at + 1}) WCSV_CUDA_TRY(cudaEventCreate(e));
       WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * 4));
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * 4));
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * sizeof(TransitionVector)));
+      WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * sizeof(TransitionVector)));
       WCSV_CUDA_TRY(cudaMalloc(&b.v.census, 2 * sizeof(uint32_t)));
-      b.tv_host = tv_host + 2 * i;
+      b.summary_host = summary_host + i;
       b.dest.copy = b.copy;
       b.dest.gpu = id;
       b.dest.dev = b.dev;
@@ -508,7 +513,7 @@ struct Staging {
         if (e) cudaEventDestroy(e);
       if (b.copy) cudaStreamDestroy(b.copy);
     }
-    cudaFreeHost(tv_host);
+    cudaFreeHost(summary_host);
     cudaFree(scratch.counts);
     cudaFree(scratch.offsets);
     cudaFree(scratch.rows);
@@ -684,10 +689,12 @@ class Gpu {
     WCSV_CUDA_TRY(cudaStreamWaitEvent(compute_, buf.copied, 0));
     const GpuBatch b = batch_of(buf, kRowStart);
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[0], compute_));
-    launch_batch_vector(b, dplan_, buf.v, st_->scratch, st_->shape, compute_);
+    launch_batch_vector(b, dplan_, hplan_, buf.v, st_->scratch, st_->shape, compute_);
     const uint64_t nseg = segments_of(b.row_end);
-    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host, buf.v.prefix + nseg, 4, cudaMemcpyDeviceToHost, compute_));
-    WCSV_CUDA_TRY(cudaMemcpyAsync(buf.tv_host + 1, buf.v.census + 1, 4, cudaMemcpyDeviceToHost, compute_));
+    WCSV_CUDA_TRY(cudaMemcpyAsync(&buf.summary_host->tv, buf.v.prefix + nseg, sizeof(TransitionVector),
+                                  cudaMemcpyDeviceToHost, compute_));
+    WCSV_CUDA_TRY(cudaMemcpyAsync(&buf.summary_host->newlines, buf.v.census + 1, sizeof(uint32_t),
+                                  cudaMemcpyDeviceToHost, compute_));
     WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
     buf.vector_queued = true;
     buf.chain = &chain;
@@ -1162,7 +1169,7 @@ class Gpu {
   // Host callback after a batch's vector reached pinned memory (no CUDA calls here).
   static void CUDART_CB publish(void* p) {
     const Buffer& buf = *static_cast<const Buffer*>(p);
-    buf.chain->publish(buf.read.span.index, *buf.tv_host);
+    buf.chain->publish(buf.read.span.index, buf.summary_host->tv);
   }
 
   // At most the rows that start in the batch in `buf` (each adds at most one
@@ -1173,7 +1180,7 @@ class Gpu {
   // table that much smaller.
   uint64_t rows_bound(const Buffer& buf) const {
     const uint64_t by_bytes = buf.read.span.own / std::max<size_t>(1, ncols_);
-    return std::min<uint64_t>(by_bytes, uint64_t{buf.tv_host[1]} + 1);
+    return std::min<uint64_t>(by_bytes, uint64_t{buf.summary_host->newlines} + 1);
   }
 
   // Makes sure the table cannot fill during the rows of the batch in `buf`.

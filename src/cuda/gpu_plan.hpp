@@ -140,8 +140,8 @@ inline uint64_t segments_of(uint64_t bytes) { return (bytes + kSegBytes - 1) / k
 // Per batch: each 64-byte segment's transition vector and the exclusive scan
 // of them; prefix[nseg] is the vector of the batch's own bytes.
 struct BatchVectors {
-  uint32_t* tv;      // nseg + 1
-  uint32_t* prefix;  // nseg + 1
+  TransitionVector* tv;      // nseg + 1
+  TransitionVector* prefix;  // nseg + 1
   // Two words: [0] is set when the buffer holds a NUL or a byte >= 0x80;
   // [1] counts the LF and CR bytes of the batch's own bytes (newline_bits).
   uint32_t* census;
@@ -176,8 +176,10 @@ bool kernels_load_on(int device);
 size_t scan_temp_bytes(uint64_t nseg);
 
 // Phase 1 of a batch, on `stream`: the segment vectors and their scan (the
-// batch's start state is not needed). `plan` is device memory.
-void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
+// batch's start state is not needed). `plan` is device memory, `host_plan`
+// its host copy.
+void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan, const BatchVectors& v,
+                         GpuScratch& s,
                          const GpuShape& shape, cudaStream_t stream);
 
 // Phase 2, once b.start_state and b.first_is_row are known: row starts, then

@@ -32,7 +32,7 @@ constexpr int kCacheProbes = 8;
 using u64 = unsigned long long;
 
 struct TvCompose {
-  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const {
+  __device__ __forceinline__ TransitionVector operator()(TransitionVector a, TransitionVector b) const {
     return tv_compose(a, b);
   }
 };
@@ -71,26 +71,27 @@ __device__ __forceinline__ void for_segment_bytes(const char* data, uint64_t n, 
 }
 
 // tv[nseg] gets the identity, so an exclusive scan over nseg + 1 elements
-// leaves the whole batch's vector in its last element.
-template <int Block>
+// leaves the whole batch's vector in its last element. Only the dialect's
+// `States` first states are walked (a delimiter of one byte reaches 7 of 10).
+template <int Block, int States>
 __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t n, uint64_t nseg,
-                                                      const Dialect* d, uint32_t* tv) {
+                                                      const Dialect* d, TransitionVector* tv) {
   __shared__ SharedMachine m;
   load_machine(m, d);
   if (blockIdx.x == 0 && threadIdx.x == 0) tv[nseg] = tv_identity();
   for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
        seg += static_cast<uint64_t>(gridDim.x) * Block) {
-    uint8_t st[kNumStates];
+    uint8_t st[States];
 #pragma unroll
-    for (int s = 0; s < kNumStates; ++s) st[s] = static_cast<uint8_t>(s);
+    for (int s = 0; s < States; ++s) st[s] = static_cast<uint8_t>(s);
     for_segment_bytes(data, n, seg, [&](uint64_t, uint8_t c) {
       const uint8_t k = m.cls[c];
 #pragma unroll
-      for (int s = 0; s < kNumStates; ++s) st[s] = m.next[st[s] * kNumClasses + k];
+      for (int s = 0; s < States; ++s) st[s] = m.next[st[s] * kNumClasses + k];
     });
-    uint32_t v = 0;
+    TransitionVector v = tv_identity();
 #pragma unroll
-    for (int s = 0; s < kNumStates; ++s) v |= static_cast<uint32_t>(st[s]) << (3 * s);
+    for (int s = 0; s < States; ++s) v = tv_set(v, static_cast<uint8_t>(s), st[s]);
     tv[seg] = v;
   }
 }
@@ -129,7 +130,7 @@ __global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, uint32
 // terminator starts a row, except the LF of a CRLF (one terminator).
 template <int Block, bool Write>
 __global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nseg, const Dialect* d,
-                                                        const uint32_t* prefix, uint32_t* counts,
+                                                        const TransitionVector* prefix, uint32_t* counts,
                                                         const uint32_t* offsets, uint32_t* rows) {
   __shared__ SharedMachine m;
   load_machine(m, d);
@@ -670,8 +671,8 @@ unsigned grid_for(uint64_t items, int block, int sms) {
 size_t scan_temp_bytes(uint64_t nseg) {
   size_t a = 0, b = 0;
   const int n = static_cast<int>(nseg);
-  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(nullptr, a, static_cast<const uint32_t*>(nullptr),
-                                               static_cast<uint32_t*>(nullptr), TvCompose(),
+  WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(nullptr, a, static_cast<const TransitionVector*>(nullptr),
+                                               static_cast<TransitionVector*>(nullptr), TvCompose(),
                                                tv_identity(), n + 1));
   WCSV_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, b, static_cast<const uint32_t*>(nullptr),
                                               static_cast<uint32_t*>(nullptr), n));
@@ -699,13 +700,18 @@ bool kernels_load_on(int device) {
   return ok;
 }
 
-void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const BatchVectors& v, GpuScratch& s,
+void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan, const BatchVectors& v,
+                         GpuScratch& s,
                          const GpuShape& shape, cudaStream_t stream) {
   const int sms = shape.sms;
   const uint64_t nseg = segments_of(b.row_end);
   WCSV_EXPECTS(nseg + 1 <= s.seg_cap && nseg > 0, "GPU batch larger than its work arrays");
-  k_segment_tv<kScanBlock><<<grid_for(nseg, kScanBlock, sms), kScanBlock, 0, stream>>>(
-      b.data, b.row_end, nseg, &plan->dialect, v.tv);
+  const unsigned grid = grid_for(nseg, kScanBlock, sms);
+  if (host_plan.dialect.delimiter_len == 1)
+    k_segment_tv<kScanBlock, kOneByteDelimiterStates>
+        <<<grid, kScanBlock, 0, stream>>>(b.data, b.row_end, nseg, &plan->dialect, v.tv);
+  else
+    k_segment_tv<kScanBlock, kNumStates><<<grid, kScanBlock, 0, stream>>>(b.data, b.row_end, nseg, &plan->dialect, v.tv);
   WCSV_CUDA_TRY(cudaGetLastError());
   size_t bytes = s.cub_bytes;
   WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, v.tv, v.prefix, TvCompose(),

@@ -19,8 +19,8 @@
 #include <mutex>
 #include <vector>
 
-#include "exec/input.hpp"
-#include "exec/workers.hpp"
+#include "io/input.hpp"
+#include "runtime/workers.hpp"
 #include "warpcsv/core/dialect.hpp"
 
 namespace warpcsv {

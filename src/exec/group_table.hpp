@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
-#include "exec/grow_array.hpp"
+#include "runtime/grow_array.hpp"
 #include "exec/packed_keys.hpp"
 #include "runtime/prefetch.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/hash.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "warpcsv/core/int128.hpp"
 
 namespace warpcsv {

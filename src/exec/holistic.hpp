@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/group_table.hpp"
-#include "exec/grow_array.hpp"
+#include "runtime/grow_array.hpp"
 
 namespace warpcsv {
 

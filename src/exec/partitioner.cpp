@@ -3,13 +3,17 @@
 #include <cstring>
 
 #include "cpu/fast_row.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 
 namespace warpcsv {
 
 namespace {
 bool contains_byte(const char* p, uint64_t n, int c) {
   return c >= 0 && std::memchr(p, c, n) != nullptr;
+}
+bool is_delimiter_byte(const Dialect& d, char c) {
+  const uint8_t k = d.char_class[static_cast<uint8_t>(c)];
+  return k == kClassDelim || k >= kClassDelimByte1;
 }
 }  // namespace
 
@@ -26,19 +30,25 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   const ByteScan scan = scan_bytes(p, n, d.quote);
   if (!scan.has_byte && !contains_byte(p, n, d.escape) && !contains_byte(p, n, d.comment)) {
     *nul_or_high = scan.nul_or_high;
-    // Without those bytes, quoted tracks stay quoted and every unquoted track
-    // ends where the last byte leads; a comment track ends once a newline passes.
-    const uint8_t last = d.char_class[static_cast<uint8_t>(p[n - 1])];
-    const uint8_t plain = d.next[kUnquoted][last];
-    const bool newline = std::memchr(p, '\n', n) || std::memchr(p, '\r', n);
-    uint8_t end[kNumStates];
-    end[kRowStart] = end[kFieldStart] = end[kUnquoted] = end[kQuoteInQuoted] = plain;
-    end[kQuoted] = kQuoted;
-    end[kEscape] = kQuoted;
-    end[kComment] = newline ? plain : static_cast<uint8_t>(kComment);
-    TransitionVector tv = 0;
-    for (uint32_t s = 0; s < kNumStates; ++s) tv |= static_cast<uint32_t>(end[s]) << (3 * s);
-    return tv;
+    // Without those bytes, quoted tracks stay quoted, and every unquoted
+    // track is in the same state after the last byte that is not part of the
+    // delimiter; from there one walk gives their end. A comment track joins
+    // them once a newline passes.
+    uint64_t last_text = n;
+    while (last_text > 0 && is_delimiter_byte(d, p[last_text - 1])) --last_text;
+    if (last_text > 0) {
+      uint8_t plain = d.next[kUnquoted][d.char_class[static_cast<uint8_t>(p[last_text - 1])]];
+      for (uint64_t i = last_text; i < n; ++i) plain = csv_step(d, plain, static_cast<uint8_t>(p[i]));
+      const bool newline = std::memchr(p, '\n', n) || std::memchr(p, '\r', n);
+      TransitionVector tv = tv_identity();
+      for (uint8_t s = 0; s < d.states; ++s) {
+        const uint8_t end = s == kQuoted || s == kEscape ? static_cast<uint8_t>(kQuoted)
+                            : s == kComment              ? (newline ? plain : static_cast<uint8_t>(kComment))
+                                                         : plain;
+        tv = tv_set(tv, s, end);
+      }
+      return tv;
+    }
   }
   // Every byte is read here: block by block, each tested while in cache.
   TransitionVector tv = tv_identity();

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/input.hpp"
+#include "io/input.hpp"
 #include "warpcsv/core/dialect.hpp"
 
 namespace warpcsv {

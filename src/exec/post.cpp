@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "result/order.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"

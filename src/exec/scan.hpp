@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "exec/group_table.hpp"
-#include "exec/input.hpp"
-#include "exec/progress.hpp"
+#include "io/input.hpp"
+#include "runtime/progress.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
@@ -19,7 +19,8 @@ namespace warpcsv {
 
 // A row that could not be used, located for the message and --rejects.
 struct RowIssue {
-  enum Kind : uint8_t { Ragged, Malformed, BadValue } kind;
+  // Padded: a row short of fields kept with nulls (--bad-rows pad), not skipped.
+  enum Kind : uint8_t { Ragged, Malformed, BadValue, Padded } kind;
   std::string source;
   uint64_t line = 0;    // 1-based, global within the source
   uint64_t column = 0;  // 1-based byte column within that line
@@ -107,6 +108,7 @@ struct StageTiming {
 struct ScanStats {
   uint64_t rows = 0;
   uint64_t skipped = 0;
+  uint64_t padded = 0;  // rows kept with nulls for missing fields (--bad-rows pad)
   uint64_t bytes = 0;
   uint64_t partitions = 0;
   uint64_t chunk_size = 0;

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "exec/group_table.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "exec/post.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"

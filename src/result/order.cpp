@@ -4,7 +4,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "result/radix_sort.hpp"
 #include "warpcsv/core/hash.hpp"
 #include "warpcsv/core/agg.hpp"

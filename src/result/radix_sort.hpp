@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "warpcsv/table.hpp"
 
 namespace warpcsv {

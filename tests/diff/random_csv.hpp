@@ -43,6 +43,8 @@ struct DatasetOptions {
   // Sprinkle NUL bytes and invalid UTF-8 sequences (bad rows), and valid 2-, 3- and 4-byte
   // UTF-8 characters in the free text of good rows.
   bool byte_issues = false;
+  // The field delimiter (1 to 4 bytes); a field holding any of its bytes is quoted.
+  std::string delimiter = ",";
 };
 
 struct Dataset {
@@ -61,8 +63,8 @@ inline std::string csv_quote(const std::string& s) {
 }
 
 // Quotes when needed, and sometimes when not (a quoted plain value must read the same).
-inline std::string csv_field(std::mt19937_64& rng, const std::string& s) {
-  const bool special = s.find_first_of(",\"\r\n") != std::string::npos;
+inline std::string csv_field(std::mt19937_64& rng, const std::string& s, const std::string& delimiter) {
+  const bool special = s.find_first_of("\"\r\n" + delimiter) != std::string::npos;
   return special || rng() % 4 == 0 ? csv_quote(s) : s;
 }
 
@@ -108,7 +110,8 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
     if (o.mixed_eol) return eols[rng() % 3];
     return o.crlf ? "\r\n" : "\n";
   };
-  ds.text = "k1,k2,v1,v2,s,f" + eol();
+  const std::string& sep = o.delimiter;
+  ds.text = "k1" + sep + "k2" + sep + "v1" + sep + "v2" + sep + "s" + sep + "f" + eol();
   for (size_t r = 0; r < o.rows; ++r) {
     if (o.empty_lines && rng() % 30 == 0) ds.text += eol();
     Record rec;
@@ -147,11 +150,11 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
     }
 
     std::vector<std::string> fields = {
-        rec.k1 ? detail::csv_field(rng, *rec.k1) : "",
+        rec.k1 ? detail::csv_field(rng, *rec.k1, o.delimiter) : "",
         rng() % 8 == 0 ? detail::csv_quote(std::to_string(rec.k2)) : std::to_string(rec.k2),
         rec.v1 ? std::to_string(*rec.v1) : "",
         rec.v2 ? detail::decimal_text(*rec.v2) : "",
-        rec.s ? detail::csv_field(rng, *rec.s) : (rng() % 3 == 0 ? "\"\"" : ""),
+        rec.s ? detail::csv_field(rng, *rec.s, o.delimiter) : (rng() % 3 == 0 ? "\"\"" : ""),
         f_text,
     };
     if (o.bad_rows && r > 20 && rng() % 25 == 0) {
@@ -183,10 +186,10 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
       rec.bad = true;
       rec.bad_bytes = kind < 4 ? 1 : 2;
       rec.bad_offset = ds.text.size() + at;
-      for (size_t i = 0; i < f; ++i) rec.bad_offset += fields[i].size() + 1;
+      for (size_t i = 0; i < f; ++i) rec.bad_offset += fields[i].size() + sep.size();
     }
     std::string line;
-    for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + fields[i];
+    for (size_t i = 0; i < fields.size(); ++i) line += (i ? sep : "") + fields[i];
     ds.text += line;
     if (r + 1 < o.rows || o.final_newline) ds.text += eol();
     ds.records.push_back(rec);
@@ -210,10 +213,10 @@ inline Dataset make_dataset(uint64_t seed, const DatasetOptions& o) {
 }
 
 // Splits CSV text into rows of fields, sequentially and naively: RFC 4180 quotes with
-// doubled quotes, LF / CRLF / CR line ends. Empty lines are dropped. An empty field,
-// quoted or not, reads as nullopt (warpcsv's rule).
+// doubled quotes, LF / CRLF / CR line ends, the leftmost whole delimiter outside quotes.
+// Empty lines are dropped. An empty field, quoted or not, reads as nullopt (warpcsv's rule).
 inline std::vector<std::vector<std::optional<std::string>>> naive_split(const std::string& s,
-                                                                        char delim = ',') {
+                                                                        const std::string& delim = ",") {
   std::vector<std::vector<std::optional<std::string>>> rows;
   std::vector<std::optional<std::string>> row;
   std::string field;
@@ -249,9 +252,10 @@ inline std::vector<std::vector<std::optional<std::string>>> naive_split(const st
     if (c == '"' && field.empty() && !quoted) {
       in_quotes = quoted = true;
       line_has_bytes = true;
-    } else if (c == delim) {
+    } else if (s.compare(i, delim.size(), delim) == 0) {
       end_field();
       line_has_bytes = true;
+      i += delim.size() - 1;
     } else if (c == '\n' || c == '\r') {
       if (c == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
       if (line_has_bytes) end_row();

@@ -50,9 +50,10 @@ struct RunResult {
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::vector<std::string>& inputs,
-                   uint64_t chunk, int threads, bool skip) {
+                   uint64_t chunk, int threads, bool skip, const std::string& delimiter = ",") {
   Options opts;
   opts.pipeline = pipeline;
+  opts.dialect.delimiter = delimiter;
   opts.files = inputs;
   opts.chunk_size = chunk;
   opts.threads = threads;
@@ -80,11 +81,11 @@ const std::vector<int> kThreads = {1, 2, 3, 4};
 
 // Runs at one huge chunk on one thread, then at every setting; all must match byte for byte.
 RunResult run_everywhere(const TempDir& dir, const std::string& pipeline,
-                         const std::vector<std::string>& inputs, bool skip) {
-  const RunResult base = run_tool(dir, pipeline, inputs, 1ull << 30, 1, skip);
+                         const std::vector<std::string>& inputs, bool skip, const std::string& delimiter = ",") {
+  const RunResult base = run_tool(dir, pipeline, inputs, 1ull << 30, 1, skip, delimiter);
   for (uint64_t chunk : kChunks) {
     for (int threads : kThreads) {
-      const RunResult r = run_tool(dir, pipeline, inputs, chunk, threads, skip);
+      const RunResult r = run_tool(dir, pipeline, inputs, chunk, threads, skip, delimiter);
       INFO("pipeline: " << pipeline << "\nchunk " << chunk << " threads " << threads);
       CHECK(r.code == base.code);
       CHECK(r.error == base.error);
@@ -523,8 +524,8 @@ Recs good_records(const Dataset& ds) {
 
 // The generator's text must read back as its records under the naive splitter, or the
 // reference would be checking the generator instead of the tool.
-void check_generator(const Dataset& ds) {
-  const auto rows = naive_split(ds.text);
+void check_generator(const Dataset& ds, const std::string& delimiter) {
+  const auto rows = naive_split(ds.text, delimiter);
   REQUIRE(rows.size() == ds.records.size() + 1);
   for (size_t i = 0; i < ds.records.size(); ++i) {
     const Record& r = ds.records[i];
@@ -535,14 +536,14 @@ void check_generator(const Dataset& ds) {
   }
 }
 
-void check_dataset(const Dataset& ds, bool skip) {
-  check_generator(ds);
+void check_dataset(const Dataset& ds, bool skip, const std::string& delimiter = ",") {
+  check_generator(ds, delimiter);
   TempDir dir;
   const std::string input = dir.file("input.csv");
   write_file(input, ds.text);
   const Recs rows = good_records(ds);
   for (const Question& q : questions()) {
-    const RunResult base = run_everywhere(dir, q.pipeline, {input}, skip);
+    const RunResult base = run_everywhere(dir, q.pipeline, {input}, skip, delimiter);
     INFO("pipeline: " << q.pipeline << "\nerror: " << base.error);
     const bool assert_fails =
         q.pipeline.find("assert") != std::string::npos &&
@@ -595,6 +596,23 @@ TEST_CASE("diff: mixed line ends with ragged and malformed rows under --bad-rows
   const auto rejects = naive_split(r.rejects);
   CHECK(rejects.size() == bad + 1);
   CHECK(r.diagnostics.find("skipped " + std::to_string(bad) + " bad rows") != std::string::npos);
+}
+
+TEST_CASE("diff: delimiters of several bytes, and a space, give the reference's values at every setting") {
+  // A pair with a space, a repeated byte (a match falls back to a shorter
+  // one), a UTF-8 character and a space, each with quoted fields that hold
+  // the delimiter, line breaks and ragged rows.
+  int seed = 40;
+  for (const std::string delimiter : {", ", "||", "\xc2\xa6", " "}) {
+    INFO("delimiter: " << delimiter);
+    DatasetOptions o;
+    o.rows = 200;
+    o.key_cardinality = 10;
+    o.mixed_eol = true;
+    o.bad_rows = true;
+    o.delimiter = delimiter;
+    check_dataset(make_dataset(seed++, o), true, delimiter);
+  }
 }
 
 TEST_CASE("diff: --bad-rows fail names the same first bad row at every setting") {

@@ -130,7 +130,7 @@ expect_completion "auto cpu gpu" warpcsv --device =
 expect_completion "csv json markdown ndjson table tsv" warpcsv -f ""
 expect_completion "csv json markdown ndjson table tsv" warpcsv --format ""
 expect_completion "json" warpcsv -q -f js
-expect_completion "fail skip" warpcsv --bad-rows ""
+expect_completion "fail pad skip" warpcsv --bad-rows ""
 expect_completion ", \\; \\| auto tab" warpcsv -d ""
 expect_completion "--delimiter --device" warpcsv --de
 expect_completion "--names --no-header --no-progress --null" warpcsv --n

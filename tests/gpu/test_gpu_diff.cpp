@@ -30,6 +30,7 @@
 #include "cuda/cuda_executor.hpp"
 #include "cuda/pinned.hpp"
 #include "diff/key_types_csv.hpp"
+#include "diff/polluted_csv.hpp"
 #include "diff/random_csv.hpp"
 #include "exec/device.hpp"
 #include "warpcsv/errors.hpp"
@@ -60,6 +61,11 @@ struct RunConfig {
   int threads = 0;            // --threads (0: all)
   bool profile = false;       // --profile, stderr kept in RunResult::profile
   uint64_t result_run_rows = 0;  // groups per run of the result (0: the default)
+  std::string delimiter = ",";
+  BadRows bad_rows = BadRows::Fail;  // `skip` overrides it
+  // --no-header with these names and lines to skip, when names are given.
+  std::vector<std::string> names;
+  int skip_lines = 0;
 };
 
 RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::string& input,
@@ -76,10 +82,16 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.schema = c.schema;
   opts.profile = c.profile;
   opts.result_run_rows = c.result_run_rows;
+  opts.dialect.delimiter = c.delimiter;
+  if (!c.names.empty()) {
+    opts.dialect.names = c.names;
+    opts.dialect.header = false;
+    opts.dialect.skip_lines = c.skip_lines;
+  }
+  opts.bad_rows = c.skip ? BadRows::Skip : c.bad_rows;
   opts.output_path = dir.file("out.csv");
   std::remove(opts.output_path.c_str());
-  if (c.skip) {
-    opts.bad_rows = BadRows::Skip;
+  if (opts.bad_rows != BadRows::Fail) {
     opts.rejects_path = dir.file("rejects.csv");
     std::remove(opts.rejects_path.c_str());
   }
@@ -90,7 +102,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   }
   if (c.profile) r.profile = read_file(dir.file("stderr.txt"));
   r.out = read_file(opts.output_path);
-  if (c.skip) r.rejects = read_file(opts.rejects_path);
+  if (opts.bad_rows != BadRows::Fail) r.rejects = read_file(opts.rejects_path);
   return r;
 }
 
@@ -335,6 +347,55 @@ TEST_CASE("gpu: random files, every GPU aggregate and expression, every chunk si
     CHECK(after.cpu_reruns == before.cpu_reruns);
     CHECK(after.tail_reruns == before.tail_reruns);
     CHECK(after.gpu_scans > before.gpu_scans);
+  }
+}
+
+TEST_CASE("gpu: delimiters of several bytes, and a space, give the CPU's bytes at every chunk size", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("in.csv");
+  uint64_t seed = 15;
+  for (const std::string delimiter : {", ", "||", "\xc2\xa6", " "}) {
+    testing::DatasetOptions o;
+    o.rows = 1200;
+    o.key_cardinality = 30;
+    o.mixed_eol = true;
+    o.bad_rows = true;
+    o.delimiter = delimiter;
+    write_file(f, testing::make_dataset(seed++, o).text);
+    RunConfig c;
+    c.delimiter = delimiter;
+    c.skip = true;
+    for (const char* p : {"groupby k1 | agg count(), sum(v1), mean(v2), min(v1), max(k2)",
+                          "filter v1 > 0 | groupby k2 % 4, k1 | agg sum(v2), count(s)"}) {
+      INFO("delimiter " << delimiter);
+      const RunResult r = check_same(dir, p, f, c, {1, 7, 100, 4096, 0});
+      CHECK(r.code == 0);
+      CHECK(r.out.size() > 20);
+    }
+  }
+}
+
+TEST_CASE("gpu: polluted files under --bad-rows pad give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("in.csv");
+  uint64_t seed = 70;
+  for (const std::string delimiter : {",", ", ", "||"}) {
+    for (testing::Pollution p : {testing::Pollution::MissingSeparator, testing::Pollution::ExtraSeparator,
+                                 testing::Pollution::StrayQuote, testing::Pollution::Preamble}) {
+      const testing::PollutedFile file = testing::make_polluted(seed++, p, 300, seed % 2 ? 0 : 150, delimiter);
+      write_file(f, file.text);
+      RunConfig c;
+      c.delimiter = delimiter;
+      c.bad_rows = BadRows::Pad;
+      c.names = testing::polluted_column_names();
+      c.skip_lines = file.skip_lines;
+      INFO("delimiter '" << delimiter << "', pollution " << static_cast<int>(p));
+      const RunResult r = check_same(dir, "groupby day | agg count(), max(id), min(id)", f, c, {1, 7, 4096, 0});
+      CHECK(r.code == 0);
+      CHECK(r.out.size() > 20);
+    }
   }
 }
 

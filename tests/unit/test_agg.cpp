@@ -15,7 +15,7 @@
 
 #include "catch.hpp"
 #include "exec/group_table.hpp"
-#include "exec/grow_array.hpp"
+#include "runtime/grow_array.hpp"
 #include "exec/holistic.hpp"
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"

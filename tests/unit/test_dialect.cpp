@@ -314,3 +314,119 @@ TEST_CASE("parse_row ends rows exactly where the state machine returns to a row 
     }
   }
 }
+
+namespace {
+
+// Dialects whose delimiter has several bytes: a plain pair, a repeated byte
+// (a match can fall back to a shorter one), a self-overlapping triple and a
+// two-byte UTF-8 character.
+std::vector<Dialect> multi_byte_dialects() {
+  return {make_dialect(std::string(", "), '"', -1, -1), make_dialect(std::string("||"), '"', '\\', '#'),
+          make_dialect(std::string("|:|"), '"', -1, '#'), make_dialect(std::string("\xc2\xa6"), '\'', -1, -1),
+          make_dialect(std::string(":::"), '"', -1, -1)};
+}
+
+// Splits text without quotes on every leftmost whole delimiter, as a user
+// would by hand.
+Strings split_plain(const std::string& row, const std::string& delim) {
+  Strings out;
+  size_t from = 0;
+  for (;;) {
+    const size_t at = row.find(delim, from);
+    if (at == std::string::npos) break;
+    out.push_back(row.substr(from, at - from));
+    from = at + delim.size();
+  }
+  out.push_back(row.substr(from));
+  return out;
+}
+
+std::string delimiter_of(const Dialect& d) {
+  return std::string(reinterpret_cast<const char*>(d.delimiter_bytes), d.delimiter_len);
+}
+
+}  // namespace
+
+TEST_CASE("dialect: delimiters of several bytes keep the vectors exact") {
+  std::mt19937_64 rng(4242);
+  for (const Dialect& d : multi_byte_dialects()) {
+    const std::string delim = delimiter_of(d);
+    INFO("delimiter: " << delim);
+    CHECK(d.states == kOneByteDelimiterStates + d.delimiter_len - 1);
+    const std::string alphabet = delim + delim + "a\"'\\#\n";
+    for (int iter = 0; iter < 3000; ++iter) {
+      const std::string a = random_bytes(rng, rng() % 14, alphabet);
+      const std::string b = random_bytes(rng, rng() % 14, alphabet);
+      const TransitionVector ta = tv_str(d, a), tb = tv_str(d, b);
+      REQUIRE(tv_str(d, a + b) == tv_compose(ta, tb));
+      for (uint8_t s = 0; s < d.states; ++s) REQUIRE(tv_get(ta, s) == run_machine(d, a, s));
+      // The host's fast path (no quote, escape or comment byte) agrees too.
+      const std::string plain = random_bytes(rng, 1 + rng() % 30, delim + "ab\n");
+      INFO("plain: " << plain);
+      REQUIRE(transition_vector(d, plain.data(), plain.size()) == tv_of_bytes(d, plain.data(), plain.size()));
+    }
+  }
+}
+
+TEST_CASE("parse_row: delimiters of several bytes split where a whole one stands") {
+  const Dialect comma_space = make_dialect(std::string(", "), '"', -1, -1);
+  CHECK(texts(parse(comma_space, "a, b,c, \"d, e\"\n")) == Strings{"a", "b,c", "d, e"});
+  CHECK(texts(parse(comma_space, ",x, ,\n")) == Strings{",x", ","});
+  CHECK(texts(parse(comma_space, "a, , b\n")) == Strings{"a", "", "b"});
+  const Dialect bars = make_dialect(std::string("||"), '"', -1, -1);
+  CHECK(texts(parse(bars, "a|||b||||c\n")) == Strings{"a", "|b", "", "c"});
+  CHECK(texts(parse(bars, "\"x||y\"||z\n")) == Strings{"x||y", "z"});
+  // A stray quote after a first delimiter byte is text, not an opening quote.
+  const Parsed stray = parse(comma_space, "a,\"b\n");
+  CHECK(texts(stray) == Strings{"a,\"b"});
+  CHECK(stray.r.error == RowError::StrayQuote);
+  // Text after a closing quote up to a whole delimiter is flagged, once.
+  const Parsed after = parse(comma_space, "\"a\",b, c\n");
+  CHECK(after.fields.size() == 2);
+  CHECK(after.r.error == RowError::TextAfterQuote);
+  // A delimiter cut by the end of the bytes: more may come, so the row waits.
+  CHECK(parse(comma_space, "a,", 0, false).r.incomplete);
+  CHECK(parse(comma_space, "a,", 0, true).r.fields == 1);
+  CHECK(texts(parse(comma_space, "a,", 0, true)) == Strings{"a,"});
+}
+
+TEST_CASE("parse_row with delimiters of several bytes agrees with the machine and a plain split") {
+  std::mt19937_64 rng(8080);
+  for (const Dialect& d : multi_byte_dialects()) {
+    const std::string delim = delimiter_of(d);
+    INFO("delimiter: " << delim);
+    // Without quotes the fields are what splitting on the delimiter gives.
+    for (int iter = 0; iter < 2000; ++iter) {
+      const std::string row = random_bytes(rng, 1 + rng() % 24, delim + "ab");
+      INFO("row: " << row);
+      REQUIRE(texts(parse(d, row + "\n")) == split_plain(row, delim));
+    }
+    // With quotes and line breaks: every row ends where the machine returns to
+    // a row start, and every field after the first begins where it stands at a
+    // field start.
+    const std::string alphabet = delim + delim + "a\"'\\#\n\r";
+    for (int iter = 0; iter < 3000; ++iter) {
+      const std::string s = random_bytes(rng, 1 + rng() % 30, alphabet);
+      INFO("bytes: " << s);
+      uint64_t pos = 0;
+      while (pos < s.size()) {
+        std::vector<uint64_t> field_begins;
+        const RowResult r = parse_row(d, s.data(), pos, s.size(), true, [&](uint32_t, uint64_t b, uint64_t, uint8_t f) {
+          field_begins.push_back(f & kFieldQuoted ? b - 1 : b);
+        });
+        REQUIRE(r.next > pos);
+        uint8_t st = kRowStart;
+        for (uint64_t i = pos; i < r.next; ++i) {
+          for (size_t k = 1; k < field_begins.size(); ++k)
+            if (field_begins[k] == i) REQUIRE(st == kFieldStart);
+          st = csv_step(d, st, static_cast<uint8_t>(s[i]));
+          const bool last = i + 1 == r.next;
+          const bool cr_of_crlf = i + 2 == r.next && s[i] == '\r' && s[i + 1] == '\n';
+          if (!last && !cr_of_crlf) REQUIRE(st != kRowStart);
+        }
+        if (r.error != RowError::UnterminatedQuote && r.next < s.size()) REQUIRE(st == kRowStart);
+        pos = r.next;
+      }
+    }
+  }
+}

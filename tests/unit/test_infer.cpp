@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "exec/input.hpp"
+#include "io/input.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"

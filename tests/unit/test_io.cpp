@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "catch.hpp"
-#include "exec/input.hpp"
-#include "exec/stream_ahead.hpp"
+#include "io/input.hpp"
+#include "io/stream_ahead.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -473,7 +473,7 @@ TEST_CASE("standard input is named <stdin> and read as a stream") {
   CHECK(got == text);
 }
 
-// ---- StreamAhead (exec/stream_ahead.hpp) --------------------------------------------------
+// ---- StreamAhead (io/stream_ahead.hpp) --------------------------------------------------
 
 namespace {
 // A stream that hands out `text` in pieces of random size, then throws at

@@ -48,7 +48,7 @@ TEST_CASE("options: defaults with a pipeline and no file") {
   Options o = parse({"groupby a | agg count()"});
   CHECK(o.pipeline == "groupby a | agg count()");
   CHECK(o.files.empty());
-  CHECK(o.dialect.delimiter == ',');
+  CHECK(o.dialect.delimiter == ",");
   CHECK(o.dialect.quote == '"');
   CHECK(o.dialect.escape == -1);
   CHECK(o.dialect.comment == -1);
@@ -98,13 +98,19 @@ TEST_CASE("options: --null takes one token and leaves the files alone") {
 }
 
 TEST_CASE("options: delimiter spellings") {
-  CHECK(parse({"-d", "\\t", "p"}).dialect.delimiter == '\t');
-  CHECK(parse({"-d", "tab", "p"}).dialect.delimiter == '\t');
-  CHECK(parse({"--delimiter", "\t", "p"}).dialect.delimiter == '\t');
-  CHECK(parse({"--delimiter=;", "p"}).dialect.delimiter == ';');
-  CHECK(parse({"-d|", "p"}).dialect.delimiter == '|');
-  CHECK(contains(usage_error({"-d", "ab", "p"}), "--delimiter: expected one character"));
-  CHECK(contains(usage_error({"-d", "\"", "p"}), "--quote are both"));
+  CHECK(parse({"-d", "\\t", "p"}).dialect.delimiter == "\t");
+  CHECK(parse({"-d", "tab", "p"}).dialect.delimiter == "\t");
+  CHECK(parse({"--delimiter", "\t", "p"}).dialect.delimiter == "\t");
+  CHECK(parse({"--delimiter=;", "p"}).dialect.delimiter == ";");
+  CHECK(parse({"-d|", "p"}).dialect.delimiter == "|");
+  CHECK(parse({"-d", ", ", "p"}).dialect.delimiter == ", ");
+  CHECK(parse({"-d", "||", "p"}).dialect.delimiter == "||");
+  CHECK(parse({"-d", "\xc2\xa6", "p"}).dialect.delimiter == "\xc2\xa6");
+  CHECK(contains(usage_error({"-d", "abcde", "p"}), "--delimiter: expected 1 to 4 bytes"));
+  CHECK(contains(usage_error({"-d", "\"", "p"}), "holds the quote character"));
+  CHECK(contains(usage_error({"-d", ",\"", "p"}), "holds the quote character"));
+  CHECK(contains(usage_error({"-d", ";\n", "p"}), "a line break cannot separate fields"));
+  CHECK(contains(usage_error({"-d", "#;", "--comment", "#", "p"}), "--comment '#' is also in the delimiter"));
 }
 
 TEST_CASE("options: every output format and a suggestion for a typo") {

@@ -1,7 +1,7 @@
-// parallel_stable_sort (exec/parallel.hpp) against std::stable_sort: keys with many ties (the
+// parallel_stable_sort (runtime/parallel.hpp) against std::stable_sort: keys with many ties (the
 // original position tells a stable order from another), at sizes around the range cut-offs and
 // thread counts that leave pairs without a partner. parallel_for and the kept threads it runs on
-// (exec/workers.hpp): every index once, worker ids, nesting, errors.
+// (runtime/workers.hpp): every index once, worker ids, nesting, errors.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "exec/grow_array.hpp"
-#include "exec/parallel.hpp"
+#include "runtime/grow_array.hpp"
+#include "runtime/parallel.hpp"
 
 using namespace warpcsv;
 

@@ -10,7 +10,7 @@
 #include "catch.hpp"
 #include "cpu/fast_row.hpp"
 #include "exec/partitioner.hpp"
-#include "exec/row_issue.hpp"
+#include "io/row_issue.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/core/utf8.hpp"
 

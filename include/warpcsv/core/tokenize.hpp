@@ -36,6 +36,19 @@ struct RowResult {
   bool empty;           // an empty line (no bytes before the terminator)
 };
 
+enum class DelimiterMatch : uint8_t { No, Whole, Cut };
+
+// Whether the delimiter whose first byte is p[i] is there whole. Cut: the
+// bytes up to `end` begin it, and the input goes on past `end`.
+WCSV_HD inline DelimiterMatch delimiter_at(const Dialect& d, const char* p, uint64_t i, uint64_t end,
+                                           bool at_eof) {
+  for (int k = 1; k < d.delimiter_len; ++k) {
+    if (i + k >= end) return at_eof ? DelimiterMatch::No : DelimiterMatch::Cut;
+    if (static_cast<uint8_t>(p[i + k]) != d.delimiter_bytes[k]) return DelimiterMatch::No;
+  }
+  return DelimiterMatch::Whole;
+}
+
 // Parses the row starting at p[pos] (a row start). For every field calls
 // sink(index, begin, end, flags) with the bytes inside any quotes. Bytes up to
 // `end` exist; `at_eof` says whether input ends there.
@@ -60,6 +73,30 @@ WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, ui
     }
     r.lines += 1;
     return true;
+  };
+  // Moves i over the text of an unquoted field (or after a closing quote, when
+  // `quotes_are_text`) to the delimiter or line end after it; a stray quote
+  // is flagged. A first delimiter byte that does not start the whole
+  // delimiter is text; one whose rest may lie past `end` stops at `end`.
+  auto skip_text = [&](bool quotes_are_text) {
+    for (;;) {
+      while (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) ++i;
+      if (i >= end) return;
+      const uint8_t c = static_cast<uint8_t>(p[i]);
+      if (c == d.quote) {
+        if (!quotes_are_text) flag(RowError::StrayQuote, i);
+        ++i;
+        continue;
+      }
+      if (c != d.delimiter || d.delimiter_len == 1) return;
+      const DelimiterMatch m = delimiter_at(d, p, i, end, at_eof);
+      if (m == DelimiterMatch::Whole) return;
+      if (m == DelimiterMatch::Cut) {
+        i = end;
+        return;
+      }
+      ++i;
+    }
   };
   if (i >= end) {
     r.incomplete = !at_eof;
@@ -127,21 +164,11 @@ WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, ui
         ++i;
       }
       // After the closing quote the machine goes on as an unquoted field.
-      if (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) {
-        flag(RowError::TextAfterQuote, i);
-      }
-      while (i < end && (!d.stops_unquoted[static_cast<uint8_t>(p[i])] ||
-                         static_cast<uint8_t>(p[i]) == d.quote)) {
-        if (static_cast<uint8_t>(p[i]) == d.quote) flag(RowError::TextAfterQuote, i);
-        ++i;
-      }
+      const uint64_t after_quote = i;
+      skip_text(true);
+      if (i > after_quote) flag(RowError::TextAfterQuote, after_quote);
     } else {
-      while (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) ++i;
-      while (i < end && static_cast<uint8_t>(p[i]) == d.quote) {  // literal stray quote
-        flag(RowError::StrayQuote, i);
-        ++i;
-        while (i < end && !d.stops_unquoted[static_cast<uint8_t>(p[i])]) ++i;
-      }
+      skip_text(false);
       fe = i;
     }
     sink(r.fields, fb, fe, flags);
@@ -155,8 +182,8 @@ WCSV_HD WCSV_FORCEINLINE RowResult parse_row(const Dialect& d, const char* p, ui
       r.next = i;
       return r;
     }
-    if (static_cast<uint8_t>(p[i]) == d.delimiter) {
-      ++i;
+    if (static_cast<uint8_t>(p[i]) == d.delimiter) {  // skip_text stops only at a whole delimiter
+      i += d.delimiter_len;
       continue;
     }
     if (!finish_line(i)) r.incomplete = true;

@@ -1,4 +1,4 @@
-#include "exec/stream_ahead.hpp"
+#include "io/stream_ahead.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "exec/row_issue.hpp"
+#include "io/row_issue.hpp"
 
 #include <fmt/format.h>
 
@@ -104,11 +104,24 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
   } else {
     issue.kind = RowIssue::Ragged;
     issue.message = fmt::format("expected {} fields, found {}; check the delimiter (-d) and quoting, or use "
-                                "--bad-rows skip to skip such rows",
-                                expected_fields, fields);
+                                "--bad-rows skip to skip such rows{}",
+                                expected_fields, fields,
+                                fields < expected_fields ? " (pad to keep them, with nulls for the missing fields)"
+                                                         : "");
   }
   locate(data, row_begin, pos, &extra, &issue.column);
   issue.line = row_line + extra;
+  return issue;
+}
+
+RowIssue make_padded_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                           uint64_t row_end, uint64_t row_line, uint32_t fields, size_t expected_fields) {
+  RowResult clean{};
+  clean.error = RowError::None;
+  RowIssue issue = make_row_issue(d, source, data, row_begin, row_end, row_line, clean, fields, expected_fields);
+  issue.kind = RowIssue::Padded;
+  issue.message = fmt::format("expected {} fields, found {}; padded with nulls (--bad-rows pad)", expected_fields,
+                              fields);
   return issue;
 }
 

@@ -14,6 +14,11 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
                         uint64_t row_end, uint64_t row_line, const RowResult& r, uint32_t fields,
                         size_t expected_fields);
 
+// A row of `fields` fields, fewer than `expected_fields`, kept with nulls for
+// the missing ones (--bad-rows pad).
+RowIssue make_padded_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                           uint64_t row_end, uint64_t row_line, uint32_t fields, size_t expected_fields);
+
 // A field whose text does not fit its column's type.
 RowIssue make_value_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
                           uint64_t row_end, uint64_t row_line, uint64_t field_pos, int column,

@@ -1,4 +1,4 @@
-#include "exec/input.hpp"
+#include "io/input.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,10 +11,10 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "exec/parallel.hpp"
+#include "runtime/parallel.hpp"
 #include "exec/partitioner.hpp"
-#include "exec/row_issue.hpp"
-#include "exec/stream_ahead.hpp"
+#include "io/row_issue.hpp"
+#include "io/stream_ahead.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
@@ -26,6 +26,29 @@ namespace {
 // A stream is read ahead in blocks of this size, at most this far.
 constexpr size_t kStreamBlockBytes = 4u << 20;
 constexpr size_t kStreamAheadBytes = 64u << 20;
+
+// Without a header, the table's width: the field count most of the first rows
+// have (the earliest such count on a tie), so one ragged first row is one bad
+// row, not the width of every other. Rows the window cuts are not counted.
+uint32_t common_field_count(const Dialect& dialect, const char* p, uint64_t pos, uint64_t n, bool at_eof) {
+  constexpr int kRows = 1000;
+  std::vector<std::pair<uint32_t, int>> counts;  // field count, rows; in order of first appearance
+  for (int row = 0; row < kRows && pos < n;) {
+    const RowResult r = parse_row(dialect, p, pos, n, at_eof, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+    if (r.incomplete) break;
+    pos = r.next;
+    if (r.comment || r.empty || r.error != RowError::None) continue;
+    ++row;
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == r.fields; });
+    if (it == counts.end()) counts.emplace_back(r.fields, 1);
+    else ++it->second;
+  }
+  uint32_t best = 1;
+  int most = 0;
+  for (const auto& [fields, rows] : counts)
+    if (rows > most) best = fields, most = rows;
+  return best;
+}
 
 uint64_t page_size() {
   static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -272,8 +295,9 @@ void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect
         }
         lines += r.lines;
         pos = r.next;
-      } else {
-        for (size_t i = 0; i < spans.size(); ++i) fields.push_back("c" + std::to_string(i + 1));
+      } else if (opts.names.empty()) {  // --names gives the width itself
+        const uint32_t width = common_field_count(dialect, p, pos, n, w.at_eof);
+        for (uint32_t i = 0; i < width; ++i) fields.push_back("c" + std::to_string(i + 1));
       }
       break;
     }
@@ -338,7 +362,7 @@ InputSet InputSet::open(const Options& opts) {
     }
   }
   if (!d.names.empty()) {
-    if (!in.column_names.empty() && d.names.size() != in.column_names.size())
+    if (d.header && !in.column_names.empty() && d.names.size() != in.column_names.size())
       throw UsageError("--names gives " + std::to_string(d.names.size()) + " names but the input has " +
                        std::to_string(in.column_names.size()) + " columns; give one name per column");
     in.column_names = d.names;
@@ -349,97 +373,6 @@ InputSet InputSet::open(const Options& opts) {
     if (in.column_names[i].empty()) in.column_names[i] = "c" + std::to_string(i + 1);
   make_names_unique(in.column_names);
   return in;
-}
-
-namespace {
-
-// Observes the fields of the sampled rows that start in [begin, end) of `w`
-// (begin a row start; the last row may run past end). Returns the bytes of
-// the longest of these rows (one the window cuts: the bytes it holds).
-uint64_t observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
-                      std::vector<TypeGuess>& guesses) {
-  uint64_t longest = 0;
-  const size_t ncols = guesses.size();
-  std::vector<char> scratch;
-  std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
-  std::vector<uint8_t> flags(ncols);
-  for (uint64_t pos = begin; pos < end;) {
-    uint32_t nf = 0;
-    RowResult r = parse_row(dialect, w.data, pos, w.size, w.at_eof, [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
-      if (i < ncols) {
-        spans[i] = {b, e};
-        flags[i] = f;
-      }
-      nf = i + 1;
-    });
-    if (r.incomplete) return std::max(longest, w.size - pos);
-    const uint64_t row_begin = pos;
-    pos = r.next;
-    longest = std::max(longest, r.next - row_begin);
-    if (r.comment || (r.empty && ncols > 1)) continue;
-    // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
-    if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
-    for (size_t c = 0; c < ncols; ++c) {
-      const char* fp = w.data + spans[c].first;
-      uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
-      if (flags[c] & kFieldEscaped) {
-        scratch.resize(len);
-        len = unescape_field(dialect, fp, len, scratch.data());
-        fp = scratch.data();
-      }
-      guesses[c].observe(fp, len);  // skips nulls
-    }
-  }
-  return longest;
-}
-
-}  // namespace
-
-std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved,
-                                       uint64_t* longest_row) {
-  const size_t ncols = in.column_names.size();
-  std::vector<TypeGuess> guesses(ncols);
-  std::vector<OutputColumn> schema(ncols);
-  if (longest_row) *longest_row = 0;
-  if (!in.sources.empty() && ncols) {
-    InputSource& src = *in.sources.front();
-    const Window w = src.sample(kInferSampleBytes);
-    // The sample in pieces on several threads (one thread is the slow part): the
-    // exact state at each piece's start says where its first row starts, and
-    // a column's guesses merge in any order.
-    const uint64_t piece = std::max<uint64_t>(kInferPieceBytes, (w.size + threads - 1) / std::max(1, threads));
-    const PartitionedWindow pw = partition_window(in.dialect, w, piece, threads);
-    std::vector<std::vector<TypeGuess>> part(pw.begin.size(),
-                                             std::vector<TypeGuess>(ncols, TypeGuess(opts.dialect.null_tokens)));
-    std::vector<uint64_t> longest(pw.begin.size(), 0);
-    parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
-      if (pw.first_row[j] != kNoRow) longest[j] = observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
-    });
-    for (const auto& p : part)
-      for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
-    for (uint64_t n : longest)
-      if (longest_row) *longest_row = std::max(*longest_row, n);
-  }
-  if (unobserved) unobserved->assign(ncols, false);
-  for (size_t c = 0; c < ncols; ++c) {
-    schema[c].name = in.column_names[c];
-    schema[c].type = guesses[c].result();
-    if (unobserved) (*unobserved)[c] = guesses[c].observed() == 0;
-  }
-  if (!opts.schema.empty()) {
-    for (const auto& o : parse_schema_option(opts.schema)) {
-      auto it = std::find_if(schema.begin(), schema.end(), [&](const OutputColumn& c) { return c.name == o.name; });
-      if (it == schema.end())
-        throw UsageError("--schema names column '" + o.name + "', which the input does not have");
-      ColumnType t = o.type;
-      if (o.infer_scale && t.type == Type::Decimal)
-        t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
-      if (t.type == Type::Timestamp && it->type.type == Type::Timestamp) t.scale = it->type.scale;  // zoned as sampled
-      it->type = t;
-      if (unobserved) (*unobserved)[static_cast<size_t>(it - schema.begin())] = false;
-    }
-  }
-  return schema;
 }
 
 }  // namespace warpcsv

@@ -1,4 +1,4 @@
-#include "exec/workers.hpp"
+#include "runtime/workers.hpp"
 
 #include <algorithm>
 #include <system_error>

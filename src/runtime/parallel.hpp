@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "exec/workers.hpp"
+#include "runtime/workers.hpp"
 
 namespace warpcsv {
 

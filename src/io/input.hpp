@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "exec/grow_array.hpp"
+#include "runtime/grow_array.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/io.hpp"
 #include "warpcsv/options.hpp"

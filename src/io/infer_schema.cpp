@@ -1,0 +1,107 @@
+// Type inference over a sample of the first input: the sample is cut into
+// pieces whose first rows are found exactly, each piece's fields are observed
+// on a thread, and the columns' guesses merge into the narrowest types.
+#include <algorithm>
+#include <vector>
+
+#include "exec/partitioner.hpp"
+#include "io/input.hpp"
+#include "runtime/parallel.hpp"
+#include "warpcsv/core/tokenize.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+// Observes the fields of the sampled rows that start in [begin, end) of `w`
+// (begin a row start; the last row may run past end). Returns the bytes of
+// the longest of these rows (one the window cuts: the bytes it holds).
+uint64_t observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
+                      std::vector<TypeGuess>& guesses) {
+  uint64_t longest = 0;
+  const size_t ncols = guesses.size();
+  std::vector<char> scratch;
+  std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
+  std::vector<uint8_t> flags(ncols);
+  for (uint64_t pos = begin; pos < end;) {
+    uint32_t nf = 0;
+    RowResult r = parse_row(dialect, w.data, pos, w.size, w.at_eof, [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+      if (i < ncols) {
+        spans[i] = {b, e};
+        flags[i] = f;
+      }
+      nf = i + 1;
+    });
+    if (r.incomplete) return std::max(longest, w.size - pos);
+    const uint64_t row_begin = pos;
+    pos = r.next;
+    longest = std::max(longest, r.next - row_begin);
+    if (r.comment || (r.empty && ncols > 1)) continue;
+    // Bad rows (ragged, malformed, NUL or invalid UTF-8) say nothing about types.
+    if (nf != ncols || r.error != RowError::None || check_row_bytes(w.data, row_begin, r.next, r)) continue;
+    for (size_t c = 0; c < ncols; ++c) {
+      const char* fp = w.data + spans[c].first;
+      uint32_t len = static_cast<uint32_t>(spans[c].second - spans[c].first);
+      if (flags[c] & kFieldEscaped) {
+        scratch.resize(len);
+        len = unescape_field(dialect, fp, len, scratch.data());
+        fp = scratch.data();
+      }
+      guesses[c].observe(fp, len);  // skips nulls
+    }
+  }
+  return longest;
+}
+
+}  // namespace
+
+std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved,
+                                       uint64_t* longest_row) {
+  const size_t ncols = in.column_names.size();
+  std::vector<TypeGuess> guesses(ncols);
+  std::vector<OutputColumn> schema(ncols);
+  if (longest_row) *longest_row = 0;
+  if (!in.sources.empty() && ncols) {
+    InputSource& src = *in.sources.front();
+    const Window w = src.sample(kInferSampleBytes);
+    // The sample in pieces on several threads (one thread is the slow part): the
+    // exact state at each piece's start says where its first row starts, and
+    // a column's guesses merge in any order.
+    const uint64_t piece = std::max<uint64_t>(kInferPieceBytes, (w.size + threads - 1) / std::max(1, threads));
+    const PartitionedWindow pw = partition_window(in.dialect, w, piece, threads);
+    std::vector<std::vector<TypeGuess>> part(pw.begin.size(),
+                                             std::vector<TypeGuess>(ncols, TypeGuess(opts.dialect.null_tokens)));
+    std::vector<uint64_t> longest(pw.begin.size(), 0);
+    parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
+      if (pw.first_row[j] != kNoRow) longest[j] = observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
+    });
+    for (const auto& p : part)
+      for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
+    for (uint64_t n : longest)
+      if (longest_row) *longest_row = std::max(*longest_row, n);
+  }
+  if (unobserved) unobserved->assign(ncols, false);
+  for (size_t c = 0; c < ncols; ++c) {
+    schema[c].name = in.column_names[c];
+    schema[c].type = guesses[c].result();
+    if (unobserved) (*unobserved)[c] = guesses[c].observed() == 0;
+  }
+  if (!opts.schema.empty()) {
+    for (const auto& o : parse_schema_option(opts.schema)) {
+      auto it = std::find_if(schema.begin(), schema.end(), [&](const OutputColumn& c) { return c.name == o.name; });
+      if (it == schema.end())
+        throw UsageError("--schema names column '" + o.name + "', which the input does not have");
+      ColumnType t = o.type;
+      if (o.infer_scale && t.type == Type::Decimal)
+        t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
+      if (t.type == Type::Timestamp && it->type.type == Type::Timestamp) t.scale = it->type.scale;  // zoned as sampled
+      it->type = t;
+      if (unobserved) (*unobserved)[static_cast<size_t>(it - schema.begin())] = false;
+    }
+  }
+  return schema;
+}
+
+}  // namespace warpcsv
