@@ -11,7 +11,9 @@
 #   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"):
 #     q1..q7, q9, q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
 #     with a string argument; sales, "total sales per customer" over a sales table of ROWS rows
-#     and CUSTOMERS customers (default ROWS / 10, gen_sales.c),
+#     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); brc413 and brc10k, min / mean / max
+#     temperature per station over ROWS narrow rows ("station;temp", no header) of 413 or 10,000
+#     stations (scripts/gen_stations.c),
 #   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
 #   WARPCSV (binary; default build/warpcsv, built when missing),
 #   DUCKQ (duckq binary; default .peers/duckq, fetched with ../shared/peers/get-duckdb.sh when
@@ -68,7 +70,7 @@ generator() {
   [ -f "$gen" ] || gen=$ROOT/scripts/$name.c
   if [[ $gen == *.c ]]; then
     [ -f "$gen" ] || { echo "bench: no generator at $gen" >&2; exit 2; }
-    cc -O2 -pthread -o "$BENCH_DIR/$name" "$gen"
+    cc -O2 -pthread -o "$BENCH_DIR/$name" "$gen" -lm
     gen=$BENCH_DIR/$name
   fi
   echo "$gen"
@@ -88,10 +90,36 @@ if [[ " $QUERIES " == *" sales "* ]] && [ ! -s "$SALES" ]; then
   "$GEN" "$ROWS" "$SEED" "$SALES.tmp" "$CUSTOMERS" "$(nproc)"
   mv "$SALES.tmp" "$SALES"
 fi
+stations_file() { echo "$BENCH_DIR/stations_${ROWS}_$1_${SEED}.csv"; }
+for n in 413 10000; do
+  q=brc413
+  [ "$n" = 10000 ] && q=brc10k
+  [[ " $QUERIES " == *" $q "* ]] || continue
+  f=$(stations_file "$n")
+  if [ ! -s "$f" ]; then
+    GEN=$(generator "${GEN_STATIONS:-$ROOT/scripts/gen_stations.c}" gen_stations)
+    echo "bench: generating $f" >&2
+    "$GEN" "$ROWS" "$n" "$SEED" "$f.tmp" "$(nproc)"
+    mv "$f.tmp" "$f"
+  fi
+done
 BYTES=$(stat -L -c %s "$FILE")
 cat "$FILE" >/dev/null  # into the page cache
 
-file_of() { if [ "$1" = sales ]; then echo "$SALES"; else echo "$FILE"; fi; }
+file_of() {
+  case $1 in
+    sales) echo "$SALES" ;;
+    brc413) stations_file 413 ;;
+    brc10k) stations_file 10000 ;;
+    *) echo "$FILE" ;;
+  esac
+}
+# warpcsv's options for the question's file (one word each).
+options_of() {
+  case $1 in
+    brc413 | brc10k) echo "-d ; --no-header --names station,temp" ;;
+  esac
+}
 pipeline_of() {
   case $1 in
     q1) echo 'groupby id1 | agg sum(v1) as v1' ;;
@@ -105,6 +133,7 @@ pipeline_of() {
     q10) echo 'groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count' ;;
     hmix) echo 'groupby id1 | agg count_distinct(id2) as d, quantile(v3, 0.9) as q, median(v1) as m' ;;
     sales) echo 'groupby customer_id | agg sum(sales_amount) as total' ;;
+    brc413 | brc10k) echo 'groupby station | agg min(temp) as lo, round(mean(temp), 1) as mean, max(temp) as hi' ;;
     *) echo "bench: unknown query $1" >&2; exit 2 ;;
   esac
 }
@@ -122,6 +151,10 @@ sql_of() {
     q10) echo "SELECT id1, id2, id3, id4, id5, id6, sum(v3) AS v3, count(*) AS count FROM $t GROUP BY ALL" ;;
     hmix) echo "SELECT id1, count(DISTINCT id2) AS d, quantile_cont(v3, 0.9) AS q, median(v1) AS m FROM $t GROUP BY id1" ;;
     sales) echo "SELECT customer_id, sum(sales_amount) AS total FROM $t GROUP BY customer_id" ;;
+    brc413 | brc10k)
+      echo "SELECT station, min(temp) AS lo, round(avg(temp), 1) AS mean, max(temp) AS hi FROM" \
+        "read_csv('$(file_of "$1")', delim=';', header=false, columns={'station': 'VARCHAR', 'temp': 'DECIMAL(3,1)'})" \
+        "GROUP BY station" ;;
   esac
 }
 
@@ -149,9 +182,10 @@ for q in $QUERIES; do
   b=$(stat -L -c %s "$f")
   cat "$f" >/dev/null
   # A failing run must not be timed as a fast one.
-  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$f" >/dev/null ||
+  read -r -a o <<<"$(options_of "$q")"
+  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f" >/dev/null ||
     { echo "bench: warpcsv failed on $q" >&2; exit 1; }
-  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" -q "$p" "$f")
+  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f")
   row=$(awk -v q="$q" -v t="$wt" -v r="$wr" -v b="$b" \
     'BEGIN{printf "| %s | %.3f | %.2f | %.0f |", q, t, (t>0?b/t/1e9:0), r/1024}')
   if [ -n "$DUCKQ" ]; then
