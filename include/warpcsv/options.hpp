@@ -37,6 +37,7 @@ struct Options {
   std::string device = "auto";
   uint64_t chunk_size = 0;  // 0: chosen by the tool
   int threads = 0;          // 0: hardware concurrency
+  uint64_t memory_limit = 0;  // --memory-limit bytes (0: the machine's or the cgroup's memory)
   bool explain = false;
   bool profile = false;
   std::string trace_path;  // --trace FILE: a Chrome/Perfetto trace of the run (empty: none)

@@ -50,6 +50,10 @@ const std::vector<OptionSpec>& option_table() {
       {0, "chunk-size", "N", "bytes per partition, e.g. 64M (results never depend on it)",
        "Execution", C::None, {}},
       {0, "threads", "N", "host threads (default: all cores)", "Execution", C::None, {}},
+      {0, "memory-limit", "SIZE",
+       "host memory for groups and buffers, e.g. 4G (default: the machine's or\n"
+       "the cgroup's); groups past half of it spill to files in $TMPDIR",
+       "Execution", C::None, {}},
       {0, "explain", nullptr, "print the plan and the partitioning, run nothing", "Execution",
        C::None, {}},
       {0, "profile", nullptr, "per-stage timing and memory summary on stderr after the run",

@@ -251,7 +251,7 @@ Options parse_options(int argc, char** argv) {
 
   Options o;
   std::string delimiter, quote, escape, comment, names, bad_rows = "fail", format = "csv";
-  std::string chunk_size, skip, threads;
+  std::string chunk_size, skip, threads, memory_limit;
   bool no_header = false, progress = false, no_progress = false;
 
   CLI::App app{"warpcsv", "warpcsv"};
@@ -281,6 +281,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option(cli11_name("device"), o.device);
   app.add_option(cli11_name("chunk-size"), chunk_size);
   app.add_option(cli11_name("threads"), threads);
+  app.add_option(cli11_name("memory-limit"), memory_limit);
   app.add_flag(cli11_name("explain"), o.explain);
   app.add_flag(cli11_name("profile"), o.profile);
   app.add_option(cli11_name("trace"), o.trace_path);
@@ -376,6 +377,11 @@ Options parse_options(int argc, char** argv) {
 
   check_device(o.device);
   if (app.count("--chunk-size")) o.chunk_size = parse_byte_size(chunk_size, "--chunk-size");
+  if (app.count("--memory-limit")) {
+    o.memory_limit = parse_byte_size(memory_limit, "--memory-limit");
+    if (o.memory_limit < (64ull << 20))
+      usage("--memory-limit: at least 64M (input windows and buffers need some), found '" + memory_limit + "'");
+  }
   if (app.count("--threads"))
     o.threads = static_cast<int>(parse_count(threads, "--threads", 1, "a thread count"));
   if (progress) o.progress = 1;

@@ -15,6 +15,7 @@
 #include "io/row_issue.hpp"
 #include "exec/scan.hpp"
 #include "result/group_rows.hpp"
+#include "result/spill.hpp"
 #include "runtime/stopwatch.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/core/eval.hpp"
@@ -216,6 +217,7 @@ class CpuScan {
         if (plan_.scan.aggregate && s_.thread_tables_budget && thread_tables_bytes() > s_.thread_tables_budget) {
           fold_thread_tables();
           ++early_folds_;
+          spill_if_over_budget();
         }
         from = w.offset + pw.consumed;
         window = std::max(window, std::min(2 * window, full_window));
@@ -224,6 +226,7 @@ class CpuScan {
     }
     if (plan_.scan.aggregate) {
       fold_thread_tables();
+      spill_if_over_budget();
       const std::string early = early_folds_ ? fmt::format(" ({} more times to bound memory)", early_folds_) : "";
       stats.stages.push_back(StageTiming{"cpu: merge thread tables" + early, "cpu", fold_s_, 0, 0});
       if (merged_) hand_over_groups(stats);
@@ -280,9 +283,34 @@ class CpuScan {
     return tables.size();
   }
 
+  // The folded groups past their budget go to temporary files, part by part.
+  void spill_if_over_budget() {
+    if (!merged_ || !s_.groups_budget || merged_->memory_bytes() <= s_.groups_budget) return;
+    const auto t = std::chrono::steady_clock::now();
+    if (!spilled_) spilled_ = std::make_unique<SpilledGroups>(*layout_, kGroupParts);
+    spilled_->spill(merged_->parts(), s_.threads);
+    spill_s_ += seconds_since(t);
+    if (s_.tracer) s_.tracer->host("spill groups", "stage", t, {{"bytes", int64_t(spilled_->bytes_written())}});
+  }
+
   // The folded parts become the result: written from here, in key order,
   // when the driver takes groups where they are; else appended to its table.
   void hand_over_groups(ScanStats& stats) {
+    if (spilled_) {  // all of them through files: one part's groups in memory at a time
+      WCSV_EXPECTS(s_.device_result, "spilled groups need a result written from where they are");
+      spilled_->spill(merged_->parts(), s_.threads);
+      const auto t = std::chrono::steady_clock::now();
+      std::unique_ptr<OrderedGroups> ordered = spilled_->sorted(plan_, s_.threads, result_run_rows(*s_.opts));
+      const double sort_s = seconds_since(t);
+      stats.stages.push_back(StageTiming{
+          fmt::format("result: spill ({} times, {:.1f} MiB to {})", spilled_->spills(),
+                      static_cast<double>(spilled_->bytes_written()) / (1 << 20), spill_directory()),
+          "cpu", spill_s_, spilled_->bytes_written(), 0});
+      stats.stages.push_back(StageTiming{"result: aggregate and sort parts", "cpu", sort_s, 0, 0});
+      if (s_.tracer) s_.tracer->host("result: aggregate and sort parts", "stage", t, {{"groups", int64_t(ordered->size())}});
+      (*s_.device_result)(*ordered);
+      return;
+    }
     if (!s_.device_result) {
       global_groups_->append_disjoint(merged_->parts(), s_.threads);
       return;
@@ -611,6 +639,8 @@ class CpuScan {
   GroupTable* global_groups_;
   // With keys and nothing listed: the workers' tables fold into these parts.
   std::optional<PartitionedGroups> merged_;
+  std::unique_ptr<SpilledGroups> spilled_;  // parts of merged_ spilled past s_.groups_budget
+  double spill_s_ = 0;
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;

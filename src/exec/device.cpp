@@ -96,6 +96,11 @@ uint64_t host_memory_bytes() {
 
 uint64_t thread_tables_budget(uint64_t host_memory) { return std::max<uint64_t>(256ull << 20, host_memory / 4); }
 
+GroupBudgets group_budgets(uint64_t memory_limit, uint64_t host_memory) {
+  if (memory_limit) return GroupBudgets{memory_limit / 4, memory_limit / 2};
+  return GroupBudgets{thread_tables_budget(host_memory), host_memory / 2};
+}
+
 uint64_t auto_gpu_bytes(int threads) {
   return std::clamp<uint64_t>((32ull << 20) * static_cast<uint64_t>(std::max(1, threads)), 256ull << 20, 1ull << 30);
 }

@@ -51,6 +51,16 @@ uint64_t host_memory_bytes();
 // Below the cap nothing changes: folding early costs a merge each time.
 uint64_t thread_tables_budget(uint64_t host_memory);
 
+// What the CPU executor's groups may hold under a memory limit (--memory-limit,
+// else the host's memory): the threads' tables a quarter of it (at least
+// 256 MiB without a limit given), the folded groups half before they spill
+// to files; the rest is left to input windows, sorting and output.
+struct GroupBudgets {
+  uint64_t thread_tables;
+  uint64_t folded;
+};
+GroupBudgets group_budgets(uint64_t memory_limit, uint64_t host_memory);
+
 // Under --device auto, inputs of at least this many bytes go to the GPUs:
 // 32 MiB per host thread, from 256 MiB to 1 GiB: below that the CPU's
 // threads finish before CUDA has started (docs/performance.md, "Device choice").

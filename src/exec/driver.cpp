@@ -22,6 +22,7 @@
 #include "exec/stream_out.hpp"
 #include "output/output_file.hpp"
 #include "result/group_rows.hpp"
+#include "result/spill.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -81,9 +82,14 @@ std::string describe_partitioning(const InputSet& in, uint64_t chunk, int thread
 std::string describe_result(const Plan& plan, const DevicePlan& devices, const Options& opts, int threads) {
   if (!plan.scan.aggregate) return {};
   const size_t run = result_run_rows(opts);
-  const std::string folded = groups_may_stay(plan)
-                                 ? "the threads' tables fold in 64 parts by hash, each into the largest of its kind; "
-                                 : "";
+  const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
+  const std::string folded =
+      groups_may_stay(plan)
+          ? fmt::format("the threads' tables fold in 64 parts by hash, each into the largest of its kind; past {} MiB "
+                        "(half the memory limit) the parts spill to files in {}, and each is aggregated and sorted "
+                        "alone after the scan, the sorted parts merged as they are written; ",
+                        budgets.folded >> 20, spill_directory())
+          : "";
   const std::string host = folded + fmt::format(
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
       "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
@@ -205,8 +211,9 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.threads = threads;
     settings.longest_sampled_row = longest_sampled_row;
     settings.tracer = tracer.get();
-    settings.thread_tables_budget =
-        opts.thread_tables_budget ? opts.thread_tables_budget : thread_tables_budget(host_memory_bytes());
+    const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
+    settings.thread_tables_budget = opts.thread_tables_budget ? opts.thread_tables_budget : budgets.thread_tables;
+    settings.groups_budget = budgets.folded;
     uint64_t total_bytes = 0;
     for (const auto& src : in.sources) total_bytes += src->size_bytes();
     Progress progress(opts.progress, total_bytes);

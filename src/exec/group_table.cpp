@@ -136,15 +136,36 @@ void GroupTable::stabilize_strings(char* block) {
   }
 }
 
+namespace {
+constexpr size_t kMaxMergeKeys = 16;  // more keys unpack into a vector
+
+// Folds the states at `from` into the group whose states are at `dst`.
+void merge_states(GroupTable& t, char* dst, const char* from) {
+  bool copied = false;
+  for (const auto& a : t.layout().aggs) copied |= agg_merge(a, dst, from);
+  if (copied) t.stabilize_strings(dst);
+}
+}  // namespace
+
+void GroupTable::merge_block(uint64_t hash, const char* block) {
+  Value keys[kMaxMergeKeys];
+  std::vector<Value> many;
+  Value* k = keys;
+  if (nkeys_ > kMaxMergeKeys) {
+    many.resize(nkeys_);
+    k = many.data();
+  }
+  packed_.unpack_all(block, k);
+  merge_states(*this, find_or_insert(k, hash), block + key_bytes_);
+}
+
 void GroupTable::merge_from(const GroupTable& other, uint32_t* where) {
   std::vector<Value> keys(nkeys_ + 1);
   for (size_t g = 0; g < other.size(); ++g) {
     other.keys_of(g, keys.data());
     char* dst = find_or_insert(keys.data(), other.hashes_[g]);
     if (where) where[g] = static_cast<uint32_t>(group_of(dst));
-    bool copied = false;
-    for (const auto& a : layout_->aggs) copied |= agg_merge(a, dst, other.state(g));
-    if (copied) stabilize_strings(dst);
+    merge_states(*this, dst, other.state(g));
   }
 }
 

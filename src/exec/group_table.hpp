@@ -92,6 +92,9 @@ class GroupTable {
     });
     indexed_ = false;
   }
+  // Folds into this table a group whose block (packed keys, then states, as
+  // block_of gives) is elsewhere: another table's, or one read back from a file.
+  void merge_block(uint64_t hash, const char* block);
   // Folds every group of `other` into this table, in other's group order;
   // `where`, if given, gets the group each of other's groups is in here.
   void merge_from(const GroupTable& other, uint32_t* where = nullptr);
@@ -126,6 +129,7 @@ class GroupTable {
   const char* block_of(size_t g) const { return block(g); }
   const PackedKeys& packed_keys() const { return packed_; }
   const char* state(size_t g) const { return block(g) + key_bytes_; }
+  uint64_t hash_of(size_t g) const { return hashes_[g]; }
   const GroupLayout& layout() const { return *layout_; }
   // Bytes from one group's keys (or states) to the next's.
   size_t block_bytes() const { return block_bytes_; }

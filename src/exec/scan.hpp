@@ -57,6 +57,9 @@ struct ScanSettings {
   // The CPU executor folds its threads' group tables into the result when
   // they hold more bytes than this (0: never before the end).
   uint64_t thread_tables_budget = 0;
+  // Bytes the CPU executor's folded groups may hold before they spill to
+  // temporary files (result/spill.hpp; 0: never).
+  uint64_t groups_budget = 0;
   // A plan with holistic aggregates: the CPU executor (and the CUDA
   // executor on one GPU) groups by the agg's own keys and lists each row's
   // holistic arguments here (from_lists); otherwise executors fill the

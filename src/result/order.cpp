@@ -27,31 +27,12 @@ struct SortItem {
 };
 
 SortItem sort_item(const Value& v, Type t, bool desc, uint32_t idx) {
-  SortItem s{0, 0, idx, 0, 0, true};
-  if (v.null) {
-    s.rank = 2;
-    return s;
-  }
-  if (t == Type::String) {
-    unsigned char b[16] = {0};
-    std::memcpy(b, v.s.ptr, std::min<uint32_t>(v.s.len, 16));
-    s.len = desc ? ~v.s.len : v.s.len;
-    s.complete = v.s.len <= 16;
-    for (int i = 0; i < 8; ++i) {
-      s.p0 = (s.p0 << 8) | b[i];
-      s.p1 = (s.p1 << 8) | b[8 + i];
-    }
-  } else if (t == Type::Float) {
-    s.rank = 1;
-    return s;
-  } else {
-    const uint128 u = static_cast<uint128>(v.i) ^ (static_cast<uint128>(1) << 127);
-    s.p0 = static_cast<uint64_t>(u >> 64);
-    s.p1 = static_cast<uint64_t>(u);
-  }
-  if (desc) {
+  const KeyRank k = key_rank(v, t);
+  SortItem s{k.p0, k.p1, idx, k.len, k.rank, k.complete};
+  if (desc && k.rank == 0) {
     s.p0 = ~s.p0;
     s.p1 = ~s.p1;
+    if (t == Type::String) s.len = ~s.len;
   }
   return s;
 }
@@ -376,6 +357,40 @@ std::vector<uint32_t> order_by_comparing(size_t n, const KeyRows& keys, const st
 }
 
 }  // namespace
+
+KeyRank key_rank(const Value& v, Type t) {
+  KeyRank k{0, 0, 0, 0, true};
+  if (v.null) {
+    k.rank = 2;
+  } else if (t == Type::String) {
+    unsigned char b[16] = {0};
+    std::memcpy(b, v.s.ptr, std::min<uint32_t>(v.s.len, 16));
+    k.len = v.s.len;
+    k.complete = v.s.len <= 16;
+    for (int i = 0; i < 8; ++i) {
+      k.p0 = (k.p0 << 8) | b[i];
+      k.p1 = (k.p1 << 8) | b[8 + i];
+    }
+  } else if (t == Type::Float) {
+    k.rank = 1;
+  } else {
+    const uint128 u = static_cast<uint128>(v.i) ^ (static_cast<uint128>(1) << 127);
+    k.p0 = static_cast<uint64_t>(u >> 64);
+    k.p1 = static_cast<uint64_t>(u);
+  }
+  return k;
+}
+
+int compare_ranked(const KeyRank& ra, const Value& a, const KeyRank& rb, const Value& b, Type t) {
+  if (ra.rank != rb.rank) return ra.rank < rb.rank ? -1 : 1;
+  if (ra.rank == 2) return 0;  // nulls tie
+  if (ra.rank == 0) {
+    if (ra.p0 != rb.p0) return ra.p0 < rb.p0 ? -1 : 1;
+    if (ra.p1 != rb.p1) return ra.p1 < rb.p1 ? -1 : 1;
+    if (ra.complete && rb.complete) return ra.len < rb.len ? -1 : ra.len > rb.len ? 1 : 0;
+  }
+  return compare_values(a, b, t);
+}
 
 std::vector<uint32_t> sort_order(size_t n, const KeyRows& keys, const std::vector<Type>& types,
                                  const std::vector<bool>& desc, int threads, SortMethod method) {

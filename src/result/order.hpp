@@ -29,6 +29,19 @@ struct KeyRows {
 // order; tests compare them.
 enum class SortMethod { Auto, Comparing };
 
+// A key reduced for comparing in ascending order: nulls last (rank 2),
+// floats by value (rank 1), others by a 128-bit prefix (rank 0) that is the
+// whole value for numbers and for strings of up to 16 bytes.
+struct KeyRank {
+  uint64_t p0, p1;
+  uint32_t len;   // strings: byte length (ties of complete prefixes)
+  uint8_t rank;
+  bool complete;  // the prefix is the whole value
+};
+KeyRank key_rank(const Value& v, Type t);
+// <0, 0 or >0 as key a (ranked ra) sorts before, with or after key b.
+int compare_ranked(const KeyRank& ra, const Value& a, const KeyRank& rb, const Value& b, Type t);
+
 // Rows 0..n-1 (n < 2^32) ordered by their keys, most significant first: each
 // ascending, or descending where desc[k], nulls last either way; rows whose
 // keys are all equal keep their order.

@@ -1,8 +1,11 @@
 // The aggregate result in runs: whatever the groups per run and the threads,
 // a run writes the same bytes, the same error and exit code, with keys of
 // every type ordered as the CPU executor orders them.
+#include <dirent.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,12 @@ namespace {
 struct Outcome {
   int code = 0;
   std::string out, error;
+  std::string profile;  // stderr, with a memory limit
 };
 
 Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std::string& input, uint64_t run_rows,
-                      int threads, OutputFormat format = OutputFormat::Csv, uint64_t thread_tables_budget = 0) {
+                      int threads, OutputFormat format = OutputFormat::Csv, uint64_t thread_tables_budget = 0,
+                      uint64_t memory_limit = 0) {
   Options opts;
   opts.pipeline = pipeline;
   opts.files = {input};
@@ -35,15 +40,31 @@ Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std
   opts.result_run_rows = run_rows;
   opts.thread_tables_budget = thread_tables_budget;
   if (thread_tables_budget) opts.chunk_size = 4096;  // many windows, a fold after each
+  // A tiny memory limit: the folded groups spill after every few windows, and --profile says so.
+  opts.memory_limit = memory_limit;
+  opts.profile = memory_limit != 0;
+  if (memory_limit) opts.chunk_size = 4096;
   opts.output_path = dir.file("out.txt");
   std::remove(opts.output_path.c_str());
   Outcome r;
   {
-    CaptureStderr quiet("/dev/null");
+    CaptureStderr quiet(memory_limit ? dir.file("stderr.txt") : "/dev/null");
     r.code = testing::run_to_exit(opts, r.error);
   }
   r.out = read_file(opts.output_path);
+  if (memory_limit) r.profile = read_file(dir.file("stderr.txt"));
   return r;
+}
+
+// The names in a directory, "." and ".." left out.
+std::vector<std::string> read_file_names(const std::string& path) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(path.c_str())) {
+    while (const dirent* e = ::readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
+    ::closedir(d);
+  }
+  return names;
 }
 
 const std::vector<std::string> kResultPipelines = {
@@ -114,4 +135,57 @@ TEST_CASE("result: aligned formats hold the runs' rows until the end") {
     REQUIRE(base.code == 0);
     CHECK(run_with_runs(dir, "groupby s, f | agg count()", input, 3, 2, f).out == base.out);
   }
+}
+
+// Groups past a memory limit go to temporary files, part by part, and come
+// back aggregated, sorted and merged: the bytes, errors and exit codes of a
+// run without a limit, for one group or many, long string keys and string
+// states included, and no file is left in $TMPDIR.
+TEST_CASE("result: groups spilled past a tiny memory limit write what an unlimited run writes") {
+  TempDir dir;
+  const std::string spill_dir = dir.file("spill");
+  REQUIRE(std::system(("mkdir -p '" + spill_dir + "'").c_str()) == 0);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", spill_dir.c_str(), 1);
+  const std::vector<std::string> pipelines = {
+      "groupby s, i | agg count() as n, min(s) as lo, max(s) as hi, first(s) as fs, last(v) as lv, sum(v)",
+      "groupby d, f, dt, ts, b | agg mean(v), var(v), count()",
+      "groupby s | agg count() as n | filter n > 1 | limit 50",
+      "groupby upper(s), i | agg sum(v * 1000000000000000000000000000000000000)",  // overflows in some group
+  };
+  for (const auto& [distinct, rows] : {std::pair{1, 2000}, {40, 5000}, {3000, 20000}, {100000, 200000}}) {
+    const std::string input = dir.file("keys.csv");
+    write_file(input, key_types_csv(static_cast<uint64_t>(distinct) + 17, static_cast<size_t>(rows), distinct));
+    for (const std::string& p : pipelines) {
+      const Outcome want = run_with_runs(dir, p, input, 0, 2);
+      INFO("pipeline: " << p << ", distinct " << distinct << "\nerror: " << want.error);
+      for (int threads : {1, 3}) {
+        const Outcome got = run_with_runs(dir, p, input, 7, threads, OutputFormat::Csv, 0, 64 << 10);
+        INFO("threads " << threads << "\nprofile: " << got.profile);
+        CHECK(got.code == want.code);
+        CHECK(got.error == want.error);
+        CHECK(got.out == want.out);
+        if (distinct >= 3000 && got.code == 0) CHECK(got.profile.find("result: spill (") != std::string::npos);
+        CHECK(read_file_names(spill_dir).empty());
+      }
+    }
+  }
+  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+}
+
+TEST_CASE("result: a spill directory that cannot be written is a resource error naming it") {
+  TempDir dir;
+  const std::string input = dir.file("keys.csv");
+  write_file(input, key_types_csv(5, 20000, 5000));
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.file("missing/dir").c_str(), 1);
+  const Outcome got = run_with_runs(dir, "groupby s, i | agg count()", input, 0, 2, OutputFormat::Csv, 0, 64 << 10);
+  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  CHECK(got.code == kExitResource);
+  CHECK(got.error.find("missing/dir") != std::string::npos);
+  CHECK(got.error.find("set TMPDIR to a directory with room, or raise --memory-limit") != std::string::npos);
 }

@@ -1,0 +1,308 @@
+#include "result/spill.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "runtime/parallel.hpp"
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+constexpr size_t kBufferBytes = 256 << 10;  // per file written or read
+
+[[noreturn]] void spill_failed(const std::string& what, const std::string& dir) {
+  throw ResourceError(fmt::format("{} the groups spilled past --memory-limit in {}: {}; set TMPDIR to a directory "
+                                  "with room, or raise --memory-limit",
+                                  what, dir, std::strerror(errno)));
+}
+
+}  // namespace
+
+std::string spill_directory() {
+  const char* d = std::getenv("TMPDIR");
+  return d && *d ? d : "/tmp";
+}
+
+SpillFile::SpillFile(const std::string& dir) : dir_(dir) {
+#ifdef O_TMPFILE
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+  if (fd_ < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+    std::string path = dir + "/warpcsv-spill-XXXXXX";
+    fd_ = ::mkstemp(path.data());
+    if (fd_ >= 0) ::unlink(path.c_str());
+  }
+  if (fd_ < 0) spill_failed("cannot make a file for", dir);
+}
+
+SpillFile::~SpillFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SpillFile::append(const char* p, size_t n) {
+  while (n) {
+    const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(size_));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) spill_failed("cannot write", dir_);
+    p += w;
+    n -= static_cast<size_t>(w);
+    size_ += static_cast<uint64_t>(w);
+  }
+}
+
+size_t SpillFile::read(uint64_t offset, char* to, size_t n) const {
+  size_t got = 0;
+  while (got < n && offset + got < size_) {
+    const ssize_t r = ::pread(fd_, to + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) spill_failed("cannot read back", dir_);
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+// ---- records -------------------------------------------------------------------------------
+
+GroupRecords::GroupRecords(const GroupLayout& layout)
+    : layout_(&layout), packed_(layout.key_types, layout.narrow_keys) {
+  key_bytes_ = (packed_.bytes() + kAggStateAlign - 1) / kAggStateAlign * kAggStateAlign;
+  block_bytes_ = key_bytes_ + layout.state_bytes;
+}
+
+template <class Fn>
+void GroupRecords::for_each_string(char* block, Fn&& fn) const {
+  for (size_t k = 0; k < layout_->key_types.size(); ++k) {
+    if (layout_->key_types[k] != Type::String) continue;
+    Value v = packed_.unpack(block, k);
+    if (v.null || !PackedKeys::needs_copy(v)) continue;
+    fn(v.s);
+    packed_.set_string(block, k, v.s.ptr);
+  }
+  for (const AggDesc& a : layout_->aggs) {
+    if (!agg_holds_string(a)) continue;
+    char* state = block + key_bytes_ + a.offset;
+    Value* v = a.op == AggOp::Min || a.op == AggOp::Max ? &reinterpret_cast<ExtremeState*>(state)->v
+                                                        : &reinterpret_cast<OrderedState*>(state)->v;
+    if (!v->null && v->s.len) fn(v->s);
+  }
+}
+
+void GroupRecords::write(const GroupTable& t, size_t g, SpillFile& to, std::vector<char>& buffer) const {
+  const size_t at = buffer.size();
+  const uint64_t hash = t.hash_of(g);
+  buffer.resize(at + 8 + block_bytes_);
+  std::memcpy(buffer.data() + at, &hash, 8);
+  std::memcpy(buffer.data() + at + 8, t.block_of(g), block_bytes_);
+  // The strings' bytes follow; the block's pointers to them mean nothing once read back.
+  std::vector<StrRef> strings;
+  for_each_string(buffer.data() + at + 8, [&](StrRef& s) { strings.push_back(s); });
+  for (const StrRef& s : strings) buffer.insert(buffer.end(), s.ptr, s.ptr + s.len);
+  if (buffer.size() >= kBufferBytes) flush(to, buffer);
+}
+
+void GroupRecords::flush(SpillFile& to, std::vector<char>& buffer) {
+  to.append(buffer.data(), buffer.size());
+  buffer.clear();
+}
+
+GroupRecords::Reader::Reader(const GroupRecords& records, const SpillFile& file)
+    : records_(&records), file_(&file), buf_(kBufferBytes), block_(records.block_bytes()) {}
+
+bool GroupRecords::Reader::fill(size_t n) {
+  if (end_ - at_ >= n) return true;
+  std::memmove(buf_.data(), buf_.data() + at_, end_ - at_);
+  offset_ += at_;
+  end_ -= at_;
+  at_ = 0;
+  if (buf_.size() < n) buf_.resize(std::max(n, 2 * buf_.size()));
+  end_ += file_->read(offset_ + end_, buf_.data() + end_, buf_.size() - end_);
+  return end_ >= n;
+}
+
+bool GroupRecords::Reader::next() {
+  const size_t head = 8 + records_->block_bytes();
+  if (!fill(head)) return false;
+  std::memcpy(&hash_, buf_.data() + at_, 8);
+  std::memcpy(block_.data(), buf_.data() + at_ + 8, records_->block_bytes());
+  at_ += head;
+  size_t total = 0;
+  records_->for_each_string(block_.data(), [&](StrRef& s) { total += s.len; });
+  if (!fill(total)) throw InternalError("a spill file ends inside a record");
+  strings_.assign(buf_.data() + at_, buf_.data() + at_ + total);
+  at_ += total;
+  size_t used = 0;
+  records_->for_each_string(block_.data(), [&](StrRef& s) {
+    s.ptr = strings_.data() + used;
+    used += s.len;
+  });
+  return true;
+}
+
+// ---- spilled groups --------------------------------------------------------------------------
+
+SpilledGroups::SpilledGroups(const GroupLayout& layout, size_t nparts)
+    : layout_(&layout), records_(layout), dir_(spill_directory()), files_(nparts) {}
+
+void SpilledGroups::spill(std::vector<GroupTable>& parts, int threads) {
+  const size_t n = std::min(parts.size(), files_.size());
+  std::atomic<uint64_t> bytes{0};
+  parallel_for(n, threads, [&](size_t p, int) {
+    GroupTable& t = parts[p];
+    if (t.size() == 0) return;
+    if (!files_[p]) files_[p] = std::make_unique<SpillFile>(dir_);
+    const uint64_t before = files_[p]->size();
+    std::vector<char> buffer;
+    for (size_t g = 0; g < t.size(); ++g) records_.write(t, g, *files_[p], buffer);
+    GroupRecords::flush(*files_[p], buffer);
+    bytes += files_[p]->size() - before;
+    t = GroupTable(layout_);
+  });
+  bytes_ += bytes;
+  ++spills_;
+}
+
+namespace {
+
+// The sorted parts, merged by their keys as they are read: no two parts
+// share a group, so the heads never tie.
+class MergedSortedParts : public OrderedGroups {
+ public:
+  MergedSortedParts(const GroupRecords& records, const GroupLayout& layout,
+                    std::vector<std::unique_ptr<SpillFile>> files, size_t groups, size_t run_rows)
+      : records_(records), layout_(layout), files_(std::move(files)), n_(groups), run_rows_(run_rows),
+        heads_(HeadOrder{this}) {
+    readers_.reserve(files_.size());
+    head_keys_.assign(files_.size(), std::vector<Value>(layout_.key_types.size() + 1));
+    head_ranks_.assign(files_.size(), std::vector<KeyRank>(layout_.key_types.size()));
+    for (const auto& f : files_) {
+      readers_.emplace_back(records_, *f);
+      if (advance(readers_.size() - 1)) heads_.push(readers_.size() - 1);
+    }
+  }
+
+  size_t size() const override { return n_; }
+
+  GroupRun next() override {
+    run_blocks_.clear();
+    run_strings_ = StringArena();
+    const size_t bytes = records_.block_bytes();
+    size_t n = 0;
+    while (n < run_rows_ && !heads_.empty()) {
+      const size_t r = heads_.top();
+      heads_.pop();
+      const size_t at = run_blocks_.size();
+      run_blocks_.resize(at + bytes);
+      std::memcpy(run_blocks_.data() + at, readers_[r].block(), bytes);
+      copy_strings(run_blocks_.data() + at);
+      ++n;
+      if (advance(r)) heads_.push(r);
+    }
+    GroupRun run;
+    run.n = n;
+    run.keys.base = run_blocks_.data();
+    run.keys.stride = bytes;
+    run.keys.packed = &records_.packed();
+    run.states = run_blocks_.data() + (bytes - layout_.state_bytes);
+    run.state_stride = bytes;
+    return run;
+  }
+
+ private:
+  struct HeadOrder {
+    const MergedSortedParts* self;
+    // std::priority_queue puts the greatest on top: the head that sorts first is "greatest".
+    bool operator()(size_t a, size_t b) const { return self->sorts_before(b, a); }
+  };
+
+  // Reader r's next record, its keys unpacked for comparing; false at its end.
+  bool advance(size_t r) {
+    if (!readers_[r].next()) return false;
+    records_.packed().unpack_all(readers_[r].block(), head_keys_[r].data());
+    for (size_t k = 0; k < layout_.key_types.size(); ++k)
+      head_ranks_[r][k] = key_rank(head_keys_[r][k], layout_.key_types[k]);
+    return true;
+  }
+
+  // Keys ascending, nulls last, as the result is ordered (result/order.hpp).
+  bool sorts_before(size_t a, size_t b) const {
+    for (size_t k = 0; k < layout_.key_types.size(); ++k) {
+      const int c = compare_ranked(head_ranks_[a][k], head_keys_[a][k], head_ranks_[b][k], head_keys_[b][k],
+                                   layout_.key_types[k]);
+      if (c) return c < 0;
+    }
+    return a < b;
+  }
+
+  // Points the copied block's long keys and string states at copies that
+  // live as long as the run.
+  void copy_strings(char* block) {
+    const PackedKeys& pk = records_.packed();
+    for (size_t k = 0; k < layout_.key_types.size(); ++k) {
+      if (layout_.key_types[k] != Type::String) continue;
+      const Value v = pk.unpack(block, k);
+      if (!v.null && PackedKeys::needs_copy(v)) pk.set_string(block, k, run_strings_.add(v.s).ptr);
+    }
+    const size_t key_bytes = records_.block_bytes() - layout_.state_bytes;
+    for (const AggDesc& a : layout_.aggs) {
+      if (!agg_holds_string(a)) continue;
+      char* state = block + key_bytes + a.offset;
+      Value* v = a.op == AggOp::Min || a.op == AggOp::Max ? &reinterpret_cast<ExtremeState*>(state)->v
+                                                          : &reinterpret_cast<OrderedState*>(state)->v;
+      if (!v->null && v->s.len) v->s = run_strings_.add(v->s);
+    }
+  }
+
+  GroupRecords records_;
+  const GroupLayout& layout_;
+  std::vector<std::unique_ptr<SpillFile>> files_;
+  std::vector<GroupRecords::Reader> readers_;
+  std::vector<std::vector<Value>> head_keys_;  // per reader, its record's keys
+  std::vector<std::vector<KeyRank>> head_ranks_;
+  size_t n_, run_rows_;
+  std::priority_queue<size_t, std::vector<size_t>, HeadOrder> heads_;
+  std::vector<char> run_blocks_;
+  StringArena run_strings_;
+};
+
+}  // namespace
+
+std::unique_ptr<OrderedGroups> SpilledGroups::sorted(const Plan& plan, int threads, size_t run_rows) {
+  std::vector<size_t> spilled;
+  for (size_t p = 0; p < files_.size(); ++p)
+    if (files_[p]) spilled.push_back(p);
+  // Parts on the threads, one each at a time: memory holds `threads` parts.
+  std::vector<std::unique_ptr<SpillFile>> sorted_files(spilled.size());
+  std::atomic<size_t> groups{0};
+  std::atomic<uint64_t> bytes{0};
+  parallel_for(spilled.size(), threads, [&](size_t i, int) {
+    std::unique_ptr<SpillFile>& file = files_[spilled[i]];
+    GroupTable part(layout_);
+    GroupRecords::Reader reader(records_, *file);
+    while (reader.next()) part.merge_block(reader.hash(), reader.block());
+    file.reset();  // read: its disk space goes
+    part.drop_index();
+    auto out = std::make_unique<SpillFile>(dir_);
+    std::vector<char> buffer;
+    SortedHostGroups ordered(plan, {&part}, nullptr, 1, run_rows);
+    for (GroupRun run = ordered.next(); run.n; run = ordered.next())
+      for (size_t r = 0; r < run.n; ++r) records_.write(part, run.group(r), *out, buffer);
+    GroupRecords::flush(*out, buffer);
+    bytes += out->size();
+    groups += part.size();
+    sorted_files[i] = std::move(out);
+  });
+  bytes_ += bytes;
+  return std::make_unique<MergedSortedParts>(records_, *layout_, std::move(sorted_files), groups, run_rows);
+}
+
+}  // namespace warpcsv

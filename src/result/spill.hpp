@@ -1,0 +1,119 @@
+// Groups past the memory limit (--memory-limit), held in temporary files:
+// the hash parts of the folded groups are written out when they outgrow
+// their budget, and after the scan each part is read back and aggregated on
+// its own, sorted, and written out again; the sorted parts are then merged
+// as the result is written. Memory holds one part and a buffer per part,
+// whatever the groups. The files are unlinked as they are made, so nothing
+// is left behind however the process ends.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "exec/group_table.hpp"
+#include "result/group_rows.hpp"
+
+namespace warpcsv {
+
+// An unnamed temporary file in `dir` ($TMPDIR, else /tmp), appended to and
+// read back by offset.
+class SpillFile {
+ public:
+  explicit SpillFile(const std::string& dir);
+  ~SpillFile();
+  SpillFile(const SpillFile&) = delete;
+  SpillFile& operator=(const SpillFile&) = delete;
+
+  void append(const char* p, size_t n);
+  // Reads up to n bytes at `offset`; returns how many (fewer at the end).
+  size_t read(uint64_t offset, char* to, size_t n) const;
+  uint64_t size() const { return size_; }
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::string dir_;
+};
+
+// Groups as records in a spill file: the hash, the group's block (packed
+// keys, then states) and the bytes of its strings (long keys, string
+// states), which the block points at again when read.
+class GroupRecords {
+ public:
+  explicit GroupRecords(const GroupLayout& layout);
+
+  // Appends group g of `t` to `to` through `buffer` (flushed when full and
+  // by flush()).
+  void write(const GroupTable& t, size_t g, SpillFile& to, std::vector<char>& buffer) const;
+  static void flush(SpillFile& to, std::vector<char>& buffer);
+
+  // Reads one file's records in order.
+  class Reader {
+   public:
+    Reader(const GroupRecords& records, const SpillFile& file);
+    // The next record; false at the end of the file.
+    bool next();
+    uint64_t hash() const { return hash_; }
+    // The record's block, its strings pointing into this reader: valid
+    // until the next call to next().
+    const char* block() const { return block_.data(); }
+
+   private:
+    // Makes `n` more bytes available at buf_[at_]; false if the file ends first.
+    bool fill(size_t n);
+
+    const GroupRecords* records_;
+    const SpillFile* file_;
+    uint64_t offset_ = 0;  // of buf_[0] in the file
+    std::vector<char> buf_;
+    size_t at_ = 0, end_ = 0;
+    uint64_t hash_ = 0;
+    std::vector<char> block_, strings_;
+  };
+
+  size_t block_bytes() const { return block_bytes_; }
+  const PackedKeys& packed() const { return packed_; }
+
+ private:
+  // Calls fn(StrRef&) for each string of `block` that is held outside it:
+  // keys too long to be inline, then string states.
+  template <class Fn>
+  void for_each_string(char* block, Fn&& fn) const;
+
+  const GroupLayout* layout_;
+  PackedKeys packed_;
+  size_t key_bytes_, block_bytes_;
+};
+
+// The hash parts of a run's groups, spilled. Not thread-safe.
+class SpilledGroups {
+ public:
+  SpilledGroups(const GroupLayout& layout, size_t nparts);
+
+  // Writes the groups of every part (parts[p] to file p) on up to `threads`
+  // threads, and empties them.
+  void spill(std::vector<GroupTable>& parts, int threads);
+  // Part by part: every record of part p merged into a table of its own,
+  // sorted by keys and written to a file of sorted parts; then the sorted
+  // parts, merged, in output order.
+  std::unique_ptr<OrderedGroups> sorted(const Plan& plan, int threads, size_t run_rows);
+
+  uint64_t bytes_written() const { return bytes_; }
+  size_t spills() const { return spills_; }
+
+ private:
+  const GroupLayout* layout_;
+  GroupRecords records_;
+  std::string dir_;
+  std::vector<std::unique_ptr<SpillFile>> files_;  // one per part, made when first needed
+  uint64_t bytes_ = 0;
+  size_t spills_ = 0;
+};
+
+// The directory spill files go to: $TMPDIR, else /tmp.
+std::string spill_directory();
+
+}  // namespace warpcsv
