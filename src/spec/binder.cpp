@@ -19,6 +19,7 @@
 #include "spec/bind_util.hpp"
 #include "spec/output_columns.hpp"
 #include "spec/wide_ints.hpp"
+#include "warpcsv/core/datetime.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/errors.hpp"
@@ -588,6 +589,26 @@ class Binder {
     return b;
   }
 
+  // A function's date or timestamp argument (a null literal is a date).
+  Bound date_arg(const Expr& call, const Expr& a, const Ctx& c) {
+    Bound b = bind(a, c);
+    if (b.null_lit) b = coerce(b, ct(Type::Date));
+    if (b.type().type != Type::Date && b.type().type != Type::Timestamp)
+      fail(a.pos, "type error", call.name + "() needs a date or timestamp, found " + describe(b));
+    return b;
+  }
+
+  static constexpr std::pair<const char*, DatePart> kDateParts[] = {
+      {"year", DatePart::Year},       {"quarter", DatePart::Quarter}, {"month", DatePart::Month},
+      {"day", DatePart::Day},         {"hour", DatePart::Hour},       {"minute", DatePart::Minute},
+      {"second", DatePart::Second},   {"dow", DatePart::Dow},         {"isodow", DatePart::Isodow},
+      {"doy", DatePart::Doy},         {"week", DatePart::Week},       {"epoch", DatePart::Epoch},
+      {"date", DatePart::Date}};
+  static constexpr std::pair<const char*, DateUnit> kDateUnits[] = {
+      {"year", DateUnit::Year}, {"quarter", DateUnit::Quarter}, {"month", DateUnit::Month},
+      {"week", DateUnit::Week}, {"day", DateUnit::Day},         {"hour", DateUnit::Hour},
+      {"minute", DateUnit::Minute}, {"second", DateUnit::Second}};
+
   Bound call(const Expr& e, const Ctx& c) {
     const std::string& f = e.name;
     if (f == "top") fail(e.pos, "unsupported", kTopUnsupported);
@@ -645,6 +666,30 @@ class Binder {
       Op op = f == "contains" ? Op::Contains : f == "starts_with" ? Op::StartsWith : Op::EndsWith;
       return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
     }
+    for (const auto& [name, part] : kDateParts) {
+      if (f != name) continue;
+      arity(e, 1, 1, (f + "(t)").c_str());
+      const Bound x = date_arg(e, *e.args[0], c);
+      const Type t = x.type().type;
+      if (part == DatePart::Date && t == Type::Date) return Bound{x.node, &e};
+      const ColumnType rt = part == DatePart::Date                             ? ct(Type::Date)
+                            : part == DatePart::Epoch && t == Type::Timestamp ? ct(Type::Float)
+                                                                              : ct(Type::Int);
+      return Bound{make_node(Op::DatePart, rt, {x.node}, static_cast<int32_t>(part)), &e};
+    }
+    if (f == "date_trunc") {
+      arity(e, 2, 2, "date_trunc('month', t)");
+      const Expr& u = *e.args[0];
+      const auto unit = std::find_if(std::begin(kDateUnits), std::end(kDateUnits), [&](const auto& du) {
+        return u.kind == Expr::StrLit && to_lower(u.sval) == du.first;
+      });
+      if (unit == std::end(kDateUnits))
+        fail(u.pos, "usage error",
+             "date_trunc()'s first argument is a unit in quotes: 'year', 'quarter', 'month', 'week', 'day', "
+             "'hour', 'minute' or 'second'; found '" + canon_text(u) + "'");
+      const Bound x = date_arg(e, *e.args[1], c);
+      return Bound{make_node(Op::DateTrunc, x.type(), {x.node}, static_cast<int32_t>(unit->second)), &e};
+    }
     if (f == "coalesce") {
       arity(e, 1, 64, "coalesce(a, b, ...)");
       std::vector<Bound> xs;
@@ -665,14 +710,16 @@ class Binder {
                    &e};
     }
     static const std::vector<std::string> kFuncs = {
-        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with",
-        "coalesce", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last",
-        "corr", "count_distinct", "median", "quantile"};
+        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "year",
+        "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
+        "date_trunc", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last", "corr",
+        "count_distinct", "median", "quantile"};
     std::vector<std::string> close = closest_names(f, kFuncs, 2);
     fail(e.pos, "unknown function",
          "no function named '" + f + "'" +
              (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
-             " (functions: lower upper len abs round contains starts_with ends_with coalesce; "
+             " (functions: lower upper len abs round contains starts_with ends_with coalesce year quarter month "
+             "day hour minute second dow isodow doy week epoch date date_trunc; "
              "aggregates in agg: count sum min max mean var std first last corr count_distinct median "
              "quantile)");
   }

@@ -23,6 +23,8 @@ int operands(const Instr& in) {
     case Op::Len:
     case Op::Abs:
     case Op::Round:
+    case Op::DatePart:
+    case Op::DateTrunc:
       return 1;
     case Op::Coalesce:
       return in.arg;

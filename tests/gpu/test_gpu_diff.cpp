@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -373,6 +374,33 @@ TEST_CASE("gpu: delimiters of several bytes, and a space, give the CPU's bytes a
       CHECK(r.code == 0);
       CHECK(r.out.size() > 20);
     }
+  }
+}
+
+TEST_CASE("gpu: date parts and truncations give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("dates.csv");
+  std::mt19937_64 rng(404);
+  std::string text = "d,t,v\n";
+  for (int i = 0; i < 4000; ++i) {
+    char row[96];
+    std::snprintf(row, sizeof row, "%04d-%02d-%02d,%04d-%02d-%02dT%02d:%02d:%02d.%03d,%d\n",
+                  1900 + static_cast<int>(rng() % 250), 1 + static_cast<int>(rng() % 12),
+                  1 + static_cast<int>(rng() % 28), 1960 + static_cast<int>(rng() % 100),
+                  1 + static_cast<int>(rng() % 12), 1 + static_cast<int>(rng() % 28), static_cast<int>(rng() % 24),
+                  static_cast<int>(rng() % 60), static_cast<int>(rng() % 60), static_cast<int>(rng() % 1000),
+                  static_cast<int>(rng() % 100));
+    text += rng() % 20 == 0 ? std::string(",,1\n") : std::string(row);
+  }
+  write_file(f, text);
+  for (const char* p : {"groupby year(d), dow(t) | agg count(), sum(v), min(epoch(t)), max(week(d))",
+                        "groupby date_trunc('month', t), quarter(d) | agg count(), sum(hour(t) * 60 + minute(t))",
+                        "filter isodow(d) > 5 | groupby date_trunc('week', d) | agg max(doy(d)), min(second(t))",
+                        "groupby date(t) | agg count(), max(epoch(d)), min(day(t))"}) {
+    const RunResult r = check_same(dir, p, f);
+    CHECK(r.code == 0);
+    CHECK(r.out.size() > 20);
   }
 }
 

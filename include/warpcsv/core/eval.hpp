@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "warpcsv/core/datetime.hpp"
 #include "warpcsv/core/hd.hpp"
 #include "warpcsv/core/int128.hpp"
 #include "warpcsv/core/program.hpp"
@@ -365,6 +366,22 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
           r = detail::bytes_equal(at, b.s.ptr, b.s.len);
         }
         a = detail::make_bool(r);
+        break;
+      }
+      case Op::DatePart: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        const bool ts = in.from_type == Type::Timestamp;
+        const auto part = static_cast<DatePart>(in.arg);
+        v = ts && part == DatePart::Epoch ? Value::of_float(timestamp_epoch(static_cast<int64_t>(v.i)))
+                                          : Value::of_int(date_part(static_cast<int64_t>(v.i), ts, part));
+        break;
+      }
+      case Op::DateTrunc: {
+        Value& v = st[sp - 1];
+        if (!v.null)
+          v = Value::of_int(
+              date_trunc(static_cast<int64_t>(v.i), in.from_type == Type::Timestamp, static_cast<DateUnit>(in.arg)));
         break;
       }
       case Op::Coalesce: {

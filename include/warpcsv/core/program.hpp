@@ -37,6 +37,8 @@ enum class Op : uint8_t {
   StartsWith,
   EndsWith,
   Coalesce,  // arg = number of operands
+  DatePart,  // arg = DatePart (core/datetime.hpp) of a Date or Timestamp (from_type)
+  DateTrunc,  // arg = DateUnit; the result has the operand's type
 };
 
 // One instruction. `type`/`scale` give the result type; for Cast and the
