@@ -589,6 +589,15 @@ class Binder {
     return b;
   }
 
+  // A function's int argument (a null literal is an int).
+  Bound int_arg(const Expr& call, const Expr& a, const Ctx& c) {
+    Bound b = bind(a, c);
+    if (b.null_lit) b = coerce(b, ct(Type::Int));
+    if (b.type().type != Type::Int)
+      fail(a.pos, "type error", call.name + "() needs an int, found " + describe(b));
+    return b;
+  }
+
   // A function's date or timestamp argument (a null literal is a date).
   Bound date_arg(const Expr& call, const Expr& a, const Ctx& c) {
     Bound b = bind(a, c);
@@ -666,6 +675,25 @@ class Binder {
       Op op = f == "contains" ? Op::Contains : f == "starts_with" ? Op::StartsWith : Op::EndsWith;
       return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
     }
+    if (f == "substr") {
+      arity(e, 2, 3, "substr(s, start) or substr(s, start, length)");
+      std::vector<BPtr> kids = {string_arg(e, *e.args[0], c).node};
+      for (size_t k = 1; k < e.args.size(); ++k) kids.push_back(int_arg(e, *e.args[k], c).node);
+      const auto n = static_cast<int32_t>(kids.size());
+      return Bound{make_node(Op::Substr, ct(Type::String), std::move(kids), n), &e};
+    }
+    if (f == "trim" || f == "ltrim" || f == "rtrim") {
+      arity(e, 1, 1, (f + "(s)").c_str());
+      const int32_t sides = f == "ltrim" ? kTrimLeft : f == "rtrim" ? kTrimRight : kTrimLeft | kTrimRight;
+      return Bound{make_node(Op::Trim, ct(Type::String), {string_arg(e, *e.args[0], c).node}, sides), &e};
+    }
+    if (f == "split_part") {
+      arity(e, 3, 3, "split_part(s, separator, n)");
+      return Bound{make_node(Op::SplitPart, ct(Type::String),
+                             {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node,
+                              int_arg(e, *e.args[2], c).node}),
+                   &e};
+    }
     for (const auto& [name, part] : kDateParts) {
       if (f != name) continue;
       arity(e, 1, 1, (f + "(t)").c_str());
@@ -710,7 +738,8 @@ class Binder {
                    &e};
     }
     static const std::vector<std::string> kFuncs = {
-        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "year",
+        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "substr",
+        "trim", "ltrim", "rtrim", "split_part", "year",
         "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
         "date_trunc", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last", "corr",
         "count_distinct", "median", "quantile"};
@@ -718,7 +747,8 @@ class Binder {
     fail(e.pos, "unknown function",
          "no function named '" + f + "'" +
              (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
-             " (functions: lower upper len abs round contains starts_with ends_with coalesce year quarter month "
+             " (functions: lower upper len abs round contains starts_with ends_with coalesce substr trim ltrim "
+             "rtrim split_part year quarter month "
              "day hour minute second dow isodow doy week epoch date date_trunc; "
              "aggregates in agg: count sum min max mean var std first last corr count_distinct median "
              "quantile)");

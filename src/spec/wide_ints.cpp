@@ -25,9 +25,13 @@ int operands(const Instr& in) {
     case Op::Round:
     case Op::DatePart:
     case Op::DateTrunc:
+    case Op::Trim:
       return 1;
     case Op::Coalesce:
+    case Op::Substr:
       return in.arg;
+    case Op::SplitPart:
+      return 3;
     default:  // arithmetic, comparisons, and / or, string tests
       return 2;
   }

@@ -199,6 +199,8 @@ const std::vector<std::string> kGpuPipelines = {
     "filter v1 > -50 | groupby k1 | agg median(v2), quantile(v1, 0.1), count_distinct(f), median(f), std(v1)",
     "agg count_distinct(v1), median(f), quantile(v2, 0.99), count()",
     "groupby k1, k2 % 3 | agg median(k2 * 1000 + v1), count_distinct(v1 % 5), quantile(v2, 0)",
+    "groupby substr(k1, 2, 3), split_part(s, \"a\", -1) | agg count(), sum(v1), max(len(trim(s)))",
+    "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2)",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).

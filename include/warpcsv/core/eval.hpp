@@ -131,6 +131,59 @@ WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ct
   return v;  // same representation (Bool -> Int, identical types)
 }
 
+
+// DuckDB's substring on bytes: a 1-based start (0 is before the first byte,
+// a negative one counts from the end), an optional length (negative: the
+// bytes before the start), cut to the string.
+WCSV_HD inline StrRef substr_bytes(StrRef s, int128 start, bool has_length, int128 length) {
+  const int128 n = s.len;
+  const int128 first = start > 0 ? start : start < 0 ? n + start + 1 : 0;
+  int128 b = first, e = n + 1;
+  if (has_length) {
+    if (length >= 0) e = first + length;
+    else b = first + length, e = first;
+  }
+  if (b < 1) b = 1;
+  if (e > n + 1) e = n + 1;
+  if (e <= b) return StrRef{s.ptr, 0};
+  return StrRef{s.ptr + static_cast<int64_t>(b - 1), static_cast<uint32_t>(e - b)};
+}
+
+// The n-th piece of s split at every `sep` (1-based; negative counts from
+// the end; an empty separator splits between bytes); empty past the pieces.
+WCSV_HD inline StrRef split_part(StrRef s, StrRef sep, int128 n) {
+  const StrRef none{s.ptr, 0};
+  if (n == 0) return none;
+  if (sep.len == 0) {
+    const int128 i = n > 0 ? n - 1 : static_cast<int128>(s.len) + n;
+    return i >= 0 && i < s.len ? StrRef{s.ptr + static_cast<int64_t>(i), 1} : none;
+  }
+  // Piece boundaries from the front: count the pieces, then pick one.
+  int128 pieces = 1;
+  for (uint32_t i = 0; i + sep.len <= s.len;) {
+    if (bytes_equal(s.ptr + i, sep.ptr, sep.len)) {
+      ++pieces;
+      i += sep.len;
+    } else {
+      ++i;
+    }
+  }
+  const int128 want = n > 0 ? n : pieces + n + 1;
+  if (want < 1 || want > pieces) return none;
+  int128 piece = 1;
+  uint32_t begin = 0, i = 0;
+  while (i + sep.len <= s.len) {
+    if (bytes_equal(s.ptr + i, sep.ptr, sep.len)) {
+      if (piece == want) return StrRef{s.ptr + begin, i - begin};
+      ++piece;
+      i += sep.len;
+      begin = i;
+    } else {
+      ++i;
+    }
+  }
+  return StrRef{s.ptr + begin, s.len - begin};
+}
 }  // namespace detail
 
 // Ordering and equality of two non-null values of one type: strings bytewise,
@@ -382,6 +435,41 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         if (!v.null)
           v = Value::of_int(
               date_trunc(static_cast<int64_t>(v.i), in.from_type == Type::Timestamp, static_cast<DateUnit>(in.arg)));
+        break;
+      }
+      case Op::Substr: {
+        const int n = in.arg;
+        sp -= n - 1;
+        Value& s = st[sp - 1];
+        const Value& start = st[sp];
+        const bool has_length = n == 3;
+        if (s.null || start.null || (has_length && st[sp + 1].null)) {
+          s = Value::make_null();
+          break;
+        }
+        s.s = detail::substr_bytes(s.s, start.i, has_length, has_length ? st[sp + 1].i : 0);
+        break;
+      }
+      case Op::Trim: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        uint32_t b = 0, e = v.s.len;
+        if (in.arg & kTrimLeft)
+          while (b < e && v.s.ptr[b] == ' ') ++b;
+        if (in.arg & kTrimRight)
+          while (e > b && v.s.ptr[e - 1] == ' ') --e;
+        v.s.ptr += b;
+        v.s.len = e - b;
+        break;
+      }
+      case Op::SplitPart: {
+        sp -= 2;
+        Value& s = st[sp - 1];
+        if (s.null || st[sp].null || st[sp + 1].null) {
+          s = Value::make_null();
+          break;
+        }
+        s.s = detail::split_part(s.s, st[sp].s, st[sp + 1].i);
         break;
       }
       case Op::Coalesce: {

@@ -39,7 +39,12 @@ enum class Op : uint8_t {
   Coalesce,  // arg = number of operands
   DatePart,  // arg = DatePart (core/datetime.hpp) of a Date or Timestamp (from_type)
   DateTrunc,  // arg = DateUnit; the result has the operand's type
+  Substr,     // arg = operands: 2 (string, start) or 3 (string, start, length); bytes, as DuckDB's
+  Trim,       // arg = kTrimLeft | kTrimRight: spaces off one or both ends
+  SplitPart,  // string, separator, n: the n-th piece (1-based; negative from the end)
 };
+
+constexpr int32_t kTrimLeft = 1, kTrimRight = 2;
 
 // One instruction. `type`/`scale` give the result type; for Cast and the
 // comparison ops `from_type`/`from_scale` give the operand type (both operands
