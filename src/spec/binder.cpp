@@ -589,6 +589,25 @@ class Binder {
     return b;
   }
 
+  // A function's arguments in their common type: the first non-null
+  // operand's, widened over numerics (a comparable pair, as in `==`).
+  std::pair<std::vector<BPtr>, ColumnType> common_type_args(const Expr& e, const Ctx& c) {
+    std::vector<Bound> xs;
+    for (const auto& a : e.args) xs.push_back(bind(*a, c));
+    Bound acc = xs[0];
+    for (size_t k = 1; k < xs.size(); ++k) {
+      Bound b = xs[k];
+      unify(acc, b, e.args[k]->pos, e.name.c_str());
+      xs[k] = b;
+      if (k == 1) xs[0] = acc;
+      acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
+    }
+    const ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
+    std::vector<BPtr> kids;
+    for (auto& x : xs) kids.push_back(coerce(x, t).node);
+    return {std::move(kids), t};
+  }
+
   // A function's int argument (a null literal is an int).
   Bound int_arg(const Expr& call, const Expr& a, const Ctx& c) {
     Bound b = bind(a, c);
@@ -718,27 +737,21 @@ class Binder {
       const Bound x = date_arg(e, *e.args[1], c);
       return Bound{make_node(Op::DateTrunc, x.type(), {x.node}, static_cast<int32_t>(unit->second)), &e};
     }
-    if (f == "coalesce") {
-      arity(e, 1, 64, "coalesce(a, b, ...)");
-      std::vector<Bound> xs;
-      for (const auto& a : e.args) xs.push_back(bind(*a, c));
-      // The common type: the first non-null operand's, widened over numerics.
-      Bound acc = xs[0];
-      for (size_t k = 1; k < xs.size(); ++k) {
-        Bound b = xs[k];
-        unify(acc, b, e.args[k]->pos, "coalesce");
-        xs[k] = b;
-        if (k == 1) xs[0] = acc;
-        acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
-      }
-      ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
-      std::vector<BPtr> kids;
-      for (auto& x : xs) kids.push_back(coerce(x, t).node);
-      return Bound{make_node(Op::Coalesce, t, std::move(kids), static_cast<int32_t>(xs.size())),
-                   &e};
+    if (f == "coalesce" || f == "greatest" || f == "least") {
+      arity(e, 1, 64, (f + "(a, b, ...)").c_str());
+      const Op op = f == "coalesce" ? Op::Coalesce : f == "greatest" ? Op::Greatest : Op::Least;
+      auto [kids, t] = common_type_args(e, c);
+      const auto n = static_cast<int32_t>(kids.size());
+      return Bound{make_node(op, t, std::move(kids), n), &e};
+    }
+    if (f == "nullif") {
+      arity(e, 2, 2, "nullif(a, b)");
+      auto [kids, t] = common_type_args(e, c);
+      return Bound{make_node(Op::NullIf, t, std::move(kids)), &e};
     }
     static const std::vector<std::string> kFuncs = {
-        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "substr",
+        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "greatest",
+        "least", "nullif", "substr",
         "trim", "ltrim", "rtrim", "split_part", "year",
         "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
         "date_trunc", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last", "corr",
@@ -747,7 +760,8 @@ class Binder {
     fail(e.pos, "unknown function",
          "no function named '" + f + "'" +
              (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
-             " (functions: lower upper len abs round contains starts_with ends_with coalesce substr trim ltrim "
+             " (functions: lower upper len abs round contains starts_with ends_with coalesce greatest least nullif "
+             "substr trim ltrim "
              "rtrim split_part year quarter month "
              "day hour minute second dow isodow doy week epoch date date_trunc; "
              "aggregates in agg: count sum min max mean var std first last corr count_distinct median "

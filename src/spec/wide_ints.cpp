@@ -29,6 +29,8 @@ int operands(const Instr& in) {
       return 1;
     case Op::Coalesce:
     case Op::Substr:
+    case Op::Greatest:
+    case Op::Least:
       return in.arg;
     case Op::SplitPart:
       return 3;

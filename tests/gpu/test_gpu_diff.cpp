@@ -200,7 +200,8 @@ const std::vector<std::string> kGpuPipelines = {
     "agg count_distinct(v1), median(f), quantile(v2, 0.99), count()",
     "groupby k1, k2 % 3 | agg median(k2 * 1000 + v1), count_distinct(v1 % 5), quantile(v2, 0)",
     "groupby substr(k1, 2, 3), split_part(s, \"a\", -1) | agg count(), sum(v1), max(len(trim(s)))",
-    "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2)",
+    "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2), "
+    "max(greatest(v1, k2, v2)), min(least(v1, k2)), count(nullif(k2, 0))",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).

@@ -472,6 +472,26 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         s.s = detail::split_part(s.s, st[sp].s, st[sp + 1].i);
         break;
       }
+      case Op::Greatest:
+      case Op::Least: {
+        const int base = sp - in.arg;
+        Value r = Value::make_null();
+        for (int i = 0; i < in.arg; ++i) {
+          const Value& x = st[base + i];
+          if (x.null) continue;
+          const int c = r.null ? 0 : compare_values(x, r, in.type);
+          if (r.null || (in.op == Op::Greatest ? c > 0 : c < 0)) r = x;
+        }
+        sp = base;
+        st[sp++] = r;
+        break;
+      }
+      case Op::NullIf: {
+        const Value b = st[--sp];
+        Value& a = st[sp - 1];
+        if (!a.null && !b.null && compare_values(a, b, in.type) == 0) a = Value::make_null();
+        break;
+      }
       case Op::Coalesce: {
         int n = in.arg;
         int base = sp - n;

@@ -42,6 +42,9 @@ enum class Op : uint8_t {
   Substr,     // arg = operands: 2 (string, start) or 3 (string, start, length); bytes, as DuckDB's
   Trim,       // arg = kTrimLeft | kTrimRight: spaces off one or both ends
   SplitPart,  // string, separator, n: the n-th piece (1-based; negative from the end)
+  Greatest,   // arg = operands: the greatest that is not null (null if all are)
+  Least,      // arg = operands: the least that is not null
+  NullIf,     // a, b: null where a equals b, else a
 };
 
 constexpr int32_t kTrimLeft = 1, kTrimRight = 2;
