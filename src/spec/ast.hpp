@@ -31,6 +31,7 @@ struct Expr {
     Binary,
     In,        // args[0] in (args[1..]); negated: not in
     IsNull,    // negated: is not null
+    Like,      // args[0] like args[1]; name "like" or "ilike"; negated: not like
     Call,      // name = function name, lower case
     Star,      // the `*` of count(*)
   };

@@ -475,6 +475,13 @@ class Binder {
         return Bound{make_node(e.negated ? Op::IsNotNull : Op::IsNull, ct(Type::Bool), {x.node}),
                      &e};
       }
+      case Expr::Like: {  // like(s, pattern) as a function reads its messages
+        BPtr m = make_node(Op::Like, ct(Type::Bool),
+                           {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node},
+                           e.name == "ilike" ? 1 : 0);
+        if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
+        return Bound{m, &e};
+      }
       case Expr::Call:
         return call(e, c);
     }

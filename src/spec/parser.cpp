@@ -536,6 +536,17 @@ class Parser {
       }
       return e;
     }
+    const bool not_like = is_word(peek(), "not") && (is_word(peek(1), "like") || is_word(peek(1), "ilike"));
+    if (is_word(peek(), "like") || is_word(peek(), "ilike") || not_like) {
+      if (not_like) advance();
+      const std::string word = lower(advance().text);
+      ExprPtr pattern = add_expr();
+      auto e = node(Expr::Like, a->pos, pattern->end);
+      e->name = word;
+      e->negated = not_like;
+      e->args = {a, pattern};
+      return e;
+    }
     if (is_word(peek(), "is")) {
       advance();
       bool neg = false;
@@ -848,6 +859,9 @@ std::string expr_text(const Expr& e) {
       break;
     case Expr::IsNull:
       s = expr_text(*e.args[0]) + (e.negated ? " is not null" : " is null");
+      break;
+    case Expr::Like:
+      s = expr_text(*e.args[0]) + (e.negated ? " not " : " ") + e.name + " " + expr_text(*e.args[1]);
       break;
     case Expr::Call:
       s = e.name + "(";

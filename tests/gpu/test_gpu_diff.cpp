@@ -202,6 +202,7 @@ const std::vector<std::string> kGpuPipelines = {
     "groupby substr(k1, 2, 3), split_part(s, \"a\", -1) | agg count(), sum(v1), max(len(trim(s)))",
     "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2), "
     "max(greatest(v1, k2, v2)), min(least(v1, k2)), count(nullif(k2, 0))",
+    "filter k1 like '%a%' or s ilike 'B_%' or s not like '%x%' | groupby k1 ilike 'GAMMA' | agg count(), sum(v1)",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).

@@ -135,3 +135,38 @@ TEST_CASE("greatest, least and nullif skip nulls and compare as sort does", "[fu
   const char* abc = "abc";
   CHECK(eval_select("greatest(s, 'abd')", {n, n, n, Value::of_str(abc, 3)}).s.len == 3);
 }
+
+namespace {
+// LIKE by recursion over an ASCII string: the definition, slowly.
+bool like_reference(const std::string& s, size_t i, const std::string& p, size_t j) {
+  if (j == p.size()) return i == s.size();
+  if (p[j] == '%') return like_reference(s, i, p, j + 1) || (i < s.size() && like_reference(s, i + 1, p, j));
+  if (i == s.size()) return false;
+  return (p[j] == '_' || p[j] == s[i]) && like_reference(s, i + 1, p, j + 1);
+}
+}  // namespace
+
+TEST_CASE("like matches as its definition does; _ takes a UTF-8 character; ilike folds ASCII", "[functions]") {
+  std::mt19937_64 rng(77);
+  for (int iter = 0; iter < 50000; ++iter) {
+    std::string s(rng() % 8, ' '), p(rng() % 6, ' ');
+    for (char& c : s) c = "aab"[rng() % 3];
+    for (char& c : p) c = "ab%_"[rng() % 4];
+    INFO("'" << s << "' like '" << p << "'");
+    REQUIRE(detail::like_match(StrRef{s.data(), static_cast<uint32_t>(s.size())},
+                               StrRef{p.data(), static_cast<uint32_t>(p.size())}, false) == like_reference(s, 0, p, 0));
+  }
+  auto like = [](const std::string& s, const std::string& p, bool fold = false) {
+    return detail::like_match(StrRef{s.data(), static_cast<uint32_t>(s.size())},
+                              StrRef{p.data(), static_cast<uint32_t>(p.size())}, fold);
+  };
+  CHECK(like("h\xc3\xa9llo", "h_llo"));      // one character of two bytes
+  CHECK_FALSE(like("h\xc3\xa9llo", "h__llo"));
+  CHECK(like("\xe2\x82\xac" "5", "_5"));      // three bytes
+  CHECK(like("HeLLo", "hello", true));
+  CHECK_FALSE(like("HeLLo", "hello"));
+  CHECK_FALSE(like("\xc3\x89", "\xc3\xa9", true));  // folding is ASCII only, as lower() is
+  const std::vector<OutputColumn> schema = {{"s", ColumnType{Type::String, 0}}};
+  CHECK(build_plan("select s not like 'a%'", schema).output.back().name == "s not like \"a%\"");
+  CHECK(build_plan("select s ilike 'a%' as m", schema).output.back().type.type == Type::Bool);
+}

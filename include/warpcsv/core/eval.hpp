@@ -184,6 +184,44 @@ WCSV_HD inline StrRef split_part(StrRef s, StrRef sep, int128 n) {
   }
   return StrRef{s.ptr + begin, s.len - begin};
 }
+
+// SQL LIKE: `%` matches any run of characters, `_` one UTF-8 character, any
+// other byte itself (ASCII letters either case when `fold`). Greedy with
+// one backtrack point, the last `%`: linear in practice, at worst s x p.
+WCSV_HD inline bool like_match(StrRef s, StrRef p, bool fold) {
+  auto same = [&](char a, char b) {
+    if (fold) {
+      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a + 32);
+      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b + 32);
+    }
+    return a == b;
+  };
+  auto next_char = [&](uint32_t i) {  // past the UTF-8 character at s[i]
+    ++i;
+    while (i < s.len && (static_cast<unsigned char>(s.ptr[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  uint32_t si = 0, pi = 0, star_p = 0xFFFFFFFFu, star_s = 0;
+  while (si < s.len) {
+    if (pi < p.len && p.ptr[pi] == '%') {
+      star_p = pi++;
+      star_s = si;
+    } else if (pi < p.len && p.ptr[pi] == '_') {
+      si = next_char(si);
+      ++pi;
+    } else if (pi < p.len && same(s.ptr[si], p.ptr[pi])) {
+      ++si;
+      ++pi;
+    } else if (star_p != 0xFFFFFFFFu) {
+      pi = star_p + 1;
+      si = star_s = next_char(star_s);
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.len && p.ptr[pi] == '%') ++pi;
+  return pi == p.len;
+}
 }  // namespace detail
 
 // Ordering and equality of two non-null values of one type: strings bytewise,
@@ -490,6 +528,12 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         const Value b = st[--sp];
         Value& a = st[sp - 1];
         if (!a.null && !b.null && compare_values(a, b, in.type) == 0) a = Value::make_null();
+        break;
+      }
+      case Op::Like: {
+        const Value p = st[--sp];
+        Value& s = st[sp - 1];
+        s = s.null || p.null ? Value::make_null() : detail::make_bool(detail::like_match(s.s, p.s, in.arg != 0));
         break;
       }
       case Op::Coalesce: {

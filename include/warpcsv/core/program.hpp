@@ -45,6 +45,7 @@ enum class Op : uint8_t {
   Greatest,   // arg = operands: the greatest that is not null (null if all are)
   Least,      // arg = operands: the least that is not null
   NullIf,     // a, b: null where a equals b, else a
+  Like,       // string, pattern (% any run, _ one character); arg 1: ASCII case folded (ilike)
 };
 
 constexpr int32_t kTrimLeft = 1, kTrimRight = 2;
