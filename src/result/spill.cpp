@@ -79,34 +79,54 @@ GroupRecords::GroupRecords(const GroupLayout& layout)
   block_bytes_ = key_bytes_ + layout.state_bytes;
 }
 
+namespace {
+// Where agg `a`'s string is in a block's states.
+const Value* string_state(const char* states, const AggDesc& a) {
+  const char* state = states + a.offset;
+  return a.op == AggOp::Min || a.op == AggOp::Max ? &reinterpret_cast<const ExtremeState*>(state)->v
+                                                  : &reinterpret_cast<const OrderedState*>(state)->v;
+}
+}  // namespace
+
 template <class Fn>
-void GroupRecords::for_each_string(char* block, Fn&& fn) const {
+void GroupRecords::each_string(const char* block, Fn&& fn) const {
   for (size_t k = 0; k < layout_->key_types.size(); ++k) {
     if (layout_->key_types[k] != Type::String) continue;
-    Value v = packed_.unpack(block, k);
-    if (v.null || !PackedKeys::needs_copy(v)) continue;
-    fn(v.s);
-    packed_.set_string(block, k, v.s.ptr);
+    const Value v = packed_.unpack(block, k);
+    if (!v.null && PackedKeys::needs_copy(v)) fn(v.s);
   }
   for (const AggDesc& a : layout_->aggs) {
     if (!agg_holds_string(a)) continue;
-    char* state = block + key_bytes_ + a.offset;
-    Value* v = a.op == AggOp::Min || a.op == AggOp::Max ? &reinterpret_cast<ExtremeState*>(state)->v
-                                                        : &reinterpret_cast<OrderedState*>(state)->v;
+    const Value* v = string_state(block + key_bytes_, a);
     if (!v->null && v->s.len) fn(v->s);
   }
 }
 
+void GroupRecords::point_strings(char* block, const char* at) const {
+  for (size_t k = 0; k < layout_->key_types.size(); ++k) {
+    if (layout_->key_types[k] != Type::String) continue;
+    const Value v = packed_.unpack(block, k);
+    if (v.null || !PackedKeys::needs_copy(v)) continue;
+    packed_.set_string(block, k, at);
+    at += v.s.len;
+  }
+  for (const AggDesc& a : layout_->aggs) {
+    if (!agg_holds_string(a)) continue;
+    auto* v = const_cast<Value*>(string_state(block + key_bytes_, a));
+    if (v->null || !v->s.len) continue;
+    v->s.ptr = at;
+    at += v->s.len;
+  }
+}
+
 void GroupRecords::write(const GroupTable& t, size_t g, SpillFile& to, std::vector<char>& buffer) const {
-  const size_t at = buffer.size();
   const uint64_t hash = t.hash_of(g);
-  buffer.resize(at + 8 + block_bytes_);
-  std::memcpy(buffer.data() + at, &hash, 8);
-  std::memcpy(buffer.data() + at + 8, t.block_of(g), block_bytes_);
+  const char* block = t.block_of(g);  // aligned, unlike its copy in the buffer
+  const char* h = reinterpret_cast<const char*>(&hash);
+  buffer.insert(buffer.end(), h, h + 8);
+  buffer.insert(buffer.end(), block, block + block_bytes_);
   // The strings' bytes follow; the block's pointers to them mean nothing once read back.
-  std::vector<StrRef> strings;
-  for_each_string(buffer.data() + at + 8, [&](StrRef& s) { strings.push_back(s); });
-  for (const StrRef& s : strings) buffer.insert(buffer.end(), s.ptr, s.ptr + s.len);
+  each_string(block, [&](StrRef s) { buffer.insert(buffer.end(), s.ptr, s.ptr + s.len); });
   if (buffer.size() >= kBufferBytes) flush(to, buffer);
 }
 
@@ -136,15 +156,11 @@ bool GroupRecords::Reader::next() {
   std::memcpy(block_.data(), buf_.data() + at_ + 8, records_->block_bytes());
   at_ += head;
   size_t total = 0;
-  records_->for_each_string(block_.data(), [&](StrRef& s) { total += s.len; });
+  records_->each_string(block_.data(), [&](StrRef s) { total += s.len; });
   if (!fill(total)) throw InternalError("a spill file ends inside a record");
   strings_.assign(buf_.data() + at_, buf_.data() + at_ + total);
   at_ += total;
-  size_t used = 0;
-  records_->for_each_string(block_.data(), [&](StrRef& s) {
-    s.ptr = strings_.data() + used;
-    used += s.len;
-  });
+  records_->point_strings(block_.data(), strings_.data());
   return true;
 }
 
@@ -203,7 +219,8 @@ class MergedSortedParts : public OrderedGroups {
       const size_t at = run_blocks_.size();
       run_blocks_.resize(at + bytes);
       std::memcpy(run_blocks_.data() + at, readers_[r].block(), bytes);
-      copy_strings(run_blocks_.data() + at);
+      // Its strings, copied to live as long as the run.
+      records_.point_strings(run_blocks_.data() + at, run_strings_.add(readers_[r].strings()).ptr);
       ++n;
       if (advance(r)) heads_.push(r);
     }
@@ -241,25 +258,6 @@ class MergedSortedParts : public OrderedGroups {
       if (c) return c < 0;
     }
     return a < b;
-  }
-
-  // Points the copied block's long keys and string states at copies that
-  // live as long as the run.
-  void copy_strings(char* block) {
-    const PackedKeys& pk = records_.packed();
-    for (size_t k = 0; k < layout_.key_types.size(); ++k) {
-      if (layout_.key_types[k] != Type::String) continue;
-      const Value v = pk.unpack(block, k);
-      if (!v.null && PackedKeys::needs_copy(v)) pk.set_string(block, k, run_strings_.add(v.s).ptr);
-    }
-    const size_t key_bytes = records_.block_bytes() - layout_.state_bytes;
-    for (const AggDesc& a : layout_.aggs) {
-      if (!agg_holds_string(a)) continue;
-      char* state = block + key_bytes + a.offset;
-      Value* v = a.op == AggOp::Min || a.op == AggOp::Max ? &reinterpret_cast<ExtremeState*>(state)->v
-                                                          : &reinterpret_cast<OrderedState*>(state)->v;
-      if (!v->null && v->s.len) v->s = run_strings_.add(v->s);
-    }
   }
 
   GroupRecords records_;

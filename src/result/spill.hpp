@@ -60,6 +60,8 @@ class GroupRecords {
     // The record's block, its strings pointing into this reader: valid
     // until the next call to next().
     const char* block() const { return block_.data(); }
+    // The record's strings, one after another, as block() points at them.
+    StrRef strings() const { return StrRef{strings_.data(), static_cast<uint32_t>(strings_.size())}; }
 
    private:
     // Makes `n` more bytes available at buf_[at_]; false if the file ends first.
@@ -76,12 +78,16 @@ class GroupRecords {
 
   size_t block_bytes() const { return block_bytes_; }
   const PackedKeys& packed() const { return packed_; }
+  // Points the strings of `block` (long keys, then string states, as
+  // written) at consecutive bytes from `at`.
+  void point_strings(char* block, const char* at) const;
 
  private:
-  // Calls fn(StrRef&) for each string of `block` that is held outside it:
+  // Calls fn(StrRef) for each string of `block` that is held outside it:
   // keys too long to be inline, then string states.
   template <class Fn>
-  void for_each_string(char* block, Fn&& fn) const;
+  void each_string(const char* block, Fn&& fn) const;
+
 
   const GroupLayout* layout_;
   PackedKeys packed_;
