@@ -220,7 +220,8 @@ class MergedSortedParts : public OrderedGroups {
       run_blocks_.resize(at + bytes);
       std::memcpy(run_blocks_.data() + at, readers_[r].block(), bytes);
       // Its strings, copied to live as long as the run.
-      records_.point_strings(run_blocks_.data() + at, run_strings_.add(readers_[r].strings()).ptr);
+      const StrRef strings = readers_[r].strings();
+      if (strings.len) records_.point_strings(run_blocks_.data() + at, run_strings_.add(strings).ptr);
       ++n;
       if (advance(r)) heads_.push(r);
     }
