@@ -7,6 +7,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "plan_error.hpp"
 #include "warpcsv/core/datetime.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/errors.hpp"
@@ -125,14 +126,7 @@ TEST_CASE("date functions in the language: types and errors", "[datetime]") {
   CHECK(type_of("date(d)") == Type::Date);
   CHECK(type_of("date_trunc('month', t)") == Type::Timestamp);
   CHECK(type_of("date_trunc('WEEK', d)") == Type::Date);
-  auto error_of = [&](const std::string& pipeline) {
-    try {
-      build_plan(pipeline, schema);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto error_of = [&](const std::string& pipeline) { return testing::plan_error(pipeline, schema); };
   CHECK(error_of("select year(s)").find("year() needs a date or timestamp, found") != std::string::npos);
   CHECK(error_of("select date_trunc('fortnight', d)").find("'hour', 'minute' or 'second'; found") !=
         std::string::npos);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "plan_error.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/plan.hpp"
@@ -84,14 +85,7 @@ TEST_CASE("substr and split_part agree with plain references", "[functions]") {
 TEST_CASE("string functions in the language: trims, types and errors", "[functions]") {
   const std::vector<OutputColumn> schema = {{"s", ColumnType{Type::String, 0}}, {"i", ColumnType{Type::Int, 0}},
                                             {"d", ColumnType{Type::Date, 0}}};
-  auto error_of = [&](const std::string& pipeline) {
-    try {
-      build_plan(pipeline, schema);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto error_of = [&](const std::string& pipeline) { return testing::plan_error(pipeline, schema); };
   CHECK(error_of("select substr(s, i), substr(s, 1, i), trim(s), ltrim(s), rtrim(s), split_part(s, \",\", i)").empty());
   CHECK(error_of("select substr(s, \"1\")").find("substr() needs an int, found") != std::string::npos);
   CHECK(error_of("select substr(i, 1)").find("substr() needs a string") != std::string::npos);
