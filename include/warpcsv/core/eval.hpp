@@ -55,14 +55,17 @@ WCSV_HD inline bool bytes_equal(const char* a, const char* b, uint32_t n) {
   return true;
 }
 
-WCSV_HD inline bool str_contains(StrRef hay, StrRef needle) {
-  if (needle.len == 0) return true;
-  if (needle.len > hay.len) return false;
-  for (uint32_t i = 0; i + needle.len <= hay.len; ++i)
-    if (hay.ptr[i] == needle.ptr[0] && bytes_equal(hay.ptr + i, needle.ptr, needle.len))
-      return true;
-  return false;
+constexpr uint32_t kNotFound = 0xFFFFFFFFu;
+
+// Where `needle` first stands in `hay` at or after `from`; kNotFound if nowhere.
+WCSV_HD inline uint32_t find_bytes(StrRef hay, StrRef needle, uint32_t from) {
+  if (needle.len == 0) return from <= hay.len ? from : kNotFound;
+  for (uint32_t i = from; needle.len <= hay.len && i <= hay.len - needle.len; ++i)
+    if (hay.ptr[i] == needle.ptr[0] && bytes_equal(hay.ptr + i, needle.ptr, needle.len)) return i;
+  return kNotFound;
 }
+
+WCSV_HD inline bool str_contains(StrRef hay, StrRef needle) { return find_bytes(hay, needle, 0) != kNotFound; }
 
 // Rounds v / p to the nearest integer, halves away from zero (p > 0).
 WCSV_HD inline int128 div_round_half_away(int128 v, int128 p) {
@@ -158,31 +161,20 @@ WCSV_HD inline StrRef split_part(StrRef s, StrRef sep, int128 n) {
     const int128 i = n > 0 ? n - 1 : static_cast<int128>(s.len) + n;
     return i >= 0 && i < s.len ? StrRef{s.ptr + static_cast<int64_t>(i), 1} : none;
   }
-  // Piece boundaries from the front: count the pieces, then pick one.
-  int128 pieces = 1;
-  for (uint32_t i = 0; i + sep.len <= s.len;) {
-    if (bytes_equal(s.ptr + i, sep.ptr, sep.len)) {
-      ++pieces;
-      i += sep.len;
-    } else {
-      ++i;
-    }
+  int128 want = n;
+  if (n < 0) {  // counted from the end: count the pieces first
+    int128 pieces = 1;
+    for (uint32_t at = find_bytes(s, sep, 0); at != kNotFound; at = find_bytes(s, sep, at + sep.len)) ++pieces;
+    want = pieces + n + 1;
+    if (want < 1) return none;
   }
-  const int128 want = n > 0 ? n : pieces + n + 1;
-  if (want < 1 || want > pieces) return none;
-  int128 piece = 1;
-  uint32_t begin = 0, i = 0;
-  while (i + sep.len <= s.len) {
-    if (bytes_equal(s.ptr + i, sep.ptr, sep.len)) {
-      if (piece == want) return StrRef{s.ptr + begin, i - begin};
-      ++piece;
-      i += sep.len;
-      begin = i;
-    } else {
-      ++i;
-    }
+  uint32_t begin = 0;
+  for (int128 piece = 1;; ++piece) {
+    const uint32_t at = find_bytes(s, sep, begin);
+    if (piece == want) return StrRef{s.ptr + begin, (at == kNotFound ? s.len : at) - begin};
+    if (at == kNotFound) return none;
+    begin = at + sep.len;
   }
-  return StrRef{s.ptr + begin, s.len - begin};
 }
 
 // SQL LIKE: `%` matches any run of characters, `_` one UTF-8 character, any
