@@ -619,6 +619,14 @@ class CpuScan {
                     ": the result is outside the decimal range (128 bits, about 38 digits counted from its last "
                     "decimal place); compute in float (divide an operand by 1)" + skip;
         break;
+      case EvalStatus::CastFailed:
+        i.message = "a value that does not convert in " + what +
+                    ": the cast's text is not of its type, or its number is out of the type's range; "
+                    "try_cast(...) gives null instead" + skip;
+        break;
+      case EvalStatus::DateOutOfRange:
+        i.message = "a date outside the years 0000 to 9999 in " + what + skip;
+        break;
       default:
         i.message = "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " + what +
                     " (string results are limited to that)" + skip;

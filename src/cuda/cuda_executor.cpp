@@ -204,10 +204,21 @@ bool gpu_aggregate(const AggDesc& a) {
   return words_of(a.op) > 0;
 }
 
+// Whether a program prints a float as text: the shortest form needs the host's formatter.
+bool formats_floats(const Program& p) {
+  for (const Instr& in : p.code)
+    if (in.op == Op::ToString && in.from_type == Type::Float) return true;
+  return false;
+}
+
 // Why this plan cannot run on the GPU, or empty when it can.
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
+  bool float_text = formats_floats(s.filter);
+  for (const Program& k : s.keys) float_text = float_text || formats_floats(k);
+  for (const AggSpec& a : s.aggs) float_text = float_text || formats_floats(a.arg0) || formats_floats(a.arg1);
+  if (float_text) return "a float cast to text";
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";

@@ -123,7 +123,8 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         return true;
     }
     if (ctx.status != EvalStatus::Ok)
-      throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
+      throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past 9999, or a string "
+                                   "result over {} KiB)", st.text,
                                    kScratch / 1024));
   }
   writer_.row(row);
@@ -144,7 +145,8 @@ void PostPipeline::sort_buffer(size_t i) {
       ctx.scratch_used = 0;
       Value v = eval_program(e.view(), t.row(r), ctx);
       if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
-        throw InputError(fmt::format("evaluation failed in '{}' (overflow, or a string result over {} KiB)", st.text,
+        throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past 9999, or a string "
+                                   "result over {} KiB)", st.text,
                                      kScratch / 1024));
       if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
       keys.push_back(v);

@@ -30,8 +30,8 @@ struct RowFailure {
 [[noreturn]] void throw_failure(const Plan& plan, const GroupLayout& layout, const RowFailure& f) {
   const size_t i = static_cast<size_t>(f.index);
   if (!f.overflow)
-    throw InputError(fmt::format("evaluation failed in the agg item '{}' for a group (integer overflow, or a string "
-                                 "result over {} KiB)",
+    throw InputError(fmt::format("evaluation failed in the agg item '{}' for a group (an overflow, a cast that does not "
+                                 "convert, a date past 9999, or a string result over {} KiB)",
                                  plan.finalize[i].text, kScratch / 1024));
   const std::string& text = plan.scan.aggs[i].text;
   if (is_float_op(layout.aggs[i].op))

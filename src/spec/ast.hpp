@@ -14,7 +14,7 @@ namespace spec {
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
 
-enum class BinOp : uint8_t { Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Mod };
+enum class BinOp : uint8_t { Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Mod, Concat };
 
 struct Expr {
   enum Kind : uint8_t {
@@ -34,6 +34,9 @@ struct Expr {
     Like,      // args[0] like args[1]; name "like" or "ilike"; negated: not like
     Call,      // name = function name, lower case
     Star,      // the `*` of count(*)
+    Between,   // args[0] between args[1] and args[2]; negated: not between
+    Case,      // [operand,] when, then, when, then, ... [, else]: see case_operand, case_else
+    Cast,      // name "cast" or "try_cast" of args[0]; sval = the type's name, scale = decimal's digits
   };
   Kind kind = NullLit;
   int pos = 0;  // byte offsets into the spec: [pos, end)
@@ -48,6 +51,8 @@ struct Expr {
   BinOp op = BinOp::Or;
   bool negated = false;
   bool parens = false;  // written inside parentheses
+  bool case_operand = false;  // case x when ...: args[0] is x
+  bool case_else = false;     // the last arg is the else branch
   std::vector<ExprPtr> args;
 };
 

@@ -484,8 +484,151 @@ class Binder {
       }
       case Expr::Call:
         return call(e, c);
+      case Expr::Between: {
+        Bound x = bind(*e.args[0], c), lo = bind(*e.args[1], c), hi = bind(*e.args[2], c), x2 = x;
+        unify(x, lo, e.args[1]->pos, "compare");
+        unify(x2, hi, e.args[2]->pos, "compare");
+        BPtr m = make_node(Op::And, ct(Type::Bool),
+                           {make_node(Op::Ge, ct(Type::Bool), {x.node, lo.node}),
+                            make_node(Op::Le, ct(Type::Bool), {x2.node, hi.node})});
+        if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
+        return Bound{m, &e};
+      }
+      case Expr::Case:
+        return case_expr(e, c);
+      case Expr::Cast:
+        return cast_expr(e, c);
     }
     fail(e.pos, "internal error", "unknown expression kind");
+  }
+
+  // An operand of `||`: a string, or the text of any other value.
+  static BPtr as_text(const Bound& b) {
+    if (b.null_lit || b.type().type == Type::String) return coerce(b, ct(Type::String)).node;
+    return make_node(Op::ToString, ct(Type::String), {b.node});
+  }
+
+  // date + n, n + date, date - n (n days), date - date (days between).
+  Bound date_arithmetic(const Expr& e, Bound a, Bound b) {
+    const char* optext = binop_text(e.op);
+    const bool sub = e.op == BinOp::Sub;
+    if (a.type().type == Type::Date && b.type().type == Type::Date && sub)
+      return Bound{make_node(Op::Sub, ct(Type::Int), {a.node, b.node}), &e};
+    Bound& date = temporal(a) ? a : b;
+    Bound& days = temporal(a) ? b : a;
+    if (date.type().type == Type::Timestamp || (sub && &date == &b) || temporal(days) ||
+        !(days.null_lit || days.type().type == Type::Int))
+      fail(e.args[1]->pos, "type error",
+           std::string("cannot ") + (sub ? "subtract " : "add ") + describe(b) + (sub ? " from " : " to ") +
+               describe(a) + "; '" + optext +
+               "' takes a date and a whole number of days (date + 7, date - 1), or two dates (date - date: "
+               "the days between); for other units use datediff('hour', a, b)");
+    days = coerce(days, ct(Type::Int));
+    return Bound{make_node(sub ? Op::Sub : Op::Add, ct(Type::Date), {a.node, b.node}), &e};
+  }
+
+  // The values' common type (the first non-null one's, widened over numerics), each converted to it.
+  ColumnType unify_all(std::vector<Bound>& xs, const std::vector<int>& pos, const char* what) const {
+    Bound acc = xs[0];
+    for (size_t k = 1; k < xs.size(); ++k) {
+      Bound b = xs[k];
+      unify(acc, b, pos[k], what);
+      xs[k] = b;
+      if (k == 1) xs[0] = acc;
+      acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
+    }
+    const ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
+    for (auto& x : xs) x = coerce(x, t);
+    return t;
+  }
+
+  // A case node: (condition, value) pairs and the else value, in kids; it
+  // lowers to jumps, so only the chosen value is evaluated.
+  static BPtr case_node(std::vector<BPtr> conds, std::vector<Bound> values, ColumnType t) {
+    std::vector<BPtr> kids;
+    for (size_t k = 0; k < conds.size(); ++k) {
+      kids.push_back(conds[k]);
+      kids.push_back(values[k].node);
+    }
+    kids.push_back(values.back().node);
+    auto n = make_node(Op::JumpUnless, t, std::move(kids));
+    return n;
+  }
+
+  Bound null_bound(const Expr& e) const {
+    Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
+    b.null_lit = true;
+    return b;
+  }
+
+  Bound case_expr(const Expr& e, const Ctx& c) {
+    size_t k = 0;
+    Bound operand;
+    if (e.case_operand) operand = bind(*e.args[k++], c);
+    const size_t whens_end = e.args.size() - (e.case_else ? 1 : 0);
+    std::vector<BPtr> conds;
+    std::vector<Bound> values;
+    std::vector<int> pos;
+    for (; k < whens_end; k += 2) {
+      Bound w = bind(*e.args[k], c);
+      if (e.case_operand) {
+        Bound o = operand;
+        unify(o, w, e.args[k]->pos, "compare");
+        conds.push_back(make_node(Op::Eq, ct(Type::Bool), {o.node, w.node}));
+      } else {
+        conds.push_back(need_bool(w, "after 'when'").node);
+      }
+      values.push_back(bind(*e.args[k + 1], c));
+      pos.push_back(e.args[k + 1]->pos);
+    }
+    values.push_back(e.case_else ? bind(*e.args.back(), c) : null_bound(e));
+    pos.push_back(e.case_else ? e.args.back()->pos : e.end);
+    const ColumnType t = unify_all(values, pos, "give one case");
+    return Bound{case_node(std::move(conds), std::move(values), t), &e};
+  }
+
+  // A type named in cast(x as TYPE).
+  ColumnType cast_type(const Expr& e) const {
+    const std::string name = e.sval.substr(0, e.sval.find('('));
+    const bool digits = e.sval.find('(') != std::string::npos;
+    static const std::pair<const char*, Type> kNames[] = {
+        {"int", Type::Int},         {"integer", Type::Int},     {"bigint", Type::Int},
+        {"float", Type::Float},     {"double", Type::Float},    {"real", Type::Float},
+        {"decimal", Type::Decimal}, {"numeric", Type::Decimal}, {"string", Type::String},
+        {"varchar", Type::String},  {"text", Type::String},     {"bool", Type::Bool},
+        {"boolean", Type::Bool},    {"date", Type::Date},       {"timestamp", Type::Timestamp},
+        {"datetime", Type::Timestamp}};
+    for (const auto& [n, t] : kNames) {
+      if (name != n) continue;
+      if (t == Type::Decimal && (!digits || e.scale > kMaxDecimalScale))
+        fail(e.pos, "usage error",
+             "cast to decimal needs its digits after the point, from 0 to " + std::to_string(kMaxDecimalScale) +
+                 ", like " + e.name + "(x as decimal(2)); found '" + e.sval + "'");
+      if (t != Type::Decimal && digits)
+        fail(e.pos, "usage error", "the type " + name + " takes no digits; found '" + e.sval + "'");
+      return ct(t, e.scale);
+    }
+    fail(e.pos, "usage error",
+         "unknown type '" + e.sval + "' in " + e.name + "; types are int, float, decimal(S), string, bool, date and "
+                                                           "timestamp");
+  }
+
+  Bound cast_expr(const Expr& e, const Ctx& c) {
+    const ColumnType to = cast_type(e);
+    Bound x = bind(*e.args[0], c);
+    const int32_t flag = e.name == "try_cast" ? kCastTry : 0;
+    const ColumnType from = x.type();
+    if (x.null_lit || from == to) return Bound{coerce(x, to).node, &e};
+    if (from.type == Type::String) return Bound{make_node(Op::ParseAs, to, {x.node}, flag), &e};
+    if (to.type == Type::String) return Bound{make_node(Op::ToString, to, {x.node}), &e};
+    const bool numbers = (numeric(x) || from.type == Type::Bool) && (is_numeric(to.type) || to.type == Type::Bool);
+    const bool dates = temporal(x) && (to.type == Type::Date || to.type == Type::Timestamp);
+    if (!numbers && !dates)
+      fail(e.args[0]->pos, "type error",
+           "cannot cast " + describe(x) + " to " + e.sval +
+               "; numbers and booleans cast to each other, dates and timestamps to each other, anything to and "
+               "from string (for a date's number use epoch(t) or year(t))");
+    return Bound{make_node(Op::Cast, to, {x.node}, flag), &e};
   }
 
   Bound binary(const Expr& e, const Ctx& c) {
@@ -512,9 +655,12 @@ class Binder {
         Op op = kOps[static_cast<int>(e.op) - static_cast<int>(BinOp::Eq)];
         return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
       }
+      case BinOp::Concat:
+        return Bound{make_node(Op::Concat, ct(Type::String), {as_text(a), as_text(b)}), &e};
       default:
         break;
     }
+    if ((e.op == BinOp::Add || e.op == BinOp::Sub) && (temporal(a) || temporal(b))) return date_arithmetic(e, a, b);
     // Arithmetic.
     if (a.null_lit && b.null_lit) {
       a = coerce(a, ct(Type::Int));
@@ -600,18 +746,14 @@ class Binder {
   // operand's, widened over numerics (a comparable pair, as in `==`).
   std::pair<std::vector<BPtr>, ColumnType> common_type_args(const Expr& e, const Ctx& c) {
     std::vector<Bound> xs;
-    for (const auto& a : e.args) xs.push_back(bind(*a, c));
-    Bound acc = xs[0];
-    for (size_t k = 1; k < xs.size(); ++k) {
-      Bound b = xs[k];
-      unify(acc, b, e.args[k]->pos, e.name.c_str());
-      xs[k] = b;
-      if (k == 1) xs[0] = acc;
-      acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
+    std::vector<int> pos;
+    for (const auto& a : e.args) {
+      xs.push_back(bind(*a, c));
+      pos.push_back(a->pos);
     }
-    const ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
+    const ColumnType t = unify_all(xs, pos, e.name.c_str());
     std::vector<BPtr> kids;
-    for (auto& x : xs) kids.push_back(coerce(x, t).node);
+    for (auto& x : xs) kids.push_back(x.node);
     return {std::move(kids), t};
   }
 
@@ -643,6 +785,18 @@ class Binder {
       {"year", DateUnit::Year}, {"quarter", DateUnit::Quarter}, {"month", DateUnit::Month},
       {"week", DateUnit::Week}, {"day", DateUnit::Day},         {"hour", DateUnit::Hour},
       {"minute", DateUnit::Minute}, {"second", DateUnit::Second}};
+
+  // A unit in quotes, the first argument of date_trunc and datediff.
+  DateUnit date_unit(const Expr& call, const Expr& u) const {
+    const auto unit = std::find_if(std::begin(kDateUnits), std::end(kDateUnits), [&](const auto& du) {
+      return u.kind == Expr::StrLit && to_lower(u.sval) == du.first;
+    });
+    if (unit == std::end(kDateUnits))
+      fail(u.pos, "usage error",
+           call.name + "()'s first argument is a unit in quotes: 'year', 'quarter', 'month', 'week', 'day', "
+                       "'hour', 'minute' or 'second'; found '" + canon_text(u) + "'");
+    return unit->second;
+  }
 
   Bound call(const Expr& e, const Ctx& c) {
     const std::string& f = e.name;
@@ -733,16 +887,9 @@ class Binder {
     }
     if (f == "date_trunc") {
       arity(e, 2, 2, "date_trunc('month', t)");
-      const Expr& u = *e.args[0];
-      const auto unit = std::find_if(std::begin(kDateUnits), std::end(kDateUnits), [&](const auto& du) {
-        return u.kind == Expr::StrLit && to_lower(u.sval) == du.first;
-      });
-      if (unit == std::end(kDateUnits))
-        fail(u.pos, "usage error",
-             "date_trunc()'s first argument is a unit in quotes: 'year', 'quarter', 'month', 'week', 'day', "
-             "'hour', 'minute' or 'second'; found '" + canon_text(u) + "'");
+      const DateUnit unit = date_unit(e, *e.args[0]);
       const Bound x = date_arg(e, *e.args[1], c);
-      return Bound{make_node(Op::DateTrunc, x.type(), {x.node}, static_cast<int32_t>(unit->second)), &e};
+      return Bound{make_node(Op::DateTrunc, x.type(), {x.node}, static_cast<int32_t>(unit)), &e};
     }
     if (f == "coalesce" || f == "greatest" || f == "least") {
       arity(e, 1, 64, (f + "(a, b, ...)").c_str());
@@ -756,22 +903,57 @@ class Binder {
       auto [kids, t] = common_type_args(e, c);
       return Bound{make_node(Op::NullIf, t, std::move(kids)), &e};
     }
+    if (f == "if") {
+      arity(e, 3, 3, "if(condition, then, else)");
+      BPtr cond = need_bool(bind(*e.args[0], c), "as if()'s first argument").node;
+      std::vector<Bound> values = {bind(*e.args[1], c), bind(*e.args[2], c)};
+      const ColumnType t = unify_all(values, {e.args[1]->pos, e.args[2]->pos}, "give one if()");
+      return Bound{case_node({cond}, std::move(values), t), &e};
+    }
+    if (f == "replace") {
+      arity(e, 3, 3, "replace(s, from, to)");
+      return Bound{make_node(Op::Replace, ct(Type::String),
+                             {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node,
+                              string_arg(e, *e.args[2], c).node}),
+                   &e};
+    }
+    if (f == "strftime") {
+      arity(e, 2, 2, "strftime(t, '%Y-%m')");
+      const Bound x = date_arg(e, *e.args[0], c);
+      const Expr& fe = *e.args[1];
+      uint32_t bad_at = 0;
+      if (fe.kind != Expr::StrLit)
+        fail(fe.pos, "usage error", "strftime()'s format is a string in quotes, like strftime(t, '%Y-%m')");
+      if (!strftime_format_ok(fe.sval.data(), static_cast<uint32_t>(fe.sval.size()), &bad_at))
+        fail(fe.pos, "usage error",
+             "strftime() format '" + fe.sval + "' has '" + fe.sval.substr(bad_at, 2) +
+                 "' at byte " + std::to_string(bad_at + 1) +
+                 "; it knows %Y %m %d %H %M %S %j %a %A %b %B %F %T and %% (write %% for a percent sign)");
+      return Bound{make_node(Op::Strftime, ct(Type::String), {x.node, bind(fe, c).node}), &e};
+    }
+    if (f == "datediff" || f == "date_diff") {
+      arity(e, 3, 3, (f + "('day', start, end)").c_str());
+      const DateUnit unit = date_unit(e, *e.args[0]);
+      std::vector<Bound> xs = {date_arg(e, *e.args[1], c), date_arg(e, *e.args[2], c)};
+      unify_all(xs, {e.args[1]->pos, e.args[2]->pos}, "compare");
+      return Bound{make_node(Op::DateDiff, ct(Type::Int), {xs[0].node, xs[1].node}, static_cast<int32_t>(unit)),
+                   &e};
+    }
     static const std::vector<std::string> kFuncs = {
         "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "greatest",
-        "least", "nullif", "substr",
+        "least", "nullif", "if", "substr", "replace",
         "trim", "ltrim", "rtrim", "split_part", "year",
         "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
-        "date_trunc", "count", "sum", "min", "max", "mean", "avg", "var", "std", "first", "last", "corr",
-        "count_distinct", "median", "quantile"};
+        "date_trunc", "strftime", "datediff", "date_diff", "count", "count_if", "sum", "min", "max", "mean", "avg",
+        "var", "std", "first", "last", "corr", "count_distinct", "median", "quantile"};
     std::vector<std::string> close = closest_names(f, kFuncs, 2);
     fail(e.pos, "unknown function",
          "no function named '" + f + "'" +
              (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
              " (functions: lower upper len abs round contains starts_with ends_with coalesce greatest least nullif "
-             "substr trim ltrim "
-             "rtrim split_part year quarter month "
-             "day hour minute second dow isodow doy week epoch date date_trunc; "
-             "aggregates in agg: count sum min max mean var std first last corr count_distinct median "
+             "if substr replace trim ltrim rtrim split_part year quarter month day hour minute second dow isodow doy "
+             "week epoch date date_trunc strftime datediff; cast(x as type), try_cast(x as type); "
+             "aggregates in agg: count count_if sum min max mean var std first last corr count_distinct median "
              "quantile)");
   }
 
@@ -819,6 +1001,15 @@ class Binder {
         argtext = canon_text(*e.args[0]);
       }
       call.result = ct(Type::Int);
+    } else if (f == "count_if") {
+      arity(e, 1, 1, "count_if(condition)");
+      // The rows where the condition holds: count() of a value that is null elsewhere.
+      BPtr cond = need_bool(bind(*e.args[0], inner), "in count_if()").node;
+      call.kind = AggKind::Count;
+      call.arg0 = case_node({cond}, {Bound{const_node(ct(Type::Bool), Value::of_int(1))}, null_bound(e)},
+                            ct(Type::Bool));
+      call.result = ct(Type::Int);
+      argtext = canon_text(*e.args[0]);
     } else if (f == "corr") {
       arity(e, 2, 2, "corr(x, y)");
       Bound x = bind(*e.args[0], inner), y = bind(*e.args[1], inner);
@@ -1142,6 +1333,7 @@ class Binder {
 
   // Emits postfix code; returns the stack depth the subtree needs.
   static int emit(const BNode& n, const std::vector<int>& slot_of, Program* p) {
+    if (n.op == Op::JumpUnless) return emit_case(n, slot_of, p);
     int depth = 1;
     for (size_t k = 0; k < n.kids.size(); ++k)
       depth = std::max(depth, static_cast<int>(k) + emit(*n.kids[k], slot_of, p));
@@ -1165,6 +1357,28 @@ class Binder {
       p->consts.push_back(v);
     }
     p->code.push_back(in);
+    return depth;
+  }
+
+  // A case node (case_node) as jumps: each condition jumps past its value
+  // unless it holds; each value jumps to the end.
+  static int emit_case(const BNode& n, const std::vector<int>& slot_of, Program* p) {
+    auto jump = [&](Op op) {
+      Instr in{op, Type::Null, 0, Type::Null, 0, 0};
+      p->code.push_back(in);
+      return p->code.size() - 1;
+    };
+    int depth = 1;
+    std::vector<size_t> to_end;
+    for (size_t k = 0; k + 1 < n.kids.size(); k += 2) {
+      depth = std::max(depth, emit(*n.kids[k], slot_of, p));
+      const size_t skip = jump(Op::JumpUnless);
+      depth = std::max(depth, emit(*n.kids[k + 1], slot_of, p));
+      to_end.push_back(jump(Op::Jump));
+      p->code[skip].arg = static_cast<int32_t>(p->code.size());
+    }
+    depth = std::max(depth, emit(*n.kids.back(), slot_of, p));
+    for (size_t j : to_end) p->code[j].arg = static_cast<int32_t>(p->code.size());
     return depth;
   }
 

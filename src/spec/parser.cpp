@@ -18,7 +18,7 @@ namespace {
 
 enum class Tok : uint8_t {
   End, Ident, QIdent, Dollar, Int, Dec, Float, Str, Pipe, Comma, LParen, RParen,
-  Plus, Minus, Star, Slash, Percent, Eq, Ne, Lt, Le, Gt, Ge,
+  Plus, Minus, Star, Slash, Percent, Eq, Ne, Lt, Le, Gt, Ge, Concat,
 };
 
 struct Token {
@@ -73,7 +73,13 @@ class Lexer {
     int s = i_;
     char c = src_[i_];
     switch (c) {
-      case '|': ++i_; return make(Tok::Pipe, s);
+      case '|':
+        if (at(i_ + 1) == '|') {
+          i_ += 2;
+          return make(Tok::Concat, s);
+        }
+        ++i_;
+        return make(Tok::Pipe, s);
       case ',': ++i_; return make(Tok::Comma, s);
       case '(': ++i_; return make(Tok::LParen, s);
       case ')': ++i_; return make(Tok::RParen, s);
@@ -504,11 +510,11 @@ class Parser {
   }
 
   ExprPtr cmp_expr() {
-    ExprPtr a = add_expr();
+    ExprPtr a = concat_expr();
     BinOp op;
     if (cmp_op(peek().kind, &op)) {
       advance();
-      ExprPtr r = binary(op, a, add_expr());
+      ExprPtr r = binary(op, a, concat_expr());
       BinOp op2;
       if (cmp_op(peek().kind, &op2))
         fail(peek(), "comparisons cannot be chained ('" + peek().text +
@@ -540,11 +546,24 @@ class Parser {
     if (is_word(peek(), "like") || is_word(peek(), "ilike") || not_like) {
       if (not_like) advance();
       const std::string word = lower(advance().text);
-      ExprPtr pattern = add_expr();
+      ExprPtr pattern = concat_expr();
       auto e = node(Expr::Like, a->pos, pattern->end);
       e->name = word;
       e->negated = not_like;
       e->args = {a, pattern};
+      return e;
+    }
+    const bool not_between = is_word(peek(), "not") && is_word(peek(1), "between");
+    if (is_word(peek(), "between") || not_between) {
+      if (not_between) advance();
+      advance();
+      ExprPtr lo = concat_expr();
+      if (!is_word(peek(), "and")) expected("'and' and the upper bound, like x between 1 and 10");
+      advance();
+      ExprPtr hi = concat_expr();
+      auto e = node(Expr::Between, a->pos, hi->end);
+      e->negated = not_between;
+      e->args = {a, lo, hi};
       return e;
     }
     if (is_word(peek(), "is")) {
@@ -559,6 +578,16 @@ class Parser {
       e->negated = neg;
       e->args = {a};
       return e;
+    }
+    return a;
+  }
+
+  // `a || b`: binds tighter than comparisons, looser than + and - (as in SQL).
+  ExprPtr concat_expr() {
+    ExprPtr a = add_expr();
+    while (peek().kind == Tok::Concat) {
+      advance();
+      a = binary(BinOp::Concat, a, add_expr());
     }
     return a;
   }
@@ -685,6 +714,84 @@ class Parser {
     }
   }
 
+  // Whether `case` followed by `next` opens a case expression rather than
+  // naming a column called case (`case == 1`, `select case, x`).
+  bool starts_case(const Token& next) const {
+    switch (next.kind) {
+      case Tok::Ident: {
+        const std::string w = lower(next.text);
+        return w == "when" || !(is_reserved(w) || w == "like" || w == "ilike" || w == "between");
+      }
+      case Tok::QIdent:
+      case Tok::Dollar:
+      case Tok::Int:
+      case Tok::Dec:
+      case Tok::Float:
+      case Tok::Str:
+      case Tok::LParen:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // case [x] when c then v [when ...] [else e] end
+  ExprPtr case_expr() {
+    const Token& kw = advance();
+    auto e = node(Expr::Case, kw.pos, kw.end);
+    if (!is_word(peek(), "when")) {
+      e->case_operand = true;
+      e->args.push_back(expr());
+    }
+    if (!is_word(peek(), "when")) expected("'when', like case when x > 0 then 'up' else 'down' end");
+    while (is_word(peek(), "when")) {
+      advance();
+      e->args.push_back(expr());
+      if (!is_word(peek(), "then")) expected("'then' and a value");
+      advance();
+      e->args.push_back(expr());
+    }
+    if (is_word(peek(), "else")) {
+      advance();
+      e->case_else = true;
+      e->args.push_back(expr());
+    }
+    if (!is_word(peek(), "end")) expected(e->case_else ? "'end'" : "'when', 'else' or 'end'");
+    e->end = advance().end;
+    return e;
+  }
+
+  // cast(x as type) and try_cast(x as type); decimal takes its digits: decimal(2).
+  ExprPtr cast_expr(const std::string& name) {
+    const Token& kw = advance();
+    advance();  // (
+    auto e = node(Expr::Cast, kw.pos, kw.end);
+    e->name = name;
+    e->args.push_back(expr());
+    if (!is_word(peek(), "as")) expected("'as' and a type, like " + name + "(x as int)");
+    advance();
+    const Token& ty = peek();
+    if (ty.kind != Tok::Ident) expected("a type: int, float, decimal(S), string, bool, date or timestamp");
+    e->sval = lower(advance().text);
+    if (peek().kind == Tok::LParen) {
+      advance();
+      // decimal(S) or SQL's decimal(P, S): the last number is the digits after the point
+      for (;;) {
+        const Token& d = peek();
+        if (d.kind != Tok::Int || d.text.size() > 2) expected("the digits after the point, like decimal(2)");
+        e->scale = std::atoi(advance().text.c_str());
+        if (peek().kind != Tok::Comma) break;
+        advance();
+      }
+      if (peek().kind != Tok::RParen) expected("')'");
+      advance();
+      e->sval += "(" + std::to_string(e->scale) + ")";
+    }
+    if (peek().kind != Tok::RParen) expected("')'");
+    e->end = advance().end;
+    return e;
+  }
+
   ExprPtr ident() {
     const Token& t = peek();
     std::string low = lower(t.text);
@@ -701,6 +808,8 @@ class Parser {
       e->name = "null";
       return e;
     }
+    if (low == "case" && starts_case(peek(1))) return case_expr();
+    if ((low == "cast" || low == "try_cast") && peek(1).kind == Tok::LParen) return cast_expr(low);
     if (peek(1).kind == Tok::LParen) {
       advance();
       advance();
@@ -802,6 +911,7 @@ const char* binop_text(BinOp op) {
     case BinOp::Mul: return "*";
     case BinOp::Div: return "/";
     case BinOp::Mod: return "%";
+    case BinOp::Concat: return "||";
   }
   return "?";
 }
@@ -868,6 +978,24 @@ std::string expr_text(const Expr& e) {
       for (size_t k = 0; k < e.args.size(); ++k) s += (k ? ", " : "") + expr_text(*e.args[k]);
       s += ")";
       break;
+    case Expr::Between:
+      s = expr_text(*e.args[0]) + (e.negated ? " not between " : " between ") + expr_text(*e.args[1]) + " and " +
+          expr_text(*e.args[2]);
+      break;
+    case Expr::Case: {
+      s = "case";
+      size_t k = 0;
+      if (e.case_operand) s += " " + expr_text(*e.args[k++]);
+      const size_t whens_end = e.args.size() - (e.case_else ? 1 : 0);
+      for (; k < whens_end; k += 2)
+        s += " when " + expr_text(*e.args[k]) + " then " + expr_text(*e.args[k + 1]);
+      if (e.case_else) s += " else " + expr_text(*e.args.back());
+      s += " end";
+      break;
+    }
+    case Expr::Cast:
+      s = e.name + "(" + expr_text(*e.args[0]) + " as " + e.sval + ")";
+      break;
   }
   return e.parens ? "(" + s + ")" : s;
 }
@@ -875,7 +1003,8 @@ std::string expr_text(const Expr& e) {
 bool is_aggregate_name(const std::string& n) {
   static const char* const kAggs[] = {"count", "sum",   "min",   "max",          "mean",
                                       "avg",   "var",   "std",   "first",        "last",
-                                      "corr",  "count_distinct", "median", "quantile", "top"};
+                                      "corr",  "count_distinct", "median", "quantile", "top",
+                                      "count_if"};
   for (const char* a : kAggs)
     if (n == a) return true;
   return false;

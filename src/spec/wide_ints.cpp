@@ -1,6 +1,7 @@
 // Int arithmetic over 128-bit sums: see wide_ints.hpp.
 #include "spec/wide_ints.hpp"
 
+#include <map>
 #include <vector>
 
 namespace warpcsv {
@@ -26,13 +27,19 @@ int operands(const Instr& in) {
     case Op::DatePart:
     case Op::DateTrunc:
     case Op::Trim:
+    case Op::ToString:
+    case Op::ParseAs:
+    case Op::JumpUnless:
       return 1;
+    case Op::Jump:
+      return 0;
     case Op::Coalesce:
     case Op::Substr:
     case Op::Greatest:
     case Op::Least:
       return in.arg;
     case Op::SplitPart:
+    case Op::Replace:
       return 3;
     default:  // arithmetic, comparisons, and / or, string tests
       return 2;
@@ -43,7 +50,22 @@ int operands(const Instr& in) {
 // whether its result may.
 bool mark(Program& p, const std::vector<bool>& slot_wide) {
   std::vector<bool> st;  // per stack entry: the value may pass 64 bits
-  for (Instr& in : p.code) {
+  // A case's values end in jumps to one place: each leaves its value there,
+  // so the stack holds one of them; it may pass 64 bits if any may.
+  std::map<int32_t, bool> joins;
+  for (size_t pc = 0; pc < p.code.size(); ++pc) {
+    Instr& in = p.code[pc];
+    const auto join = joins.find(static_cast<int32_t>(pc));
+    if (join != joins.end() && !st.empty()) st.back() = st.back() || join->second;
+    if (in.op == Op::Jump) {  // the branch's value goes to the join; the next branch pushes its own
+      joins[in.arg] = joins[in.arg] || (!st.empty() && st.back());
+      if (!st.empty()) st.pop_back();
+      continue;
+    }
+    if (in.op == Op::JumpUnless) {
+      if (!st.empty()) st.pop_back();
+      continue;
+    }
     bool wide = false;
     if (in.op == Op::Column) {
       wide = in.arg >= 0 && static_cast<size_t>(in.arg) < slot_wide.size() && slot_wide[static_cast<size_t>(in.arg)];
@@ -57,6 +79,8 @@ bool mark(Program& p, const std::vector<bool>& slot_wide) {
     in.wide = wide ? 1 : 0;
     st.push_back(wide);
   }
+  const auto end_join = joins.find(static_cast<int32_t>(p.code.size()));
+  if (end_join != joins.end() && !st.empty()) st.back() = st.back() || end_join->second;
   return !st.empty() && st.back();
 }
 

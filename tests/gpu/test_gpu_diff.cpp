@@ -203,6 +203,12 @@ const std::vector<std::string> kGpuPipelines = {
     "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2), "
     "max(greatest(v1, k2, v2)), min(least(v1, k2)), count(nullif(k2, 0))",
     "filter k1 like '%a%' or s ilike 'B_%' or s not like '%x%' | groupby k1 ilike 'GAMMA' | agg count(), sum(v1)",
+    "groupby if(v1 > 0, 'pos', 'neg'), case when v2 > 10 then 'hi' when v2 > 0 then 'mid' end | agg count(), "
+    "count_if(k2 > 1), sum(case k2 when 1 then v1 else 0 end)",
+    "filter v1 between -10 and 50 and k1 || s != 'x' | groupby replace(k1, 'a', 'AA') || '/' || k2 | agg count(), "
+    "min(v2)",
+    "groupby try_cast(s as int), cast(v2 as decimal(1)), cast(k2 as string) | agg count(), sum(cast(v1 as float)), "
+    "max(cast(f as int))",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
@@ -212,6 +218,7 @@ const std::vector<std::string> kCpuPipelines = {
     "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
     "groupby k2 | agg min(s), max(f)",
     "filter v1 > 1000 | select k1, v1, v2",
+    "groupby cast(f as string) | agg count()",  // a float's shortest text needs the host
 };
 
 }  // namespace
@@ -401,7 +408,9 @@ TEST_CASE("gpu: date parts and truncations give the CPU's bytes", "[gpu]") {
   for (const char* p : {"groupby year(d), dow(t) | agg count(), sum(v), min(epoch(t)), max(week(d))",
                         "groupby date_trunc('month', t), quarter(d) | agg count(), sum(hour(t) * 60 + minute(t))",
                         "filter isodow(d) > 5 | groupby date_trunc('week', d) | agg max(doy(d)), min(second(t))",
-                        "groupby date(t) | agg count(), max(epoch(d)), min(day(t))"}) {
+                        "groupby date(t) | agg count(), max(epoch(d)), min(day(t))",
+                        "groupby strftime(t, '%Y-%m %a %j %H:%M:%S'), datediff('day', d, t) % 7 | agg count(), "
+                        "max(d + 30), min(datediff('month', d, date(t))), max(datediff('second', t, d))"}) {
     const RunResult r = check_same(dir, p, f);
     CHECK(r.code == 0);
     CHECK(r.out.size() > 20);

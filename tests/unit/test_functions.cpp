@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "eval_select.hpp"
 #include "plan_error.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
@@ -98,13 +99,7 @@ TEST_CASE("greatest, least and nullif skip nulls and compare as sort does", "[fu
   const std::vector<OutputColumn> schema = {{"a", ColumnType{Type::Int, 0}}, {"b", ColumnType{Type::Int, 0}},
                                             {"f", ColumnType{Type::Float, 0}}, {"s", ColumnType{Type::String, 0}}};
   auto eval_select = [&](const std::string& expr, const std::vector<Value>& row) {
-    const Plan plan = build_plan("select " + expr + " as x", schema);
-    const Program& p = plan.scan.outputs.back();
-    char scratch[256];
-    EvalContext ctx = make_eval_context(scratch, sizeof scratch);
-    std::vector<Value> slots;  // the plan's slots: the columns it uses, in its order
-    for (int col : plan.scan.used_columns) slots.push_back(row[static_cast<size_t>(col)]);
-    return eval_program(p.view(), slots.data(), ctx);
+    return testing::eval_select(expr, schema, row).value;
   };
   const Value n = Value::make_null();
   std::mt19937_64 rng(9);

@@ -15,6 +15,7 @@
 #include "warpcsv/core/int128.hpp"
 #include "warpcsv/core/program.hpp"
 #include "warpcsv/core/types.hpp"
+#include "warpcsv/core/value_text.hpp"
 
 namespace warpcsv {
 
@@ -106,23 +107,43 @@ WCSV_HD inline Value fail(EvalContext& ctx, EvalStatus s) {
   return Value::make_null();
 }
 
+// The days of years 0000 to 9999, the dates the tool reads and prints.
+constexpr int64_t kFirstDay = -719528, kLastDay = 2932896;
+
+WCSV_HD inline bool day_in_range(int128 d) { return d >= kFirstDay && d <= kLastDay; }
+
+// A failed conversion: null under try_cast, else the row fails with `s`.
+WCSV_HD inline Value cast_failed(const Instr& in, EvalContext& ctx, EvalStatus s) {
+  return (in.arg & kCastTry) ? Value::make_null() : fail(ctx, s);
+}
+
+// A float as an int scaled by 10^scale, rounded half away from zero, or
+// half to even (as DuckDB casts a double to an int; to a decimal it rounds
+// away); false past 128 bits.
+WCSV_HD inline bool float_to_scaled(double f, int scale, bool half_even, int128* out) {
+  const double scaled = f * static_cast<double>(pow10_i128(scale));
+  const double x = half_even ? rint(scaled) : round(scaled);
+  if (!(x > -1.7e38 && x < 1.7e38)) return false;
+  *out = static_cast<int128>(x);
+  return true;
+}
+
 WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ctx) {
   if (v.null || in.from_type == Type::Null) return Value::make_null();
   Type from = in.from_type, to = in.type;
   if (to == Type::Float) return Value::of_float(numeric_to_double(v, from, in.from_scale));
+  if (to == Type::Bool) return make_bool(from == Type::Float ? v.f != 0 : v.i != 0);
   if (to == Type::Decimal || to == Type::Int) {
     const EvalStatus over = to == Type::Decimal ? EvalStatus::DecimalOverflow : EvalStatus::IntegerOverflow;
+    const int ts = to == Type::Decimal ? in.scale : 0;
     int128 r;
-    if (from == Type::Float) {  // not emitted by the binder; truncate toward zero
-      double x = v.f * static_cast<double>(pow10_i128(to == Type::Decimal ? in.scale : 0));
-      if (!(x > -1.7e38 && x < 1.7e38)) return fail(ctx, over);
-      r = static_cast<int128>(x);
+    if (from == Type::Float) {
+      if (!float_to_scaled(v.f, ts, to == Type::Int, &r)) return cast_failed(in, ctx, over);
     } else {
       int fs = from == Type::Decimal ? in.from_scale : 0;
-      int ts = to == Type::Decimal ? in.scale : 0;
-      if (!rescale(v.i, fs, ts, &r)) return fail(ctx, over);
+      if (!rescale(v.i, fs, ts, &r)) return cast_failed(in, ctx, over);
     }
-    if (!int_fits(in, r)) return fail(ctx, over);  // a decimal or float cast to int (not emitted)
+    if (!int_fits(in, r)) return cast_failed(in, ctx, over);
     return Value::of_int(r);
   }
   if (to == Type::Timestamp && from == Type::Date) {
@@ -131,9 +152,110 @@ WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ct
       return fail(ctx, EvalStatus::IntegerOverflow);
     return Value::of_int(r);
   }
+  if (to == Type::Date && from == Type::Timestamp) {
+    int64_t days, micros_of_day;
+    split_timestamp(static_cast<int64_t>(v.i), &days, &micros_of_day);
+    return Value::of_int(days);
+  }
   return v;  // same representation (Bool -> Int, identical types)
 }
 
+// Where a string read as `t` fails: the value, else null with ok false.
+// Spaces around the text are ignored; an int or decimal also reads a number
+// with more digits or an exponent, rounded (as DuckDB's cast).
+WCSV_HD inline Value parse_as(ColumnType t, StrRef s, bool* ok) {
+  uint32_t b = 0, e = s.len;
+  while (b < e && s.ptr[b] == ' ') ++b;
+  while (e > b && s.ptr[e - 1] == ' ') --e;
+  const char* p = s.ptr + b;
+  const uint32_t n = e - b;
+  Value v = Value::of_int(0);
+  *ok = true;
+  switch (t.type) {
+    case Type::Int:
+    case Type::Decimal: {
+      const int scale = t.type == Type::Decimal ? t.scale : 0;
+      const int text_scale = decimal_text_scale(p, n);
+      int64_t x;
+      double f;
+      int128 r;
+      if (parse_int64(p, n, &x))
+        *ok = rescale(x, 0, scale, &r);
+      else if (text_scale >= 0 && parse_decimal(p, n, text_scale, &x))
+        *ok = rescale(x, text_scale, scale, &r);
+      else
+        *ok = parse_float(p, n, &f) && float_to_scaled(f, scale, false, &r);
+      *ok = *ok && (t.type == Type::Decimal ? r < pow10_i128(38) && r > -pow10_i128(38)
+                                            : r >= static_cast<int128>(INT64_MIN) && r <= static_cast<int128>(INT64_MAX));
+      return *ok ? Value::of_int(r) : Value::make_null();
+    }
+    case Type::Float:
+      *ok = parse_float(p, n, &v.f);
+      return v;
+    case Type::Bool: {
+      static constexpr const char* kWords[] = {"false", "f", "no", "n", "0", "true", "t", "yes", "y", "1"};
+      for (int k = 0; k < 10; ++k) {
+        uint32_t len = 0;
+        while (kWords[k][len]) ++len;
+        if (detail::eq_nocase(p, n, kWords[k], len)) return make_bool(k >= 5);
+      }
+      *ok = false;
+      return Value::make_null();
+    }
+    case Type::Date: {
+      int64_t d, us;
+      if (parse_date(p, n, &d)) return Value::of_int(d);
+      if (parse_timestamp(p, n, &us)) {
+        int64_t rest;
+        split_timestamp(us, &d, &rest);
+        return Value::of_int(d);
+      }
+      *ok = false;
+      return Value::make_null();
+    }
+    case Type::Timestamp: {
+      int64_t us;
+      *ok = parse_timestamp(p, n, &us);
+      return Value::of_int(us);
+    }
+    default:  // String
+      return Value::of_str(s.ptr, s.len);
+  }
+}
+
+// Room for `n` more bytes of string results; null when there is none.
+WCSV_HD inline char* scratch_for(EvalContext& ctx, uint32_t n) {
+  if (ctx.scratch == nullptr || ctx.scratch_cap - ctx.scratch_used < n) return nullptr;
+  char* at = ctx.scratch + ctx.scratch_used;
+  ctx.scratch_used += n;
+  return at;
+}
+
+// s with every `from` replaced by `to`, into scratch; false when it is full.
+WCSV_HD inline bool replace_all(StrRef s, StrRef from, StrRef to, EvalContext& ctx, StrRef* out) {
+  if (ctx.scratch == nullptr) return false;
+  char* dst = ctx.scratch + ctx.scratch_used;
+  const uint32_t room = ctx.scratch_cap - ctx.scratch_used;
+  uint32_t n = 0, at = 0;
+  auto put = [&](const char* p, uint32_t len) {
+    if (room - n < len) return false;
+    for (uint32_t k = 0; k < len; ++k) dst[n + k] = p[k];
+    n += len;
+    return true;
+  };
+  while (at <= s.len) {
+    const uint32_t hit = from.len == 0 ? kNotFound : find_bytes(s, from, at);
+    if (hit == kNotFound) {
+      if (!put(s.ptr + at, s.len - at)) return false;
+      break;
+    }
+    if (!put(s.ptr + at, hit - at) || !put(to.ptr, to.len)) return false;
+    at = hit + from.len;
+  }
+  ctx.scratch_used += n;
+  *out = StrRef{dst, n};
+  return true;
+}
 
 // DuckDB's substring on bytes: a 1-based start (0 is before the first byte,
 // a negative one counts from the end), an optional length (negative: the
@@ -251,6 +373,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
       }
       case Op::Cast:
         st[sp - 1] = detail::cast_value(in, st[sp - 1], ctx);
+        if (ctx.status != EvalStatus::Ok) return st[sp - 1];
         break;
       case Op::Neg: {
         Value& v = st[sp - 1];
@@ -321,6 +444,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         if (!ok || !detail::int_fits(in, r))
           return detail::fail(ctx, in.type == Type::Decimal ? EvalStatus::DecimalOverflow
                                                             : EvalStatus::IntegerOverflow);
+        if (in.type == Type::Date && !detail::day_in_range(r)) return detail::fail(ctx, EvalStatus::DateOutOfRange);
         a = Value::of_int(r);
         break;
       }
@@ -372,16 +496,14 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
       case Op::Upper: {
         Value& v = st[sp - 1];
         if (v.null) break;
-        if (ctx.scratch == nullptr || ctx.scratch_cap - ctx.scratch_used < v.s.len)
-          return detail::fail(ctx, EvalStatus::ScratchFull);
-        char* dst = ctx.scratch + ctx.scratch_used;
+        char* dst = detail::scratch_for(ctx, v.s.len);
+        if (dst == nullptr) return detail::fail(ctx, EvalStatus::ScratchFull);
         for (uint32_t i = 0; i < v.s.len; ++i) {
           char c = v.s.ptr[i];
           if (in.op == Op::Lower && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
           if (in.op == Op::Upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
           dst[i] = c;
         }
-        ctx.scratch_used += v.s.len;
         v.s.ptr = dst;
         break;
       }
@@ -528,6 +650,88 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         s = s.null || p.null ? Value::make_null() : detail::make_bool(detail::like_match(s.s, p.s, in.arg != 0));
         break;
       }
+      case Op::Concat: {
+        const Value b = st[--sp];
+        Value& a = st[sp - 1];
+        if (a.null || b.null) {
+          a = Value::make_null();
+          break;
+        }
+        char* dst = detail::scratch_for(ctx, a.s.len + b.s.len);
+        if (dst == nullptr) return detail::fail(ctx, EvalStatus::ScratchFull);
+        for (uint32_t k = 0; k < a.s.len; ++k) dst[k] = a.s.ptr[k];
+        for (uint32_t k = 0; k < b.s.len; ++k) dst[a.s.len + k] = b.s.ptr[k];
+        a.s = StrRef{dst, a.s.len + b.s.len};
+        break;
+      }
+      case Op::Replace: {
+        sp -= 2;
+        Value& s = st[sp - 1];
+        if (s.null || st[sp].null || st[sp + 1].null) {
+          s = Value::make_null();
+          break;
+        }
+        if (!detail::replace_all(s.s, st[sp].s, st[sp + 1].s, ctx, &s.s))
+          return detail::fail(ctx, EvalStatus::ScratchFull);
+        break;
+      }
+      case Op::Strftime: {
+        const Value f = st[--sp];
+        Value& t = st[sp - 1];
+        if (t.null || f.null) {
+          t = Value::make_null();
+          break;
+        }
+        char* dst = detail::scratch_for(ctx, strftime_length_bound(f.s.ptr, f.s.len));
+        if (dst == nullptr) return detail::fail(ctx, EvalStatus::ScratchFull);
+        const uint32_t n = format_strftime(static_cast<int64_t>(t.i), in.from_type == Type::Timestamp, f.s.ptr,
+                                           f.s.len, dst);
+        ctx.scratch_used -= strftime_length_bound(f.s.ptr, f.s.len) - n;
+        t = Value::of_str(dst, n);
+        break;
+      }
+      case Op::DateDiff: {
+        const Value b = st[--sp];
+        Value& a = st[sp - 1];
+        a = a.null || b.null ? Value::make_null()
+                             : Value::of_int(date_diff(static_cast<DateUnit>(in.arg), static_cast<int64_t>(a.i),
+                                                       static_cast<int64_t>(b.i), in.from_type == Type::Timestamp));
+        break;
+      }
+      case Op::ToString: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        char* dst = detail::scratch_for(ctx, kMaxValueText);
+        uint32_t n = 0;
+        if (dst == nullptr) return detail::fail(ctx, EvalStatus::ScratchFull);
+        if (!write_value_text(v, ColumnType{in.from_type, in.from_scale}, dst, &n))
+          return detail::fail(ctx, EvalStatus::CastFailed);  // a float on a GPU: the plan keeps it off
+        ctx.scratch_used -= kMaxValueText - n;
+        v = Value::of_str(dst, n);
+        break;
+      }
+      case Op::ParseAs: {
+        Value& v = st[sp - 1];
+        if (v.null) break;
+        bool ok;
+        ColumnType t;
+        t.type = in.type;
+        t.scale = in.scale;
+        v = detail::parse_as(t, v.s, &ok);
+        if (!ok) {
+          v = detail::cast_failed(in, ctx, EvalStatus::CastFailed);
+          if (ctx.status != EvalStatus::Ok) return v;
+        }
+        break;
+      }
+      case Op::JumpUnless: {
+        const Value c = st[--sp];
+        if (c.null || c.i == 0) pc = in.arg - 1;
+        break;
+      }
+      case Op::Jump:
+        pc = in.arg - 1;
+        break;
       case Op::Coalesce: {
         int n = in.arg;
         int base = sp - n;

@@ -10,7 +10,7 @@ namespace warpcsv {
 enum class Op : uint8_t {
   Column,      // push slot `arg` of the current row
   Const,       // push constant `arg` of the pool
-  Cast,        // convert top from (from_type, from_scale) to (type, scale)
+  Cast,        // convert top from (from_type, from_scale) to (type, scale); arg: kCastTry or 0
   Neg,
   Not,
   Add,
@@ -46,9 +46,19 @@ enum class Op : uint8_t {
   Least,      // arg = operands: the least that is not null
   NullIf,     // a, b: null where a equals b, else a
   Like,       // string, pattern (% any run, _ one character); arg 1: ASCII case folded (ilike)
+  Concat,     // two strings joined
+  Replace,    // string, from, to: every `from` replaced, left to right
+  Strftime,   // date or timestamp (from_type), format string (checked by the binder)
+  DateDiff,   // arg = DateUnit; two dates or two timestamps (from_type): boundaries from the first to the second
+  ToString,   // the text of a value of from_type, as the output prints it
+  ParseAs,    // a string read as `type` (spaces around it ignored); arg 1: null when it does not read (try_cast)
+  JumpUnless, // pops a condition; unless it is true, continues at instruction `arg`
+  Jump,       // continues at instruction `arg`
 };
 
 constexpr int32_t kTrimLeft = 1, kTrimRight = 2;
+// Cast's and ParseAs's arg: a value that does not convert is null (try_cast), not a failed row.
+constexpr int32_t kCastTry = 1;
 
 // One instruction. `type`/`scale` give the result type; for Cast and the
 // comparison ops `from_type`/`from_scale` give the operand type (both operands
@@ -81,6 +91,6 @@ struct ProgramView {
 
 // Evaluation outcome for one row; errors are data-dependent and reported by
 // the executor with the row's file:line.
-enum class EvalStatus : uint8_t { Ok, IntegerOverflow, ScratchFull, DecimalOverflow };
+enum class EvalStatus : uint8_t { Ok, IntegerOverflow, ScratchFull, DecimalOverflow, CastFailed, DateOutOfRange };
 
 }  // namespace warpcsv
