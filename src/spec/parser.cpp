@@ -752,8 +752,9 @@ std::string message_at(const std::string& src, int pos, const std::string& head,
   int ls, le, line, col;
   locate(src, pos, &ls, &le, &line, &col);
   bool multi = src.find('\n') != std::string::npos;
-  std::string where = multi ? "line " + std::to_string(line) + ", column " + std::to_string(col)
-                            : "column " + std::to_string(col);
+  // "position", not "column": a column is the data's.
+  std::string where = multi ? "line " + std::to_string(line) + ", position " + std::to_string(col)
+                            : "position " + std::to_string(col);
   // Show at most ~100 columns around the position so the caret stays readable.
   constexpr int kWindow = 100, kBefore = 60;
   int from = ls, to = le;

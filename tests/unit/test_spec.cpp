@@ -47,7 +47,7 @@ bool has(const std::string& hay, const std::string& needle) {
 TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   std::string m = error_of("filter v1 > 1 and | select x");
   CHECK(m ==
-        "syntax error at column 19: expected an expression after 'and', found '|'\n"
+        "syntax error at position 19: expected an expression after 'and', found '|'\n"
         "  filter v1 > 1 and | select x\n"
         "                    ^");
   CHECK_THROWS_AS(check_pipeline_syntax("filter v1 > 1 and | select x"), UsageError);
@@ -55,11 +55,11 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
 
   CHECK(has(error_of(""), "found an empty spec"));
   CHECK(has(error_of("filter v1 > 1 |"), "expected a stage"));
-  CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at column 17: expected a stage"));
+  CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at position 17: expected a stage"));
   CHECK(has(error_of("fitler v1 > 1"), "unknown stage 'fitler' (did you mean 'filter'?)"));
   CHECK(has(error_of("filter (v1 > 1"), "expected ')'"));
   CHECK(has(error_of("filter v1 > "), "expected an expression after '>', found the end"));
-  CHECK(has(error_of("filter region == \"abc"), "at column 18: unterminated string"));
+  CHECK(has(error_of("filter region == \"abc"), "at position 18: unterminated string"));
   CHECK(has(error_of("filter `odd name > 1"), "unterminated column name"));
   CHECK(has(error_of("filter v1 ! 2"), "unexpected '!'"));
   CHECK(has(error_of("filter v1 > 1 region"), "expected '|' or the end of the spec after the "
@@ -85,13 +85,13 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   }
   SECTION("multi-line specs name the line") {
     std::string m2 = error_of("filter v1 > 1\n| select ?");
-    CHECK(has(m2, "at line 2, column 10"));
+    CHECK(has(m2, "at line 2, position 10"));
     CHECK(has(m2, "\n  | select ?\n           ^"));
   }
   SECTION("long specs show a window around the error") {
     std::string spec = "filter " + std::string(150, ' ') + "v1 > 1 and )";
     std::string m3 = error_of(spec);
-    CHECK(has(m3, "column 169"));
+    CHECK(has(m3, "position 169"));
     CHECK(has(m3, "  ..."));
     size_t caret_line = m3.rfind('\n');
     std::string shown = m3.substr(m3.find('\n') + 1, caret_line - m3.find('\n') - 1);
@@ -102,7 +102,7 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
 
 TEST_CASE("unknown columns name the closest ones", "[spec]") {
   std::string m = error_of("filter regoin == \"x\"");
-  CHECK(m.rfind("unknown column at column 8: no column named 'regoin'; did you mean 'region'?", 0) ==
+  CHECK(m.rfind("unknown column at position 8: no column named 'regoin'; did you mean 'region'?", 0) ==
         0);
   CHECK(has(m, "\n  filter regoin == \"x\"\n         ^"));
   CHECK(has(error_of("select prise"), "did you mean 'price'?"));
@@ -129,7 +129,7 @@ TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]"
 
 TEST_CASE("type errors", "[spec]") {
   CHECK(has(error_of("filter region == 5"),
-            "type error at column 18: cannot compare string column 'region' with number 5; "
+            "type error at position 18: cannot compare string column 'region' with number 5; "
             "to compare as text, quote the number: \"5\""));
   CHECK(has(error_of("filter v1 == \"5\""), "cannot compare int column 'v1' with string \"5\""));
   CHECK(has(error_of("filter ok == 1"), "cannot compare bool column 'ok' with number 1"));
