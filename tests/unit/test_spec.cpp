@@ -115,6 +115,24 @@ TEST_CASE("unknown columns name the closest ones", "[spec]") {
   CHECK(has(error_of("groupby id | agg count() as n | sort v1"), "no column named 'v1'"));
 }
 
+TEST_CASE("habits from SQL and the shell get the fix", "[spec]") {
+  CHECK(has(error_of("filter v1 > 1 && ok"), "at position 15: unexpected '&&'; join conditions with 'and'"));
+  CHECK(has(error_of("filter v1 > 1 & ok"), "unexpected '&'; join conditions with 'and'"));
+  CHECK(has(error_of("agg count(distinct id)"), "count(distinct id) is written count_distinct(id)"));
+  CHECK(has(error_of("agg sum(distinct v1)"), "'distinct' is not available in sum()"));
+  CHECK(has(error_of("order by v1 desc"), "unknown stage 'order'; did you mean 'sort'? SQL's ORDER BY is written: "
+                                          "sort v1 desc"));
+  CHECK(has(error_of("sort by v1, id"), "at position 6: write sort without 'by': sort v1, id"));
+  CHECK(error_of("sort by desc").find("no column named 'by'") != std::string::npos);  // a column `by`
+  CHECK(has(error_of("head 5"), "did you mean 'limit'? the first rows are: limit 5"));
+  CHECK(has(error_of("top 3"), "sort x desc | limit 3"));
+  CHECK(has(error_of("groupby id | agg count() as n | having n > 1"), "did you mean 'filter'?"));
+  CHECK(has(error_of("from t"), "a pipeline names no table: the files come after it"));
+  CHECK(has(error_of("select id from t"), "found 'from'; a pipeline names no table"));
+  CHECK(has(error_of("select id where v1 > 1"), "stages are joined by '|': select id | filter v1 > 1"));
+  CHECK(has(error_of("agg count() group by id"), "groupby comes before agg, joined by '|': groupby id | agg count()"));
+}
+
 TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
   Plan p = build_plan("select amount, AMOUNT, Amount, `odd name`, $1, $3 + 1 as w", schema());
   // (The output names a column three times: the later ones are renamed, as repeated header names are.)
