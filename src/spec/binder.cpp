@@ -85,6 +85,11 @@ const char* const kTopUnsupported =
     "aggregate 'top' is not available: an aggregate gives one value per group, and top(x, k) would give k; "
     "for the k largest values of x write: sort x desc | limit k";
 
+bool is_comparison(BinOp op) {
+  return op == BinOp::Eq || op == BinOp::Ne || op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt ||
+         op == BinOp::Ge;
+}
+
 bool is_holistic(AggKind k) {
   return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
 }
@@ -198,12 +203,57 @@ class Binder {
 
   void collect_names_in(const Expr& e) {
     if (e.kind == Expr::Name) used_names_.insert(to_lower(e.name));
-    for (const auto& a : e.args) collect_names_in(*a);
+    // A bare word compared with something may be a string meant in quotes (`day == Sun`).
+    const bool compares = e.kind == Expr::In || (e.kind == Expr::Binary && is_comparison(e.op));
+    for (size_t k = 0; k < e.args.size(); ++k) {
+      const Expr& a = *e.args[k];
+      if (compares && a.kind == Expr::Name && !a.quoted && (e.kind == Expr::Binary || k > 0))
+        comparands_[&a] = e.kind == Expr::In ? e.args[0].get() : e.args[1 - k].get();
+      collect_names_in(a);
+    }
   }
   void collect_names() {
     for (const auto& s : p_.stages)
       for (const auto& it : s.items)
         if (it.expr) collect_names_in(*it.expr);
+  }
+
+  // Whether `e` is a column of `scope`, or an expression of columns (not a literal, not an unknown name).
+  static bool names_columns(const Expr& e, const Scope& scope) {
+    switch (e.kind) {
+      case Expr::Name:
+        return std::any_of(scope.begin(), scope.end(),
+                           [&](const ScopeCol& c) { return to_lower(c.name) == to_lower(e.name); });
+      case Expr::Dollar: return e.dollar <= static_cast<int>(scope.size());
+      case Expr::IntLit: case Expr::DecLit: case Expr::FloatLit: case Expr::StrLit: case Expr::BoolLit:
+      case Expr::NullLit: return false;
+      default: return true;
+    }
+  }
+
+  // "did you mean" the close column names, or the string a bare word compared with a column
+  // may be meant as (`day == Sun`).
+  std::string unknown_name_hint(const Expr& e, const Scope& scope, const std::vector<std::string>& close) const {
+    const auto other = comparands_.find(&e);
+    const bool text = other != comparands_.end() && names_columns(*other->second, scope);
+    const std::string columns = join_quoted(close, 3, " or ");
+    if (text && !close.empty())
+      return "; did you mean the string \"" + e.name + "\" (strings go in quotes) or the column " + columns + "?";
+    if (text) return "; did you mean the string \"" + e.name + "\"? Strings go in quotes";
+    return close.empty() ? "" : "; did you mean " + columns + "?";
+  }
+
+  // A "double-quoted" string where a column is meant (SQL quotes names so): how to write the name.
+  void check_quoted_name(const Expr& e, const Scope& scope) const {
+    if (e.kind != Expr::StrLit || e.name.empty() || e.name[0] != '"') return;
+    for (const auto& col : scope) {
+      if (to_lower(col.name) != to_lower(e.sval)) continue;
+      const std::string name = quote_name(col.name);
+      fail(e.pos, "usage error",
+           e.name + " is a string, not a column name; " +
+               (name == col.name ? "write column names without quotes: " + name
+                                 : "column names with spaces or other characters go in backticks: " + name));
+    }
   }
 
   // Index of the column `e` (a Name or $N) in `scope`; throws with suggestions.
@@ -238,9 +288,8 @@ class Binder {
       fail(e.pos, "ambiguous column",
            "'" + e.name + "' matches several columns that differ only in case; write the exact "
            "name, one of: " + join_quoted(names, names.size()));
-    std::vector<std::string> close = closest_names(e.name, names, 3);
-    std::string detail = "no column named '" + e.name + "'";
-    if (!close.empty()) detail += "; did you mean " + join_quoted(close, 3, " or ") + "?";
+    std::string detail =
+        "no column named '" + e.name + "'" + unknown_name_hint(e, scope, closest_names(e.name, names, 3));
     if (!names.empty() && names.size() <= 12)
       detail += " (columns: " + join_plain(names) + ")";
     else if (!names.empty())
@@ -805,6 +854,7 @@ class Binder {
   // and returns the finalize slot of the (deduplicated) aggregate.
   Bound aggregate(const Expr& e) {
     std::string f = e.name == "avg" ? "mean" : e.name;
+    for (const auto& a : e.args) check_quoted_name(*a, scope_);
     Ctx inner{&scope_, false, true, "agg"};
     AggCall call;
     std::string argtext;
@@ -951,6 +1001,7 @@ class Binder {
         }
         continue;
       }
+      if (!it.has_alias) check_quoted_name(*it.expr, scope_);
       Bound b = bind(*it.expr, c);
       if (b.null_lit) b = coerce(b, ct(Type::String));
       // A computed column's text means what its names meant in this stage.
@@ -1030,6 +1081,7 @@ class Binder {
         PostStage ps = post_stage(PostStage::Sort, st);
         Ctx c{&scope_, false, false, kw};
         for (const auto& it : st.items) {
+          check_quoted_name(*it.expr, scope_);
           Bound b = bind(*it.expr, c);
           if (b.null_lit) b = coerce(b, ct(Type::Int));
           ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
@@ -1058,6 +1110,7 @@ class Binder {
         if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
         Ctx c{&scope_, false, false, "groupby"};
         for (const auto& it : st.items) {
+          check_quoted_name(*it.expr, scope_);
           Bound b = bind(*it.expr, c);
           if (b.null_lit) b = coerce(b, ct(Type::String));
           std::string resolved;
@@ -1246,6 +1299,7 @@ class Binder {
 
   const Pipeline& p_;
   const std::string& src_;
+  std::map<const Expr*, const Expr*> comparands_;  // a bare name in a comparison -> the other side
   Plan plan_;
   Scope scope_;
   bool post_ = false;

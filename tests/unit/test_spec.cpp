@@ -133,6 +133,24 @@ TEST_CASE("habits from SQL and the shell get the fix", "[spec]") {
   CHECK(has(error_of("agg count() group by id"), "groupby comes before agg, joined by '|': groupby id | agg count()"));
 }
 
+TEST_CASE("a bare word compared with a column, a double-quoted column name: the string or the name", "[spec]") {
+  // A bare word compared with a column may be a string without its quotes.
+  CHECK(has(error_of("filter region == east"), "no column named 'east'; did you mean the string \"east\"?"));
+  CHECK(has(error_of("filter region in (\"a\", east)"), "did you mean the string \"east\"?"));
+  CHECK(has(error_of("filter lower(region) != eest"), "the string \"eest\""));
+  CHECK_FALSE(has(error_of("filter nope == 1"), "the string"));
+  CHECK_FALSE(has(error_of("filter nope == \"x\""), "the string"));
+  CHECK_FALSE(has(error_of("filter region == `east`"), "the string"));
+  // A "double-quoted" column name (as SQL writes one) where a column is meant.
+  CHECK(has(error_of("groupby \"odd name\" | agg count()"),
+            "\"odd name\" is a string, not a column name; column names with spaces or other characters go in "
+            "backticks: `odd name`"));
+  CHECK(has(error_of("agg sum(\"v1\")"), "write column names without quotes: v1"));
+  CHECK(has(error_of("sort \"Amount\""), "write column names without quotes: Amount"));
+  CHECK(has(error_of("select \"region\""), "\"region\" is a string"));
+  CHECK(error_of("select \"region\" as r, 'v1', \"nope\"").empty());
+}
+
 TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
   Plan p = build_plan("select amount, AMOUNT, Amount, `odd name`, $1, $3 + 1 as w", schema());
   // (The output names a column three times: the later ones are renamed, as repeated header names are.)
