@@ -107,16 +107,16 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
 // does not bind with them as strings, the first other type that binds wins.
 // The columns --schema names (`checked`) are parsed even when unused.
 Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
-               const std::vector<bool>& checked) {
+               const std::vector<bool>& checked, const NullLikeTokens& null_like = {}) {
   try {
-    return build_plan(pipeline, schema, checked);
+    return build_plan(pipeline, schema, checked, null_like);
   } catch (const UsageError&) {
     if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema, checked);
+        return build_plan(pipeline, schema, checked, null_like);
       } catch (const UsageError&) {
       }
     }
@@ -124,18 +124,26 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
   }
 }
 
-// An input without a header or rows has no columns: a pipeline that names one
-// is not wrong, the input is empty (a cron job's day without data), exit 3.
+// Binds the pipeline; a failure says what in the input may be behind it. An
+// input without a header or rows has no columns: a pipeline that names one is
+// not wrong, the input is empty (a cron job's day without data), exit 3.
 Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<OutputColumn>& schema,
                                 const std::vector<bool>& unobserved, const std::vector<bool>& checked,
-                                const InputSet& in) {
+                                InputSet& in, const Options& opts) {
   try {
     return bind_plan(pipeline, schema, unobserved, checked);
   } catch (const UsageError& e) {
-    if (!schema.empty() || std::string(e.what()).find("no column named") == std::string::npos) throw;
-    const std::string names = in.sources.size() == 1 ? in.sources.front()->name() : "every input";
-    throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
-                             "not exist; to get an empty result instead, name the columns with --names or --schema");
+    const std::string message = e.what();
+    if (schema.empty() && message.find("no column named") != std::string::npos) {
+      const std::string names = in.sources.size() == 1 ? in.sources.front()->name() : "every input";
+      throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
+                               "not exist; to get an empty result instead, name the columns with --names or --schema");
+    }
+    // Columns of numbers that NA or '-' made strings: bound again, the message names them.
+    const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
+    if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
+      bind_plan(pipeline, schema, unobserved, checked, null_like);
+    throw;
   }
 }
 
@@ -195,7 +203,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const Plan plan = bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, in);
+    const Plan plan = bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, in, opts);
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +

@@ -152,11 +152,13 @@ std::string item_name(const Item& it, const std::string& resolved) {
 
 class Binder {
  public:
-  Binder(const Pipeline& p, const std::vector<OutputColumn>& input) : p_(p), src_(p.src) {
+  Binder(const Pipeline& p, const std::vector<OutputColumn>& input, const NullLikeTokens& null_like)
+      : p_(p), src_(p.src), null_like_(null_like) {
     plan_.input = input;
     for (size_t i = 0; i < input.size(); ++i)
       scope_.push_back(ScopeCol{input[i].name, input[i].type,
                                 column_leaf(static_cast<int>(i), input[i].type), "$" + std::to_string(i + 1)});
+    for (const auto& c : scope_) input_leaves_.push_back(c.expr);
     collect_names();
   }
 
@@ -254,6 +256,28 @@ class Binder {
                (name == col.name ? "write column names without quotes: " + name
                                  : "column names with spaces or other characters go in backticks: " + name));
     }
+  }
+
+  // The fix for a string column used as a number: --null for the tokens (NA, -) that made
+  // it a string, else --schema.
+  std::string number_fix(const Bound& b) const {
+    if (b.type().type != Type::String) return "";
+    const std::vector<std::string>* tokens = null_like_of(b);
+    if (!tokens) return "; if the column holds numbers, give it a type with --schema";
+    std::string list, fix;
+    for (size_t k = 0; k < tokens->size(); ++k) {
+      list += (k == 0 ? "'" : k + 1 == tokens->size() ? " and '" : ", '") + (*tokens)[k] + "'";
+      fix += " --null " + shell_word((*tokens)[k]);
+    }
+    return "; its values are numbers but for " + list + ", so it is read as text: if " +
+           (tokens->size() == 1 ? "that means" : "those mean") + " a missing value, run with" + fix;
+  }
+
+  // The null-like tokens of the input column `b` is (before the scan), or null.
+  const std::vector<std::string>* null_like_of(const Bound& b) const {
+    for (size_t i = 0; i < null_like_.size() && i < input_leaves_.size(); ++i)
+      if (b.node == input_leaves_[i] && !null_like_[i].empty()) return &null_like_[i];
+    return nullptr;
   }
 
   // Index of the column `e` (a Name or $N) in `scope`; throws with suggestions.
@@ -407,7 +431,11 @@ class Binder {
       return;
     }
     std::string hint;
-    if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
+    if (numeric(b) && null_like_of(a))
+      hint = number_fix(a);
+    else if (numeric(a) && null_like_of(b))
+      hint = number_fix(b);
+    else if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
       hint = "; to compare as text, quote the number: \"" + b.src->name + "\"";
     else if (b.type().type == Type::String && numeric(a) && a.src && a.src->kind != Expr::Name)
       hint = "; to compare as text, quote the number: \"" + a.src->name + "\"";
@@ -576,10 +604,7 @@ class Binder {
     for (const Bound* x : {&a, &b})
       if (!numeric(*x))
         fail(x->src->pos, "type error",
-             std::string("'") + optext + "' needs numbers, found " + describe(*x) +
-                 (x->type().type == Type::String
-                      ? "; if the column holds numbers, give it a type with --schema"
-                      : ""));
+             std::string("'") + optext + "' needs numbers, found " + describe(*x) + number_fix(*x));
     ColumnType ta = a.type(), tb = b.type();
     ColumnType rt;
     Op op = Op::Add;
@@ -874,7 +899,7 @@ class Binder {
       Bound x = bind(*e.args[0], inner), y = bind(*e.args[1], inner);
       for (const Bound* b : {&x, &y})
         if (!numeric(*b) && b->type().type != Type::Bool)
-          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b));
+          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b) + number_fix(*b));
       call.kind = AggKind::Corr;
       call.arg0 = x.node;
       call.arg1 = y.node;
@@ -907,13 +932,11 @@ class Binder {
           call.result = x.type();
         else
           fail(e.args[0]->pos, "type error",
-               "sum() needs numbers, found " + describe(x) +
-                   (t == Type::String ? "; if the column holds numbers, give it a type with --schema"
-                                      : ""));
+               "sum() needs numbers, found " + describe(x) + number_fix(x));
       } else if (f == "mean" || f == "var" || f == "std") {
         call.kind = f == "mean" ? AggKind::Mean : f == "var" ? AggKind::Var : AggKind::Std;
         if (!numeric(x) && t != Type::Bool)
-          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x));
+          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x) + number_fix(x));
         call.result = ct(Type::Float);
       } else {
         call.kind = f == "min"     ? AggKind::Min
@@ -1299,6 +1322,8 @@ class Binder {
 
   const Pipeline& p_;
   const std::string& src_;
+  const NullLikeTokens& null_like_;
+  std::vector<BPtr> input_leaves_;  // the scope's leaf of each input column
   std::map<const Expr*, const Expr*> comparands_;  // a bare name in a comparison -> the other side
   Plan plan_;
   Scope scope_;
@@ -1380,10 +1405,10 @@ std::string Binder::misplaced_agg_reason(size_t i) const {
 }  // namespace spec
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
-                const std::vector<bool>& checked_columns) {
+                const std::vector<bool>& checked_columns, const NullLikeTokens& null_like) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
-  spec::Binder b(p, input_schema);
+  spec::Binder b(p, input_schema, null_like);
   b.checked_ = checked_columns;
   Plan plan = b.run();
   spec::mark_wide_ints(plan);

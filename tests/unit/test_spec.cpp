@@ -151,6 +151,28 @@ TEST_CASE("a bare word compared with a column, a double-quoted column name: the 
   CHECK(error_of("select \"region\" as r, 'v1', \"nope\"").empty());
 }
 
+TEST_CASE("a number column that NA or '-' made a string: the message gives the --null fix", "[spec]") {
+  auto error_with = [](const std::string& spec, const NullLikeTokens& tokens) {
+    try {
+      build_plan(spec, schema(), {}, tokens);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const NullLikeTokens na = {{"NA", "-"}};
+  CHECK(has(error_with("agg sum(id)", na),
+            "sum() needs numbers, found string column 'id'; its values are numbers but for 'NA' and '-', so it is "
+            "read as text: if those mean a missing value, run with --null NA --null -"));
+  CHECK(has(error_with("filter id > 3", na), "cannot compare string column 'id' with number 3; its values"));
+  CHECK(has(error_with("select id * 2", na), "run with --null NA --null -"));
+  CHECK(has(error_with("agg mean(id)", {{"#N/A"}}), "but for '#N/A', so it is read as text: if that means a "
+                                                    "missing value, run with --null '#N/A'"));
+  // Other columns, and no tokens: the --schema hint as before.
+  CHECK(has(error_with("agg sum(region)", na), "if the column holds numbers, give it a type with --schema"));
+  CHECK(has(error_of("agg sum(id)"), "if the column holds numbers, give it a type with --schema"));
+}
+
 TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
   Plan p = build_plan("select amount, AMOUNT, Amount, `odd name`, $1, $3 + 1 as w", schema());
   // (The output names a column three times: the later ones are renamed, as repeated header names are.)
