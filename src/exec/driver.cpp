@@ -124,6 +124,21 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
   }
 }
 
+// A header read as one column that holds tabs, ';' or '|': the -d the file needs, or "".
+std::string delimiter_hint(const Options& opts, const std::vector<OutputColumn>& schema) {
+  if (schema.size() != 1 || opts.dialect.delimiter_auto || opts.dialect.delimiter != ",") return "";
+  const std::string& header = schema[0].name;
+  const std::pair<char, const char*> kOthers[] = {{'\t', "tabs; read it with -d tab"},
+                                                  {';', "';'; read it with -d ';'"},
+                                                  {'|', "'|'; read it with -d '|'"}};
+  const auto* most = std::max_element(std::begin(kOthers), std::end(kOthers), [&](const auto& a, const auto& b) {
+    return std::count(header.begin(), header.end(), a.first) < std::count(header.begin(), header.end(), b.first);
+  });
+  if (header.find(most->first) == std::string::npos) return "";
+  return std::string("\n  hint: the header line is one column: it has no ',' but has ") + most->second +
+         " (or -d auto to detect the delimiter)";
+}
+
 // Binds the pipeline; a failure says what in the input may be behind it. An
 // input without a header or rows has no columns: a pipeline that names one is
 // not wrong, the input is empty (a cron job's day without data), exit 3.
@@ -139,6 +154,8 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
       throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
                                "not exist; to get an empty result instead, name the columns with --names or --schema");
     }
+    const std::string hint = message.rfind("unknown column", 0) == 0 ? delimiter_hint(opts, schema) : "";
+    if (!hint.empty()) throw UsageError(message + hint);
     // Columns of numbers that NA or '-' made strings: bound again, the message names them.
     const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
     if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
