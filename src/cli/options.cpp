@@ -4,6 +4,7 @@
 #include "cli/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,8 +13,10 @@
 
 #include "cli/option_table.hpp"
 #include "cli/version.hpp"
+#include "spec/bind_util.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/errors.hpp"
+#include "warpcsv/spec.hpp"
 
 namespace warpcsv {
 namespace {
@@ -182,6 +185,32 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
   return neg ? -n : n;
 }
 
+// `warpcsv data.csv 'PIPELINE'`: the first operand is a file and not a
+// pipeline, or the second is a pipeline and not a file. Says the order.
+void check_pipeline_first(const Options& o) {
+  auto exists = [](const std::string& path) {
+    struct stat st {};
+    return path == "-" || ::stat(path.c_str(), &st) == 0;
+  };
+  auto parses = [](const std::string& text) {
+    try {
+      check_pipeline_syntax(text);
+      return true;
+    } catch (const UsageError&) {
+      return false;
+    }
+  };
+  if (!exists(o.pipeline)) return;
+  const bool swapped = !o.files.empty() && !exists(o.files[0]) && parses(o.files[0]);
+  if (!swapped && parses(o.pipeline)) return;
+  using spec::shell_word;
+  std::string fixed = "warpcsv " + (swapped ? shell_word(o.files[0]) : std::string("'PIPELINE'")) + " " +
+                      shell_word(o.pipeline);
+  for (size_t i = swapped ? 1 : 0; i < o.files.size(); ++i) fixed += " " + shell_word(o.files[i]);
+  usage("'" + o.pipeline + "' is " + (o.pipeline == "-" ? "standard input" : "a file") +
+        ", not a pipeline; the pipeline comes first: " + fixed);
+}
+
 }  // namespace
 
 char parse_char_option(const std::string& text, const std::string& option) {
@@ -309,6 +338,7 @@ Options parse_options(int argc, char** argv) {
   if (app.count("pipeline") == 0)
     usage("missing PIPELINE; usage: warpcsv [OPTIONS] PIPELINE [FILE...], e.g. "
           "warpcsv 'groupby region | agg count()' sales.csv");
+  check_pipeline_first(o);
 
   if (app.count("--delimiter")) {
     // 'auto': chosen among , ; \t | from the first input's first bytes (src/io/sniff.cpp).
