@@ -281,7 +281,7 @@ Options parse_options(int argc, char** argv) {
   Options o;
   std::string delimiter, quote, escape, comment, names, bad_rows = "fail", format = "csv";
   std::string chunk_size, skip, threads, memory_limit;
-  bool no_header = false, progress = false, no_progress = false;
+  bool no_header = false, no_output_header = false, progress = false, no_progress = false;
 
   CLI::App app{"warpcsv", "warpcsv"};
   // The names come from option_table.cpp (cli11_name throws for one that is not there).
@@ -307,6 +307,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option(cli11_name("rejects"), o.rejects_path);
   app.add_option(cli11_name("format"), format);
   app.add_option(cli11_name("output"), o.output_path);
+  app.add_flag(cli11_name("no-output-header"), no_output_header);
   app.add_option(cli11_name("device"), o.device);
   app.add_option(cli11_name("chunk-size"), chunk_size);
   app.add_option(cli11_name("threads"), threads);
@@ -404,6 +405,10 @@ Options parse_options(int argc, char** argv) {
              : f == "ndjson" ? OutputFormat::Ndjson
              : f == "table"  ? OutputFormat::Table
                              : OutputFormat::Markdown;
+  if (no_output_header && (o.format == OutputFormat::Json || o.format == OutputFormat::Ndjson))
+    usage("--no-output-header: " + f + " output has no header row (each object names its fields); leave the "
+          "option out, or use -f csv");
+  o.output_header = !no_output_header;
 
   check_device(o.device);
   if (app.count("--chunk-size")) o.chunk_size = parse_byte_size(chunk_size, "--chunk-size");

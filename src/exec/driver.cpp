@@ -255,7 +255,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.stream_rows = streamed.started() || rows_can_stream(plan, opts, fixed_types, in.rereadable());
     std::optional<StreamedOutput::Attempt> streaming;
     if (settings.stream_rows) streaming.emplace(streamed, stdout);
-    std::unique_ptr<RowWriter> writer = make_writer(opts.format, streaming ? streaming->file() : out.file());
+    std::unique_ptr<RowWriter> writer =
+        make_writer(opts.format, streaming ? streaming->file() : out.file(), opts.output_header);
     auto note = [&](const std::string& text) { out.note(text); };  // assert messages go with the output
     ScanStats stats;
     stats.chunk_size = chunk;

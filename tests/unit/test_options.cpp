@@ -194,6 +194,13 @@ TEST_CASE("options: a file where the pipeline goes says the order") {
   CHECK(parse({"select a", "no-such.csv"}).pipeline == "select a");  // a missing file is the run's error
 }
 
+TEST_CASE("options: --no-output-header, for the formats that have a header") {
+  CHECK(parse({"select a"}).output_header);
+  CHECK_FALSE(parse({"--no-output-header", "-f", "table", "select a"}).output_header);
+  CHECK(contains(usage_error({"--no-output-header", "-f", "json", "select a"}),
+                 "--no-output-header: json output has no header row"));
+}
+
 TEST_CASE("options: --help and --version exit early with their text") {
   for (const char* flag : {"--help", "-h"}) {
     try {
