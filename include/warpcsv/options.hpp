@@ -34,6 +34,7 @@ struct Options {
   std::string rejects_path;
   OutputFormat format = OutputFormat::Csv;
   std::string output_path;  // empty: stdout
+  bool output_header = true;  // --no-output-header: false
   std::string device = "auto";
   uint64_t chunk_size = 0;  // 0: chosen by the tool
   int threads = 0;          // 0: hardware concurrency

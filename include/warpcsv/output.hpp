@@ -42,6 +42,7 @@ class RowWriter {
   virtual void flush_rows() {}
 };
 
-std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out);
+// with_header false: no header row (csv, tsv, table, markdown; json has none).
+std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out, bool with_header = true);
 
 }  // namespace warpcsv

@@ -15,8 +15,11 @@ namespace warpcsv {
 // checked_columns[c]: the scan parses input column c even when the pipeline
 // does not use it, so a value that does not fit its type is a bad row (the
 // columns --schema names: a contract, not only a hint).
+// null_like[c]: the tokens (NA, -) that made input column c a string where its other values
+// are numbers, for the --null fix in the message of a numeric use of it (null_like_tokens).
+using NullLikeTokens = std::vector<std::vector<std::string>>;
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
-                const std::vector<bool>& checked_columns = {});
+                const std::vector<bool>& checked_columns = {}, const NullLikeTokens& null_like = {});
 
 // Syntax check only (no schema needed), so a bad spec fails before any input is read.
 void check_pipeline_syntax(const std::string& pipeline);

@@ -42,6 +42,8 @@ const std::vector<OptionSpec>& option_table() {
        {"csv", "tsv", "json", "ndjson", "table", "markdown"}},
       {'o', "output", "FILE", "write the result to FILE instead of stdout\n(replaced only when the run succeeds)",
        "Output", C::File, {}},
+      {0, "no-output-header", nullptr, "leave out the header row (csv, tsv, table, markdown)", "Output", C::None,
+       {}},
       // Execution
       {0, "device", "D",
        "auto (default), cpu, gpu (GPU 0 below 32 GiB of input, else all)\n"

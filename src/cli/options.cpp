@@ -4,6 +4,7 @@
 #include "cli/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,8 +13,10 @@
 
 #include "cli/option_table.hpp"
 #include "cli/version.hpp"
+#include "spec/bind_util.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/errors.hpp"
+#include "warpcsv/spec.hpp"
 
 namespace warpcsv {
 namespace {
@@ -182,6 +185,32 @@ int64_t parse_count(const std::string& text, const std::string& option, int64_t 
   return neg ? -n : n;
 }
 
+// `warpcsv data.csv 'PIPELINE'`: the first operand is a file and not a
+// pipeline, or the second is a pipeline and not a file. Says the order.
+void check_pipeline_first(const Options& o) {
+  auto exists = [](const std::string& path) {
+    struct stat st {};
+    return path == "-" || ::stat(path.c_str(), &st) == 0;
+  };
+  auto parses = [](const std::string& text) {
+    try {
+      check_pipeline_syntax(text);
+      return true;
+    } catch (const UsageError&) {
+      return false;
+    }
+  };
+  if (!exists(o.pipeline)) return;
+  const bool swapped = !o.files.empty() && !exists(o.files[0]) && parses(o.files[0]);
+  if (!swapped && parses(o.pipeline)) return;
+  using spec::shell_word;
+  std::string fixed = "warpcsv " + (swapped ? shell_word(o.files[0]) : std::string("'PIPELINE'")) + " " +
+                      shell_word(o.pipeline);
+  for (size_t i = swapped ? 1 : 0; i < o.files.size(); ++i) fixed += " " + shell_word(o.files[i]);
+  usage("'" + o.pipeline + "' is " + (o.pipeline == "-" ? "standard input" : "a file") +
+        ", not a pipeline; the pipeline comes first: " + fixed);
+}
+
 }  // namespace
 
 char parse_char_option(const std::string& text, const std::string& option) {
@@ -252,7 +281,7 @@ Options parse_options(int argc, char** argv) {
   Options o;
   std::string delimiter, quote, escape, comment, names, bad_rows = "fail", format = "csv";
   std::string chunk_size, skip, threads, memory_limit;
-  bool no_header = false, progress = false, no_progress = false;
+  bool no_header = false, no_output_header = false, progress = false, no_progress = false;
 
   CLI::App app{"warpcsv", "warpcsv"};
   // The names come from option_table.cpp (cli11_name throws for one that is not there).
@@ -278,6 +307,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option(cli11_name("rejects"), o.rejects_path);
   app.add_option(cli11_name("format"), format);
   app.add_option(cli11_name("output"), o.output_path);
+  app.add_flag(cli11_name("no-output-header"), no_output_header);
   app.add_option(cli11_name("device"), o.device);
   app.add_option(cli11_name("chunk-size"), chunk_size);
   app.add_option(cli11_name("threads"), threads);
@@ -309,6 +339,7 @@ Options parse_options(int argc, char** argv) {
   if (app.count("pipeline") == 0)
     usage("missing PIPELINE; usage: warpcsv [OPTIONS] PIPELINE [FILE...], e.g. "
           "warpcsv 'groupby region | agg count()' sales.csv");
+  check_pipeline_first(o);
 
   if (app.count("--delimiter")) {
     // 'auto': chosen among , ; \t | from the first input's first bytes (src/io/sniff.cpp).
@@ -374,6 +405,10 @@ Options parse_options(int argc, char** argv) {
              : f == "ndjson" ? OutputFormat::Ndjson
              : f == "table"  ? OutputFormat::Table
                              : OutputFormat::Markdown;
+  if (no_output_header && (o.format == OutputFormat::Json || o.format == OutputFormat::Ndjson))
+    usage("--no-output-header: " + f + " output has no header row (each object names its fields); leave the "
+          "option out, or use -f csv");
+  o.output_header = !no_output_header;
 
   check_device(o.device);
   if (app.count("--chunk-size")) o.chunk_size = parse_byte_size(chunk_size, "--chunk-size");

@@ -107,16 +107,16 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
 // does not bind with them as strings, the first other type that binds wins.
 // The columns --schema names (`checked`) are parsed even when unused.
 Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
-               const std::vector<bool>& checked) {
+               const std::vector<bool>& checked, const NullLikeTokens& null_like = {}) {
   try {
-    return build_plan(pipeline, schema, checked);
+    return build_plan(pipeline, schema, checked, null_like);
   } catch (const UsageError&) {
     if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema, checked);
+        return build_plan(pipeline, schema, checked, null_like);
       } catch (const UsageError&) {
       }
     }
@@ -124,18 +124,43 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
   }
 }
 
-// An input without a header or rows has no columns: a pipeline that names one
-// is not wrong, the input is empty (a cron job's day without data), exit 3.
+// A header read as one column that holds tabs, ';' or '|': the -d the file needs, or "".
+std::string delimiter_hint(const Options& opts, const std::vector<OutputColumn>& schema) {
+  if (schema.size() != 1 || opts.dialect.delimiter_auto || opts.dialect.delimiter != ",") return "";
+  const std::string& header = schema[0].name;
+  const std::pair<char, const char*> kOthers[] = {{'\t', "tabs; read it with -d tab"},
+                                                  {';', "';'; read it with -d ';'"},
+                                                  {'|', "'|'; read it with -d '|'"}};
+  const auto* most = std::max_element(std::begin(kOthers), std::end(kOthers), [&](const auto& a, const auto& b) {
+    return std::count(header.begin(), header.end(), a.first) < std::count(header.begin(), header.end(), b.first);
+  });
+  if (header.find(most->first) == std::string::npos) return "";
+  return std::string("\n  hint: the header line is one column: it has no ',' but has ") + most->second +
+         " (or -d auto to detect the delimiter)";
+}
+
+// Binds the pipeline; a failure says what in the input may be behind it. An
+// input without a header or rows has no columns: a pipeline that names one is
+// not wrong, the input is empty (a cron job's day without data), exit 3.
 Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<OutputColumn>& schema,
                                 const std::vector<bool>& unobserved, const std::vector<bool>& checked,
-                                const InputSet& in) {
+                                InputSet& in, const Options& opts) {
   try {
     return bind_plan(pipeline, schema, unobserved, checked);
   } catch (const UsageError& e) {
-    if (!schema.empty() || std::string(e.what()).find("no column named") == std::string::npos) throw;
-    const std::string names = in.sources.size() == 1 ? in.sources.front()->name() : "every input";
-    throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
-                             "not exist; to get an empty result instead, name the columns with --names or --schema");
+    const std::string message = e.what();
+    if (schema.empty() && message.find("no column named") != std::string::npos) {
+      const std::string names = in.sources.size() == 1 ? in.sources.front()->name() : "every input";
+      throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
+                               "not exist; to get an empty result instead, name the columns with --names or --schema");
+    }
+    const std::string hint = message.rfind("unknown column", 0) == 0 ? delimiter_hint(opts, schema) : "";
+    if (!hint.empty()) throw UsageError(message + hint);
+    // Columns of numbers that NA or '-' made strings: bound again, the message names them.
+    const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
+    if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
+      bind_plan(pipeline, schema, unobserved, checked, null_like);
+    throw;
   }
 }
 
@@ -195,7 +220,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const Plan plan = bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, in);
+    const Plan plan = bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, in, opts);
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
@@ -230,7 +255,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.stream_rows = streamed.started() || rows_can_stream(plan, opts, fixed_types, in.rereadable());
     std::optional<StreamedOutput::Attempt> streaming;
     if (settings.stream_rows) streaming.emplace(streamed, stdout);
-    std::unique_ptr<RowWriter> writer = make_writer(opts.format, streaming ? streaming->file() : out.file());
+    std::unique_ptr<RowWriter> writer =
+        make_writer(opts.format, streaming ? streaming->file() : out.file(), opts.output_header);
     auto note = [&](const std::string& text) { out.note(text); };  // assert messages go with the output
     ScanStats stats;
     stats.chunk_size = chunk;

@@ -2,6 +2,9 @@
 // pieces whose first rows are found exactly, each piece's fields are observed
 // on a thread, and the columns' guesses merge into the narrowest types.
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "exec/partitioner.hpp"
@@ -15,13 +18,14 @@ namespace warpcsv {
 
 namespace {
 
-// Observes the fields of the sampled rows that start in [begin, end) of `w`
-// (begin a row start; the last row may run past end). Returns the bytes of
-// the longest of these rows (one the window cuts: the bytes it holds).
-uint64_t observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end,
-                      std::vector<TypeGuess>& guesses) {
+// Calls on_field(column, p, n) for each field of the sampled rows of `ncols`
+// fields that start in [begin, end) of `w` (begin a row start; the last row
+// may run past end). Returns the bytes of the longest of these rows (one the
+// window cuts: the bytes it holds).
+template <typename OnField>
+uint64_t for_each_field(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end, size_t ncols,
+                        OnField&& on_field) {
   uint64_t longest = 0;
-  const size_t ncols = guesses.size();
   std::vector<char> scratch;
   std::vector<std::pair<uint64_t, uint64_t>> spans(ncols);
   std::vector<uint8_t> flags(ncols);
@@ -49,10 +53,21 @@ uint64_t observe_rows(const Dialect& dialect, const Window& w, uint64_t begin, u
         len = unescape_field(dialect, fp, len, scratch.data());
         fp = scratch.data();
       }
-      guesses[c].observe(fp, len);  // skips nulls
+      on_field(c, fp, len);
     }
   }
   return longest;
+}
+
+// Tokens that stand for a missing value in exported data (case aside).
+bool null_like(const char* p, uint32_t n) {
+  static const char* const kTokens[] = {"na", "n/a", "#n/a", "null", "none", "nil", "-", "--", "?", "missing"};
+  for (const char* t : kTokens) {
+    bool same = std::strlen(t) == n;
+    for (uint32_t i = 0; same && i < n; ++i) same = std::tolower(static_cast<unsigned char>(p[i])) == t[i];
+    if (same) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -75,7 +90,9 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
                                              std::vector<TypeGuess>(ncols, TypeGuess(opts.dialect.null_tokens)));
     std::vector<uint64_t> longest(pw.begin.size(), 0);
     parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
-      if (pw.first_row[j] != kNoRow) longest[j] = observe_rows(in.dialect, w, pw.first_row[j], pw.end(j), part[j]);
+      if (pw.first_row[j] != kNoRow)
+        longest[j] = for_each_field(in.dialect, w, pw.first_row[j], pw.end(j), ncols,
+                                    [&g = part[j]](size_t c, const char* p, uint32_t n) { g[c].observe(p, n); });
     });
     for (const auto& p : part)
       for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
@@ -102,6 +119,31 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
     }
   }
   return schema;
+}
+
+std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Options& opts,
+                                                       const std::vector<OutputColumn>& schema) {
+  const size_t ncols = schema.size();
+  std::vector<std::vector<std::string>> tokens(ncols);
+  if (in.sources.empty() || ncols != in.column_names.size()) return tokens;
+  std::vector<bool> numbers(ncols, false), other(ncols, false);
+  const Window w = in.sources.front()->sample(kInferSampleBytes);
+  for_each_field(in.dialect, w, 0, w.size, ncols, [&](size_t c, const char* p, uint32_t n) {
+    if (n == 0 || schema[c].type.type != Type::String || other[c]) return;
+    const std::string text(p, n);
+    const auto& given = opts.dialect.null_tokens;
+    if (std::find(given.begin(), given.end(), text) != given.end()) return;
+    if (text_fits(p, n, ColumnType{Type::Float, 0})) {
+      numbers[c] = true;
+    } else if (null_like(p, n)) {
+      if (std::find(tokens[c].begin(), tokens[c].end(), text) == tokens[c].end()) tokens[c].push_back(text);
+    } else {
+      other[c] = true;  // text that is not a missing value: a string column
+    }
+  });
+  for (size_t c = 0; c < ncols; ++c)
+    if (!numbers[c] || other[c]) tokens[c].clear();
+  return tokens;
 }
 
 }  // namespace warpcsv

@@ -133,4 +133,10 @@ constexpr uint64_t kInferPieceBytes = 64 << 10;
 std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads,
                                        std::vector<bool>* unobserved = nullptr, uint64_t* longest_row = nullptr);
 
+// Per column of `schema` read as a string: the tokens that stand for a missing value (NA,
+// NULL, N/A, -, ...) among the sampled fields of the first source when its other fields are
+// numbers, else none. For the --null fix in the message of a numeric use of such a column.
+std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Options& opts,
+                                                       const std::vector<OutputColumn>& schema);
+
 }  // namespace warpcsv

@@ -21,10 +21,14 @@ bool is_number(Type t) { return t == Type::Int || t == Type::Decimal || t == Typ
 
 class BufferedWriter : public RowWriter {
  public:
-  explicit BufferedWriter(std::FILE* out) : out_(out) { buf_.reserve(kFlushBytes + 4096); }
+  // with_header: the formats that have a header row write it (--no-output-header: false).
+  explicit BufferedWriter(std::FILE* out, bool with_header = true) : with_header_(with_header), out_(out) {
+    buf_.reserve(kFlushBytes + 4096);
+  }
   void flush_rows() override { finish(); }
 
  protected:
+  const bool with_header_;
   std::string buf_;
 
   void maybe_flush() {
@@ -97,10 +101,12 @@ void append_tsv_field(std::string& out, const char* p, size_t n) {
 class DelimitedWriter : public BufferedWriter {
  public:
   using FieldFn = void (*)(std::string& out, const char* p, size_t n);
-  DelimitedWriter(std::FILE* out, char sep, FieldFn field) : BufferedWriter(out), sep_(sep), field_(field) {}
+  DelimitedWriter(std::FILE* out, bool with_header, char sep, FieldFn field)
+      : BufferedWriter(out, with_header), sep_(sep), field_(field) {}
   void begin(const std::vector<OutputColumn>& columns) override {
     cols_ = columns;
-    if (cols_.empty()) return;  // no columns: no header line (an empty line would read as a record)
+    // No columns: no header line (an empty line would read as a record).
+    if (cols_.empty() || !with_header_) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
       if (c) buf_.push_back(sep_);
       field_(buf_, cols_[c].name.data(), cols_[c].name.size());
@@ -336,7 +342,7 @@ class GridWriter : public BufferedWriter {
     std::vector<size_t> width(w);
     std::vector<bool> right(w);
     for (size_t c = 0; c < w; ++c) {
-      width[c] = std::max(min_width(), display_width(header_[c]));
+      width[c] = std::max(min_width(), with_header_ ? display_width(header_[c]) : 0);
       right[c] = is_number(cols_[c].type.type);
     }
     for (size_t i = 0; i < cells_.size(); ++i)
@@ -396,9 +402,11 @@ class TableWriter : public GridWriter {
       buf_ += "\n";
       maybe_flush();
     };
-    buf_ += rule;
-    line(header_.data());
-    buf_ += rule;
+    if (with_header_) {
+      buf_ += rule;
+      line(header_.data());
+    }
+    if (with_header_ || !cells_.empty()) buf_ += rule;
     for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
     if (!cells_.empty()) buf_ += rule;
   }
@@ -436,28 +444,29 @@ class MarkdownWriter : public GridWriter {
       buf_ += "\n";
       maybe_flush();
     };
-    line(header_.data());
-    buf_ += "|";
-    for (size_t c = 0; c < cols_.size(); ++c)
-      buf_ += " " + (right[c] ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) +
-              " |";
-    buf_ += "\n";
+    if (with_header_) {
+      line(header_.data());
+      buf_ += "|";
+      for (size_t c = 0; c < cols_.size(); ++c)
+        buf_ += " " + (right[c] ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) + " |";
+      buf_ += "\n";
+    }
     for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
   }
 };
 
 }  // namespace
 
-std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out) {
+std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out, bool with_header) {
   switch (format) {
-    case OutputFormat::Csv: return std::make_unique<DelimitedWriter>(out, ',', csv_field);
-    case OutputFormat::Tsv: return std::make_unique<DelimitedWriter>(out, '\t', append_tsv_field);
+    case OutputFormat::Csv: return std::make_unique<DelimitedWriter>(out, with_header, ',', csv_field);
+    case OutputFormat::Tsv: return std::make_unique<DelimitedWriter>(out, with_header, '\t', append_tsv_field);
     case OutputFormat::Json: return std::make_unique<JsonWriter>(out, true);
     case OutputFormat::Ndjson: return std::make_unique<JsonWriter>(out, false);
-    case OutputFormat::Table: return std::make_unique<TableWriter>(out);
-    case OutputFormat::Markdown: return std::make_unique<MarkdownWriter>(out);
+    case OutputFormat::Table: return std::make_unique<TableWriter>(out, with_header);
+    case OutputFormat::Markdown: return std::make_unique<MarkdownWriter>(out, with_header);
   }
-  return std::make_unique<DelimitedWriter>(out, ',', csv_field);
+  return std::make_unique<DelimitedWriter>(out, with_header, ',', csv_field);
 }
 
 }  // namespace warpcsv

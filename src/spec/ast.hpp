@@ -83,8 +83,8 @@ struct Pipeline {
 // Parses the whole pipeline; throws UsageError with the position marked.
 Pipeline parse_pipeline(const std::string& src);
 
-// Builds "<head> at column N: <detail>\n  <spec>\n  <caret>" pointing at byte `pos`
-// of `src` (1-based columns; "line L, column N" for a spec of several lines).
+// Builds "<head> at position N: <detail>\n  <spec>\n  <caret>" pointing at byte `pos`
+// of `src` (1-based; "line L, position N" for a spec of several lines).
 std::string message_at(const std::string& src, int pos, const std::string& head,
                        const std::string& detail);
 // Throws UsageError(message_at(...)).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace warpcsv {
 namespace spec {
@@ -61,6 +62,16 @@ std::string join_quoted(const std::vector<std::string>& names, size_t max,
 std::string shown_name(const std::string& name) {
   constexpr size_t kShown = 80;  // a 10 MB header name filled 10 MB of stderr
   return name.size() <= kShown ? name : name.substr(0, kShown) + "...(" + std::to_string(name.size()) + " bytes)";
+}
+
+std::string shell_word(const std::string& word) {
+  bool plain = !word.empty();
+  for (char c : word)
+    plain = plain && c != 0 && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c));
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string join_plain(const std::vector<std::string>& names) {

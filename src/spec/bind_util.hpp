@@ -23,6 +23,8 @@ std::string join_quoted(const std::vector<std::string>& names, size_t max,
 std::string join_plain(const std::vector<std::string>& names);
 // A column name as messages show it: cut after 80 bytes.
 std::string shown_name(const std::string& name);
+// A word as a command line to paste needs it: in single quotes unless plain (data.csv, NA, -).
+std::string shell_word(const std::string& word);
 
 }  // namespace spec
 }  // namespace warpcsv

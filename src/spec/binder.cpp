@@ -85,6 +85,11 @@ const char* const kTopUnsupported =
     "aggregate 'top' is not available: an aggregate gives one value per group, and top(x, k) would give k; "
     "for the k largest values of x write: sort x desc | limit k";
 
+bool is_comparison(BinOp op) {
+  return op == BinOp::Eq || op == BinOp::Ne || op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt ||
+         op == BinOp::Ge;
+}
+
 bool is_holistic(AggKind k) {
   return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
 }
@@ -147,11 +152,13 @@ std::string item_name(const Item& it, const std::string& resolved) {
 
 class Binder {
  public:
-  Binder(const Pipeline& p, const std::vector<OutputColumn>& input) : p_(p), src_(p.src) {
+  Binder(const Pipeline& p, const std::vector<OutputColumn>& input, const NullLikeTokens& null_like)
+      : p_(p), src_(p.src), null_like_(null_like) {
     plan_.input = input;
     for (size_t i = 0; i < input.size(); ++i)
       scope_.push_back(ScopeCol{input[i].name, input[i].type,
                                 column_leaf(static_cast<int>(i), input[i].type), "$" + std::to_string(i + 1)});
+    for (const auto& c : scope_) input_leaves_.push_back(c.expr);
     collect_names();
   }
 
@@ -198,12 +205,79 @@ class Binder {
 
   void collect_names_in(const Expr& e) {
     if (e.kind == Expr::Name) used_names_.insert(to_lower(e.name));
-    for (const auto& a : e.args) collect_names_in(*a);
+    // A bare word compared with something may be a string meant in quotes (`day == Sun`).
+    const bool compares = e.kind == Expr::In || (e.kind == Expr::Binary && is_comparison(e.op));
+    for (size_t k = 0; k < e.args.size(); ++k) {
+      const Expr& a = *e.args[k];
+      if (compares && a.kind == Expr::Name && !a.quoted && (e.kind == Expr::Binary || k > 0))
+        comparands_[&a] = e.kind == Expr::In ? e.args[0].get() : e.args[1 - k].get();
+      collect_names_in(a);
+    }
   }
   void collect_names() {
     for (const auto& s : p_.stages)
       for (const auto& it : s.items)
         if (it.expr) collect_names_in(*it.expr);
+  }
+
+  // Whether `e` is a column of `scope`, or an expression of columns (not a literal, not an unknown name).
+  static bool names_columns(const Expr& e, const Scope& scope) {
+    switch (e.kind) {
+      case Expr::Name:
+        return std::any_of(scope.begin(), scope.end(),
+                           [&](const ScopeCol& c) { return to_lower(c.name) == to_lower(e.name); });
+      case Expr::Dollar: return e.dollar <= static_cast<int>(scope.size());
+      case Expr::IntLit: case Expr::DecLit: case Expr::FloatLit: case Expr::StrLit: case Expr::BoolLit:
+      case Expr::NullLit: return false;
+      default: return true;
+    }
+  }
+
+  // "did you mean" the close column names, or the string a bare word compared with a column
+  // may be meant as (`day == Sun`).
+  std::string unknown_name_hint(const Expr& e, const Scope& scope, const std::vector<std::string>& close) const {
+    const auto other = comparands_.find(&e);
+    const bool text = other != comparands_.end() && names_columns(*other->second, scope);
+    const std::string columns = join_quoted(close, 3, " or ");
+    if (text && !close.empty())
+      return "; did you mean the string \"" + e.name + "\" (strings go in quotes) or the column " + columns + "?";
+    if (text) return "; did you mean the string \"" + e.name + "\"? Strings go in quotes";
+    return close.empty() ? "" : "; did you mean " + columns + "?";
+  }
+
+  // A "double-quoted" string where a column is meant (SQL quotes names so): how to write the name.
+  void check_quoted_name(const Expr& e, const Scope& scope) const {
+    if (e.kind != Expr::StrLit || e.name.empty() || e.name[0] != '"') return;
+    for (const auto& col : scope) {
+      if (to_lower(col.name) != to_lower(e.sval)) continue;
+      const std::string name = quote_name(col.name);
+      fail(e.pos, "usage error",
+           e.name + " is a string, not a column name; " +
+               (name == col.name ? "write column names without quotes: " + name
+                                 : "column names with spaces or other characters go in backticks: " + name));
+    }
+  }
+
+  // The fix for a string column used as a number: --null for the tokens (NA, -) that made
+  // it a string, else --schema.
+  std::string number_fix(const Bound& b) const {
+    if (b.type().type != Type::String) return "";
+    const std::vector<std::string>* tokens = null_like_of(b);
+    if (!tokens) return "; if the column holds numbers, give it a type with --schema";
+    std::string list, fix;
+    for (size_t k = 0; k < tokens->size(); ++k) {
+      list += (k == 0 ? "'" : k + 1 == tokens->size() ? " and '" : ", '") + (*tokens)[k] + "'";
+      fix += " --null " + shell_word((*tokens)[k]);
+    }
+    return "; its values are numbers but for " + list + ", so it is read as text: if " +
+           (tokens->size() == 1 ? "that means" : "those mean") + " a missing value, run with" + fix;
+  }
+
+  // The null-like tokens of the input column `b` is (before the scan), or null.
+  const std::vector<std::string>* null_like_of(const Bound& b) const {
+    for (size_t i = 0; i < null_like_.size() && i < input_leaves_.size(); ++i)
+      if (b.node == input_leaves_[i] && !null_like_[i].empty()) return &null_like_[i];
+    return nullptr;
   }
 
   // Index of the column `e` (a Name or $N) in `scope`; throws with suggestions.
@@ -238,9 +312,8 @@ class Binder {
       fail(e.pos, "ambiguous column",
            "'" + e.name + "' matches several columns that differ only in case; write the exact "
            "name, one of: " + join_quoted(names, names.size()));
-    std::vector<std::string> close = closest_names(e.name, names, 3);
-    std::string detail = "no column named '" + e.name + "'";
-    if (!close.empty()) detail += "; did you mean " + join_quoted(close, 3, " or ") + "?";
+    std::string detail =
+        "no column named '" + e.name + "'" + unknown_name_hint(e, scope, closest_names(e.name, names, 3));
     if (!names.empty() && names.size() <= 12)
       detail += " (columns: " + join_plain(names) + ")";
     else if (!names.empty())
@@ -358,7 +431,11 @@ class Binder {
       return;
     }
     std::string hint;
-    if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
+    if (numeric(b) && null_like_of(a))
+      hint = number_fix(a);
+    else if (numeric(a) && null_like_of(b))
+      hint = number_fix(b);
+    else if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
       hint = "; to compare as text, quote the number: \"" + b.src->name + "\"";
     else if (b.type().type == Type::String && numeric(a) && a.src && a.src->kind != Expr::Name)
       hint = "; to compare as text, quote the number: \"" + a.src->name + "\"";
@@ -673,10 +750,7 @@ class Binder {
     for (const Bound* x : {&a, &b})
       if (!numeric(*x))
         fail(x->src->pos, "type error",
-             std::string("'") + optext + "' needs numbers, found " + describe(*x) +
-                 (x->type().type == Type::String
-                      ? "; if the column holds numbers, give it a type with --schema"
-                      : ""));
+             std::string("'") + optext + "' needs numbers, found " + describe(*x) + number_fix(*x));
     ColumnType ta = a.type(), tb = b.type();
     ColumnType rt;
     Op op = Op::Add;
@@ -987,6 +1061,7 @@ class Binder {
   // and returns the finalize slot of the (deduplicated) aggregate.
   Bound aggregate(const Expr& e) {
     std::string f = e.name == "avg" ? "mean" : e.name;
+    for (const auto& a : e.args) check_quoted_name(*a, scope_);
     Ctx inner{&scope_, false, true, "agg"};
     AggCall call;
     std::string argtext;
@@ -1015,7 +1090,7 @@ class Binder {
       Bound x = bind(*e.args[0], inner), y = bind(*e.args[1], inner);
       for (const Bound* b : {&x, &y})
         if (!numeric(*b) && b->type().type != Type::Bool)
-          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b));
+          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b) + number_fix(*b));
       call.kind = AggKind::Corr;
       call.arg0 = x.node;
       call.arg1 = y.node;
@@ -1048,13 +1123,11 @@ class Binder {
           call.result = x.type();
         else
           fail(e.args[0]->pos, "type error",
-               "sum() needs numbers, found " + describe(x) +
-                   (t == Type::String ? "; if the column holds numbers, give it a type with --schema"
-                                      : ""));
+               "sum() needs numbers, found " + describe(x) + number_fix(x));
       } else if (f == "mean" || f == "var" || f == "std") {
         call.kind = f == "mean" ? AggKind::Mean : f == "var" ? AggKind::Var : AggKind::Std;
         if (!numeric(x) && t != Type::Bool)
-          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x));
+          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x) + number_fix(x));
         call.result = ct(Type::Float);
       } else {
         call.kind = f == "min"     ? AggKind::Min
@@ -1142,6 +1215,7 @@ class Binder {
         }
         continue;
       }
+      if (!it.has_alias) check_quoted_name(*it.expr, scope_);
       Bound b = bind(*it.expr, c);
       if (b.null_lit) b = coerce(b, ct(Type::String));
       // A computed column's text means what its names meant in this stage.
@@ -1221,6 +1295,7 @@ class Binder {
         PostStage ps = post_stage(PostStage::Sort, st);
         Ctx c{&scope_, false, false, kw};
         for (const auto& it : st.items) {
+          check_quoted_name(*it.expr, scope_);
           Bound b = bind(*it.expr, c);
           if (b.null_lit) b = coerce(b, ct(Type::Int));
           ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
@@ -1249,6 +1324,7 @@ class Binder {
         if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
         Ctx c{&scope_, false, false, "groupby"};
         for (const auto& it : st.items) {
+          check_quoted_name(*it.expr, scope_);
           Bound b = bind(*it.expr, c);
           if (b.null_lit) b = coerce(b, ct(Type::String));
           std::string resolved;
@@ -1460,6 +1536,9 @@ class Binder {
 
   const Pipeline& p_;
   const std::string& src_;
+  const NullLikeTokens& null_like_;
+  std::vector<BPtr> input_leaves_;  // the scope's leaf of each input column
+  std::map<const Expr*, const Expr*> comparands_;  // a bare name in a comparison -> the other side
   Plan plan_;
   Scope scope_;
   bool post_ = false;
@@ -1540,10 +1619,10 @@ std::string Binder::misplaced_agg_reason(size_t i) const {
 }  // namespace spec
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
-                const std::vector<bool>& checked_columns) {
+                const std::vector<bool>& checked_columns, const NullLikeTokens& null_like) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
-  spec::Binder b(p, input_schema);
+  spec::Binder b(p, input_schema, null_like);
   b.checked_ = checked_columns;
   Plan plan = b.run();
   spec::mark_wide_ints(plan);

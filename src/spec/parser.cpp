@@ -130,6 +130,9 @@ class Lexer {
       while (ident_char(at(i_))) ++i_;
       return make(Tok::Ident, s, src_.substr(s, i_ - s));
     }
+    if (c == '&')
+      fail(s, std::string("unexpected '") + (at(i_ + 1) == '&' ? "&&" : "&") +
+                  "'; join conditions with 'and', like v1 > 1 and v2 < 3");
     fail(s, std::string("unexpected character '") + c +
                 "'; column names with special characters go in backticks, like `my col`");
   }
@@ -217,6 +220,20 @@ class Lexer {
 const char* const kStageNames[] = {"filter", "groupby", "agg", "select", "sort", "limit",
                                    "dropna", "assert"};
 
+// A word from SQL or the shell that does what a stage does (order: sort), or a stage's own name.
+const char* stage_for_word(const std::string& low) {
+  static const char* const kWords[][2] = {{"where", "filter"}, {"having", "filter"}, {"group", "groupby"},
+                                          {"order", "sort"},   {"head", "limit"},    {"top", "limit"}};
+  for (const auto& w : kWords)
+    if (low == w[0]) return w[1];
+  for (const char* s : kStageNames)
+    if (low == s) return s;
+  return nullptr;
+}
+
+const char* const kNoFrom =
+    "a pipeline names no table: the files come after it, like warpcsv 'select a, b' data.csv";
+
 bool is_reserved(const std::string& low) {
   static const char* const kWords[] = {"and", "or", "not", "in", "is", "null",
                                        "true", "false", "as", "asc", "desc"};
@@ -245,7 +262,7 @@ class Parser {
                                ? "'|' or the end of the spec"
                                : "',' or '|'";
         fail(peek(), "expected " + what + " after the " + st.keyword + " stage, found " +
-                         describe(peek()));
+                         describe(peek()) + missing_pipe_hint(st));
       }
       advance();
     }
@@ -275,6 +292,68 @@ class Parser {
 
   [[noreturn]] void fail(const Token& at, const std::string& detail) {
     throw_at(src_, at.pos, "syntax error", detail);
+  }
+
+  // A stage word after stage `st` (SQL's `select a where b > 1`): the text with the '|' it lacks.
+  std::string missing_pipe_hint(const Stage& st) const {
+    const Token& t = peek();
+    if (t.kind != Tok::Ident) return "";
+    const std::string low = lower(t.text);
+    if (low == "from") return std::string("; ") + kNoFrom;
+    const char* stage = stage_for_word(low);
+    if (!stage) return "";
+    const bool by = (low == "group" || low == "order") && is_word(peek(1), "by");
+    std::string before = src_.substr(st.pos, t.pos - st.pos);
+    while (!before.empty() && std::isspace(static_cast<unsigned char>(before.back()))) before.pop_back();
+    const std::string rest = stage_rest(i_ + (by ? 2 : 1));
+    const std::string after = std::string(stage) + (rest.empty() ? " ..." : " " + rest);
+    if (st.kind == Stage::Agg && std::string(stage) == "groupby")
+      return "; groupby comes before agg, joined by '|': " + after + " | " + before;
+    return "; stages are joined by '|': " + before + " | " + after;
+  }
+
+  // The index of the first token from `j` on that is a '|' or the end.
+  size_t stage_end(size_t j) const {
+    while (j < t_.size() && t_[j].kind != Tok::Pipe && t_[j].kind != Tok::End) ++j;
+    return j;
+  }
+
+  // The text of tokens [j, the next '|' or the end), or "".
+  std::string stage_rest(size_t j) const {
+    const size_t k = stage_end(j);
+    return k == j ? "" : src_.substr(t_[j].pos, t_[k - 1].end - t_[j].pos);
+  }
+
+  // An unknown stage word (the next token is the one after it), with the
+  // stage that does what SQL's ORDER BY or the shell's head does.
+  std::string unknown_stage(const Token& kw, const std::string& name) const {
+    const std::string head = "unknown stage '" + kw.text + "'";
+    if (name == "from") return head + "; " + kNoFrom;
+    const char* stage = stage_for_word(name);
+    if (stage) {
+      const size_t from = i_ + (name == "order" && is_word(peek(), "by") ? 1 : 0);
+      const std::string rest = stage_rest(from);
+      std::string count = "10";  // head -n 5: the first number written
+      for (size_t k = from; k < stage_end(from); ++k)
+        if (t_[k].kind == Tok::Int) {
+          count = t_[k].text;
+          break;
+        }
+      const std::string mean = head + "; did you mean '" + stage + "'? ";
+      if (name == "order") return mean + "SQL's ORDER BY is written: sort " + (rest.empty() ? "x desc" : rest);
+      if (name == "having")
+        return mean + "after agg it keeps groups, as HAVING does: filter " + (rest.empty() ? "n > 1" : rest);
+      if (name == "head") return mean + "the first rows are: limit " + count;
+      if (name == "top") return mean + "the top rows are: sort x desc | limit " + count;
+    }
+    std::string best;
+    int bestd = 1 << 30;
+    for (const char* s : kStageNames) {
+      int d = edit_distance(name, s);
+      if (d < bestd) bestd = d, best = s;
+    }
+    std::string hint = bestd <= 3 ? " (did you mean '" + best + "'?)" : "";
+    return head + hint + "; stages are filter, groupby, agg, select, sort, limit, dropna, assert";
   }
 
   [[noreturn]] void expected(const std::string& what) {
@@ -318,6 +397,10 @@ class Parser {
       named_items(st, true);
     } else if (name == "sort") {
       st.kind = Stage::Sort;
+      const Token& next = peek(1);
+      if (is_word(peek(), "by") && (next.kind == Tok::QIdent || next.kind == Tok::Dollar ||
+                                    (next.kind == Tok::Ident && !is_word(next, "asc") && !is_word(next, "desc"))))
+        fail(peek(), "write sort without 'by': sort " + stage_rest(i_ + 1));
       sort_items(st);
     } else if (name == "limit") {
       st.kind = Stage::Limit;
@@ -347,15 +430,7 @@ class Parser {
         }
       }
     } else {
-      std::string best;
-      int bestd = 1 << 30;
-      for (const char* s : kStageNames) {
-        int d = edit_distance(name, s);
-        if (d < bestd) bestd = d, best = s;
-      }
-      std::string hint = bestd <= 3 ? " (did you mean '" + best + "'?)" : "";
-      fail(kw, "unknown stage '" + kw.text + "'" + hint +
-                   "; stages are filter, groupby, agg, select, sort, limit, dropna, assert");
+      fail(kw, unknown_stage(kw, name));
     }
     st.end = peek().pos;
     return st;
@@ -815,6 +890,12 @@ class Parser {
       advance();
       auto e = node(Expr::Call, t.pos, t.end);
       e->name = low;
+      if (is_word(peek(), "distinct") && peek(1).kind != Tok::Comma && peek(1).kind != Tok::RParen) {
+        const std::string x = peek(1).kind == Tok::Ident || peek(1).kind == Tok::QIdent ? peek(1).text : "x";
+        fail(peek(), low == "count" ? "count(distinct " + x + ") is written count_distinct(" + x + ")"
+                                    : "'distinct' is not available in " + low + "(); count_distinct(" + x +
+                                          ") counts distinct values");
+      }
       if (peek().kind == Tok::Star && peek(1).kind == Tok::RParen) {
         const Token& s = advance();
         e->args.push_back(node(Expr::Star, s.pos, s.end));
@@ -861,8 +942,9 @@ std::string message_at(const std::string& src, int pos, const std::string& head,
   int ls, le, line, col;
   locate(src, pos, &ls, &le, &line, &col);
   bool multi = src.find('\n') != std::string::npos;
-  std::string where = multi ? "line " + std::to_string(line) + ", column " + std::to_string(col)
-                            : "column " + std::to_string(col);
+  // "position", not "column": a column is the data's.
+  std::string where = multi ? "line " + std::to_string(line) + ", position " + std::to_string(col)
+                            : "position " + std::to_string(col);
   // Show at most ~100 columns around the position so the caret stays readable.
   constexpr int kWindow = 100, kBefore = 60;
   int from = ls, to = le;

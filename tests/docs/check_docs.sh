@@ -133,7 +133,7 @@ expect_completion "json" warpcsv -q -f js
 expect_completion "fail pad skip" warpcsv --bad-rows ""
 expect_completion ", \\; \\| auto tab" warpcsv -d ""
 expect_completion "--delimiter --device" warpcsv --de
-expect_completion "--names --no-header --no-progress --null" warpcsv --n
+expect_completion "--names --no-header --no-output-header --no-progress --null" warpcsv --n
 expect_completion "--trace" warpcsv --tr
 expect_completion "" warpcsv --skip ""
 expect_completion "filter" warpcsv fil

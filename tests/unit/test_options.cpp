@@ -180,6 +180,27 @@ TEST_CASE("options: a missing pipeline is a usage error") {
   CHECK(contains(usage_error({"-q"}), "missing PIPELINE"));
 }
 
+TEST_CASE("options: a file where the pipeline goes says the order") {
+  testing::TempDir tmp;
+  const std::string data = tmp.file("d.csv");
+  std::FILE* f = std::fopen(data.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fclose(f);
+  CHECK(contains(usage_error({data, "groupby a | agg count()"}),
+                 "is a file, not a pipeline; the pipeline comes first: warpcsv 'groupby a | agg count()' " + data));
+  CHECK(contains(usage_error({"-q", data}), "the pipeline comes first: warpcsv 'PIPELINE' " + data));
+  CHECK(contains(usage_error({"-", "select a"}), "'-' is standard input, not a pipeline"));
+  CHECK(parse({"select a", data}).files == std::vector<std::string>{data});
+  CHECK(parse({"select a", "no-such.csv"}).pipeline == "select a");  // a missing file is the run's error
+}
+
+TEST_CASE("options: --no-output-header, for the formats that have a header") {
+  CHECK(parse({"select a"}).output_header);
+  CHECK_FALSE(parse({"--no-output-header", "-f", "table", "select a"}).output_header);
+  CHECK(contains(usage_error({"--no-output-header", "-f", "json", "select a"}),
+                 "--no-output-header: json output has no header row"));
+}
+
 TEST_CASE("options: --help and --version exit early with their text") {
   for (const char* flag : {"--help", "-h"}) {
     try {

@@ -222,6 +222,24 @@ TEST_CASE("markdown writer: GitHub table, pipes escaped, numbers right-aligned")
         "| c<br>d<br>e |   2.0 |\n");
 }
 
+TEST_CASE("writers without the header row: rows only, widths from the rows") {
+  std::vector<OutputColumn> cols = {{"region", ty(Type::String)}, {"n", ty(Type::Int)}};
+  std::vector<std::vector<Value>> rows = {{str("east"), i(3)}, {str("north, west"), i(12)}};
+  CHECK(write_all(OutputFormat::Csv, cols, rows, false) == "east,3\n\"north, west\",12\n");
+  CHECK(write_all(OutputFormat::Tsv, cols, rows, false) == "east\t3\nnorth, west\t12\n");
+  CHECK(write_all(OutputFormat::Table, cols, rows, false) ==
+        "+-------------+----+\n"
+        "| east        |  3 |\n"
+        "| north, west | 12 |\n"
+        "+-------------+----+\n");
+  CHECK(write_all(OutputFormat::Markdown, cols, rows, false) ==
+        "| east        |   3 |\n"
+        "| north, west |  12 |\n");
+  // No rows: nothing at all.
+  for (OutputFormat fmt : {OutputFormat::Csv, OutputFormat::Tsv, OutputFormat::Table, OutputFormat::Markdown})
+    CHECK(write_all(fmt, cols, {}, false).empty());
+}
+
 TEST_CASE("writers: a full disk is an input error (exit 3) naming the cause") {
   std::FILE* full = std::fopen("/dev/full", "w");
   if (!full) return;  // not Linux: nothing to check

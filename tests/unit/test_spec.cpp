@@ -47,7 +47,7 @@ bool has(const std::string& hay, const std::string& needle) {
 TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   std::string m = error_of("filter v1 > 1 and | select x");
   CHECK(m ==
-        "syntax error at column 19: expected an expression after 'and', found '|'\n"
+        "syntax error at position 19: expected an expression after 'and', found '|'\n"
         "  filter v1 > 1 and | select x\n"
         "                    ^");
   CHECK_THROWS_AS(check_pipeline_syntax("filter v1 > 1 and | select x"), UsageError);
@@ -55,11 +55,11 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
 
   CHECK(has(error_of(""), "found an empty spec"));
   CHECK(has(error_of("filter v1 > 1 |"), "expected a stage"));
-  CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at column 17: expected a stage"));
+  CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at position 17: expected a stage"));
   CHECK(has(error_of("fitler v1 > 1"), "unknown stage 'fitler' (did you mean 'filter'?)"));
   CHECK(has(error_of("filter (v1 > 1"), "expected ')'"));
   CHECK(has(error_of("filter v1 > "), "expected an expression after '>', found the end"));
-  CHECK(has(error_of("filter region == \"abc"), "at column 18: unterminated string"));
+  CHECK(has(error_of("filter region == \"abc"), "at position 18: unterminated string"));
   CHECK(has(error_of("filter `odd name > 1"), "unterminated column name"));
   CHECK(has(error_of("filter v1 ! 2"), "unexpected '!'"));
   CHECK(has(error_of("filter v1 > 1 region"), "expected '|' or the end of the spec after the "
@@ -85,13 +85,13 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   }
   SECTION("multi-line specs name the line") {
     std::string m2 = error_of("filter v1 > 1\n| select ?");
-    CHECK(has(m2, "at line 2, column 10"));
+    CHECK(has(m2, "at line 2, position 10"));
     CHECK(has(m2, "\n  | select ?\n           ^"));
   }
   SECTION("long specs show a window around the error") {
     std::string spec = "filter " + std::string(150, ' ') + "v1 > 1 and )";
     std::string m3 = error_of(spec);
-    CHECK(has(m3, "column 169"));
+    CHECK(has(m3, "position 169"));
     CHECK(has(m3, "  ..."));
     size_t caret_line = m3.rfind('\n');
     std::string shown = m3.substr(m3.find('\n') + 1, caret_line - m3.find('\n') - 1);
@@ -102,7 +102,7 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
 
 TEST_CASE("unknown columns name the closest ones", "[spec]") {
   std::string m = error_of("filter regoin == \"x\"");
-  CHECK(m.rfind("unknown column at column 8: no column named 'regoin'; did you mean 'region'?", 0) ==
+  CHECK(m.rfind("unknown column at position 8: no column named 'regoin'; did you mean 'region'?", 0) ==
         0);
   CHECK(has(m, "\n  filter regoin == \"x\"\n         ^"));
   CHECK(has(error_of("select prise"), "did you mean 'price'?"));
@@ -113,6 +113,64 @@ TEST_CASE("unknown columns name the closest ones", "[spec]") {
   CHECK(has(error_of("select v1 as a | filter v1 > 1"), "no column named 'v1'; did you mean 'a'?"));
   // After agg, only keys and agg outputs exist.
   CHECK(has(error_of("groupby id | agg count() as n | sort v1"), "no column named 'v1'"));
+}
+
+TEST_CASE("habits from SQL and the shell get the fix", "[spec]") {
+  CHECK(has(error_of("filter v1 > 1 && ok"), "at position 15: unexpected '&&'; join conditions with 'and'"));
+  CHECK(has(error_of("filter v1 > 1 & ok"), "unexpected '&'; join conditions with 'and'"));
+  CHECK(has(error_of("agg count(distinct id)"), "count(distinct id) is written count_distinct(id)"));
+  CHECK(has(error_of("agg sum(distinct v1)"), "'distinct' is not available in sum()"));
+  CHECK(has(error_of("order by v1 desc"), "unknown stage 'order'; did you mean 'sort'? SQL's ORDER BY is written: "
+                                          "sort v1 desc"));
+  CHECK(has(error_of("sort by v1, id"), "at position 6: write sort without 'by': sort v1, id"));
+  CHECK(error_of("sort by desc").find("no column named 'by'") != std::string::npos);  // a column `by`
+  CHECK(has(error_of("head 5"), "did you mean 'limit'? the first rows are: limit 5"));
+  CHECK(has(error_of("top 3"), "sort x desc | limit 3"));
+  CHECK(has(error_of("groupby id | agg count() as n | having n > 1"), "did you mean 'filter'?"));
+  CHECK(has(error_of("from t"), "a pipeline names no table: the files come after it"));
+  CHECK(has(error_of("select id from t"), "found 'from'; a pipeline names no table"));
+  CHECK(has(error_of("select id where v1 > 1"), "stages are joined by '|': select id | filter v1 > 1"));
+  CHECK(has(error_of("agg count() group by id"), "groupby comes before agg, joined by '|': groupby id | agg count()"));
+}
+
+TEST_CASE("a bare word compared with a column, a double-quoted column name: the string or the name", "[spec]") {
+  // A bare word compared with a column may be a string without its quotes.
+  CHECK(has(error_of("filter region == east"), "no column named 'east'; did you mean the string \"east\"?"));
+  CHECK(has(error_of("filter region in (\"a\", east)"), "did you mean the string \"east\"?"));
+  CHECK(has(error_of("filter lower(region) != eest"), "the string \"eest\""));
+  CHECK_FALSE(has(error_of("filter nope == 1"), "the string"));
+  CHECK_FALSE(has(error_of("filter nope == \"x\""), "the string"));
+  CHECK_FALSE(has(error_of("filter region == `east`"), "the string"));
+  // A "double-quoted" column name (as SQL writes one) where a column is meant.
+  CHECK(has(error_of("groupby \"odd name\" | agg count()"),
+            "\"odd name\" is a string, not a column name; column names with spaces or other characters go in "
+            "backticks: `odd name`"));
+  CHECK(has(error_of("agg sum(\"v1\")"), "write column names without quotes: v1"));
+  CHECK(has(error_of("sort \"Amount\""), "write column names without quotes: Amount"));
+  CHECK(has(error_of("select \"region\""), "\"region\" is a string"));
+  CHECK(error_of("select \"region\" as r, 'v1', \"nope\"").empty());
+}
+
+TEST_CASE("a number column that NA or '-' made a string: the message gives the --null fix", "[spec]") {
+  auto error_with = [](const std::string& spec, const NullLikeTokens& tokens) {
+    try {
+      build_plan(spec, schema(), {}, tokens);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const NullLikeTokens na = {{"NA", "-"}};
+  CHECK(has(error_with("agg sum(id)", na),
+            "sum() needs numbers, found string column 'id'; its values are numbers but for 'NA' and '-', so it is "
+            "read as text: if those mean a missing value, run with --null NA --null -"));
+  CHECK(has(error_with("filter id > 3", na), "cannot compare string column 'id' with number 3; its values"));
+  CHECK(has(error_with("select id * 2", na), "run with --null NA --null -"));
+  CHECK(has(error_with("agg mean(id)", {{"#N/A"}}), "but for '#N/A', so it is read as text: if that means a "
+                                                    "missing value, run with --null '#N/A'"));
+  // Other columns, and no tokens: the --schema hint as before.
+  CHECK(has(error_with("agg sum(region)", na), "if the column holds numbers, give it a type with --schema"));
+  CHECK(has(error_of("agg sum(id)"), "if the column holds numbers, give it a type with --schema"));
 }
 
 TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]") {
@@ -129,7 +187,7 @@ TEST_CASE("column lookup: exact, then case-insensitive, backticks, $N", "[spec]"
 
 TEST_CASE("type errors", "[spec]") {
   CHECK(has(error_of("filter region == 5"),
-            "type error at column 18: cannot compare string column 'region' with number 5; "
+            "type error at position 18: cannot compare string column 'region' with number 5; "
             "to compare as text, quote the number: \"5\""));
   CHECK(has(error_of("filter v1 == \"5\""), "cannot compare int column 'v1' with string \"5\""));
   CHECK(has(error_of("filter ok == 1"), "cannot compare bool column 'ok' with number 1"));

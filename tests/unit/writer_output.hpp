@@ -22,10 +22,10 @@ inline std::string written(std::FILE* f) {
 
 // The bytes a writer of `fmt` gives for `cols` and `rows`.
 inline std::string write_all(OutputFormat fmt, const std::vector<OutputColumn>& cols,
-                             const std::vector<std::vector<Value>>& rows) {
+                             const std::vector<std::vector<Value>>& rows, bool with_header = true) {
   std::FILE* tmp = std::tmpfile();
   REQUIRE(tmp != nullptr);
-  auto w = make_writer(fmt, tmp);
+  auto w = make_writer(fmt, tmp, with_header);
   w->begin(cols);
   for (const auto& r : rows) w->row(r.data());
   w->end();
