@@ -92,11 +92,14 @@ struct ScanPlan {
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa } kind;
-  std::vector<Program> exprs;       // Filter/Assert: one; Select: one per column; Sort: keys
-  std::vector<bool> descending;     // Sort
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top } kind;
+  // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
+  // the group keys (group_keys of them), then the order
+  std::vector<Program> exprs;
+  std::vector<bool> descending;     // Sort; Top: per order expression
   std::vector<int> columns;         // DropNa: slots checked
-  int64_t limit = 0;                // Limit
+  int64_t limit = 0;                // Limit; Top: rows per group
+  size_t group_keys = 0;            // Top
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
 };

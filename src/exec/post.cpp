@@ -8,6 +8,7 @@
 
 #include "runtime/parallel.hpp"
 #include "result/order.hpp"
+#include "result/row_key.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -18,6 +19,8 @@ constexpr uint32_t kScratch = 1 << 16;
 constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
+
+
 
 // Reorders `t`'s rows by `keys` (stable): row r's keys are keys[r * stride
 // + k] (they may be t's own cells).
@@ -37,7 +40,8 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
                            std::function<void(const std::string&)> note)
-    : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), limit_seen_(plan.post.size(), 0),
+    : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
+      seen_(plan.post.size()), output_types_(plan.post.size()), limit_seen_(plan.post.size(), 0),
       scratch_(kScratch), threads_(threads),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
       note_(std::move(note)) {
@@ -47,10 +51,11 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     const PostStage& st = plan.post[i];
     if (st.kind == PostStage::Sort && i + 1 < plan.post.size() && plan.post[i + 1].kind == PostStage::Limit)
       keep_rows_[i] = plan.post[i + 1].limit;
-    if (st.kind == PostStage::Sort) {
-      sort_buffers_[i].columns = i == 0 ? (plan.scan.aggregate ? plan.finalized_output : plan.scan_output)
-                                        : plan.post[i - 1].output;
-    }
+    const std::vector<OutputColumn>& input =
+        i == 0 ? (plan.scan.aggregate ? plan.finalized_output : plan.scan_output) : plan.post[i - 1].output;
+    if (st.kind == PostStage::Sort) sort_buffers_[i].columns = input;
+    if (st.kind == PostStage::Top) tops_[i] = std::make_unique<TopRowsPerGroup>(st, input);
+    for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
   }
   writer_.begin(plan.output);
 }
@@ -86,6 +91,24 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         next.swap(out);
         row = next.data();
         break;
+      }
+      case PostStage::Distinct: {
+        std::vector<Value> out(st.exprs.size());
+        for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
+        if (ctx.status != EvalStatus::Ok) break;
+        std::string key;
+        append_row_key(key, out.data(), output_types_[i]);
+        if (!seen_[i].insert(std::move(key)).second) return true;
+        next.swap(out);
+        row = next.data();
+        break;
+      }
+      case PostStage::Top: {
+        std::vector<Value> values(st.exprs.size());
+        for (size_t k = 0; k < st.exprs.size(); ++k) values[k] = eval_program(st.exprs[k].view(), row, ctx);
+        if (ctx.status != EvalStatus::Ok) break;
+        tops_[i]->add(row, values.data(), values.data() + st.group_keys);  // copies the strings in scratch
+        return true;
       }
       case PostStage::DropNa:
         for (int c : st.columns)
@@ -166,9 +189,12 @@ void PostPipeline::prune(size_t i) {
 
 void PostPipeline::finish() {
   for (size_t i = 0; i < plan_.post.size(); ++i) {
-    if (plan_.post[i].kind != PostStage::Sort) continue;
+    if (plan_.post[i].kind != PostStage::Sort && plan_.post[i].kind != PostStage::Top) continue;
     Table& t = sort_buffers_[i];
-    sort_buffer(i);
+    if (plan_.post[i].kind == PostStage::Top)
+      t = tops_[i]->take_sorted();
+    else
+      sort_buffer(i);
     done_ = false;
     for (size_t r = 0; r < t.rows(); ++r)
       if (!push_from(i + 1, t.row(r))) break;
@@ -183,7 +209,9 @@ bool limit_ends_input(const Plan& plan, size_t stage) {
   // A sort needs every row, and so does an assert: it checks each row that
   // reaches it, also those a later limit leaves out.
   for (size_t k = 0; k < stage; ++k)
-    if (plan.post[k].kind == PostStage::Sort || plan.post[k].kind == PostStage::Assert) return false;
+    if (plan.post[k].kind == PostStage::Sort || plan.post[k].kind == PostStage::Top ||
+        plan.post[k].kind == PostStage::Assert)
+      return false;
   return true;
 }
 

@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "result/top_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"
 #include "warpcsv/plan.hpp"
@@ -50,6 +53,9 @@ class PostPipeline {
   const Plan& plan_;
   RowWriter& writer_;
   std::vector<Table> sort_buffers_;  // per stage (used by Sort stages)
+  std::vector<std::unique_ptr<TopRowsPerGroup>> tops_;  // per stage (used by Top stages)
+  std::vector<std::unordered_set<std::string>> seen_;   // per stage: the rows a Distinct stage has passed
+  std::vector<std::vector<Type>> output_types_;          // per stage
   std::vector<int64_t> keep_rows_;   // per Sort stage: the limit right after it, or -1
   std::vector<int64_t> limit_seen_;
   std::vector<char> scratch_;

@@ -66,7 +66,7 @@ bool rows_can_stream(const Plan& plan, const Options& opts, const std::vector<bo
   for (size_t c = 0; c < plan.scan.outputs.size() && c < plan.scan_output.size(); ++c)
     row.push_back(column(plan.scan.outputs[c], plan.scan_output[c], slots));
   for (const PostStage& st : plan.post) {
-    if (st.kind != PostStage::Select) continue;  // filter, dropna, limit: the same columns
+    if (st.kind != PostStage::Select && st.kind != PostStage::Distinct) continue;  // filter, dropna, limit: the same
     std::vector<Fixity> next;
     for (size_t c = 0; c < st.exprs.size() && c < st.output.size(); ++c)
       next.push_back(column(st.exprs[c], st.output[c], row));

@@ -67,12 +67,12 @@ struct Item {
 };
 
 struct Stage {
-  enum Kind : uint8_t { Filter, GroupBy, Agg, Select, Sort, Limit, DropNa, Assert } kind;
+  enum Kind : uint8_t { Filter, GroupBy, Agg, Select, Sort, Limit, DropNa, Assert, Distinct, Top } kind;
   int pos = 0;  // the keyword
   int end = 0;
   std::string keyword;  // lower case
   std::vector<Item> items;
-  int64_t limit = 0;
+  int64_t limit = 0;  // limit; top: rows per group
 };
 
 struct Pipeline {

@@ -1306,6 +1306,22 @@ class Binder {
         plan_.has_sort = true;
         return;
       }
+      case Stage::Top:
+        top_stage(i);
+        return;
+      case Stage::Distinct: {
+        if (!post_) finish_scan();
+        PostStage ps = post_stage(PostStage::Distinct, st);
+        std::vector<std::string> texts;
+        Scope next = st.items.empty() ? scope_ : select_scope(st, &texts);
+        for (size_t k = 0; k < next.size(); ++k)
+          ps.exprs.push_back(lower_post(next[k].expr, k < texts.size() ? texts[k] : next[k].name));
+        scope_ = std::move(next);
+        ps.output = scope_to_schema();
+        scope_to_slots();
+        plan_.post.push_back(std::move(ps));
+        return;
+      }
       case Stage::Limit: {
         if (!post_) finish_scan();
         PostStage ps = post_stage(PostStage::Limit, st);
@@ -1315,10 +1331,11 @@ class Binder {
         return;
       }
       case Stage::GroupBy: {
+        if (i + 1 < p_.stages.size() && p_.stages[i + 1].kind == Stage::Top) return;  // the top stage's groups
         if (i + 1 >= p_.stages.size() || p_.stages[i + 1].kind != Stage::Agg) {
           int pos = i + 1 < p_.stages.size() ? p_.stages[i + 1].pos : st.end;
           fail(pos, "usage error",
-               "groupby must be followed by agg, like: groupby " +
+               "groupby must be followed by agg or top, like: groupby " +
                    canon_text(*st.items[0].expr) + " | agg count()");
         }
         if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
@@ -1344,6 +1361,41 @@ class Binder {
   }
 
   std::string misplaced_agg_reason(size_t i) const;
+
+  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
+  // first rows in that order, as `sort ORDER | limit N` gives them.
+  void top_stage(size_t i) {
+    const Stage& st = p_.stages[i];
+    if (!post_) finish_scan();
+    const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
+    PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
+    Ctx c{&scope_, false, false, grouped ? "groupby" : "top"};
+    if (grouped) {
+      for (const auto& it : p_.stages[i - 1].items) {
+        Bound b = bind(*it.expr, c);
+        if (b.null_lit) b = coerce(b, ct(Type::String));
+        ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+      }
+      ps.group_keys = ps.exprs.size();
+      ps.limit = st.limit;
+    }
+    c.stage = "top";
+    for (const auto& it : st.items) {
+      Bound b = bind(*it.expr, c);
+      if (b.null_lit) b = coerce(b, ct(Type::Int));
+      ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+      ps.descending.push_back(it.desc);
+    }
+    ps.output = scope_to_schema();
+    plan_.post.push_back(std::move(ps));
+    plan_.has_sort = true;
+    if (grouped) return;
+    PostStage limit = post_stage(PostStage::Limit, st);
+    limit.text.clear();  // explained by the sort stage's text, "top N by ..."
+    limit.limit = st.limit;
+    limit.output = scope_to_schema();
+    plan_.post.push_back(std::move(limit));
+  }
 
   void agg_stage(const Stage& st) {
     Ctx c{&scope_, true, false, "agg"};
@@ -1562,7 +1614,8 @@ std::string misplaced_agg_reason(const Pipeline& p, size_t i) {
   for (size_t k = 0; k < i; ++k) {
     const Stage& s = p.stages[k];
     if (s.kind == Stage::Agg) return "only one agg stage is allowed per pipeline";
-    if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert)
+    if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert || s.kind == Stage::Top ||
+        s.kind == Stage::Distinct)
       return "aggregation after '" + s.keyword + "' is not supported";
   }
   return "";
@@ -1592,10 +1645,10 @@ void check_structure(const Pipeline& p) {
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const Stage& st = p.stages[i];
     if (st.kind == Stage::GroupBy &&
-        (i + 1 >= p.stages.size() || p.stages[i + 1].kind != Stage::Agg)) {
+        (i + 1 >= p.stages.size() || (p.stages[i + 1].kind != Stage::Agg && p.stages[i + 1].kind != Stage::Top))) {
       int pos = i + 1 < p.stages.size() ? p.stages[i + 1].pos : st.end;
       throw_at(p.src, pos, "usage error",
-               "groupby must be followed by agg, like: groupby " +
+               "groupby must be followed by agg or top, like: groupby " +
                    canon_text(*st.items[0].expr) + " | agg count()");
     }
     if (st.kind == Stage::GroupBy || st.kind == Stage::Agg) {

@@ -59,7 +59,8 @@ std::string explain_plan(const Plan& plan) {
   } else {
     out += "    output: " + schema_text(plan.scan_output) + "\n";
   }
-  for (const PostStage& p : plan.post) out += "  then: " + p.text + "\n";
+  for (const PostStage& p : plan.post)
+    if (!p.text.empty()) out += "  then: " + p.text + "\n";
   out += "  result: " + schema_text(plan.output) + "\n";
   return out;
 }

@@ -218,12 +218,13 @@ class Lexer {
 };
 
 const char* const kStageNames[] = {"filter", "groupby", "agg", "select", "sort", "limit",
-                                   "dropna", "assert"};
+                                   "top", "distinct", "dropna", "assert"};
+const std::string kStageList = "filter, groupby, agg, select, sort, limit, top, distinct, dropna, assert";
 
 // A word from SQL or the shell that does what a stage does (order: sort), or a stage's own name.
 const char* stage_for_word(const std::string& low) {
   static const char* const kWords[][2] = {{"where", "filter"}, {"having", "filter"}, {"group", "groupby"},
-                                          {"order", "sort"},   {"head", "limit"},    {"top", "limit"}};
+                                          {"order", "sort"},   {"head", "limit"}};
   for (const auto& w : kWords)
     if (low == w[0]) return w[1];
   for (const char* s : kStageNames)
@@ -250,8 +251,7 @@ class Parser {
     Pipeline p;
     p.src = src_;
     if (peek().kind == Tok::End)
-      fail(peek(), "expected a stage (filter, groupby, agg, select, sort, limit, dropna, "
-                   "assert), found an empty spec");
+      fail(peek(), "expected a stage (" + kStageList + "), found an empty spec");
     for (;;) {
       p.stages.push_back(stage());
       if (peek().kind == Tok::End) break;
@@ -344,7 +344,6 @@ class Parser {
       if (name == "having")
         return mean + "after agg it keeps groups, as HAVING does: filter " + (rest.empty() ? "n > 1" : rest);
       if (name == "head") return mean + "the first rows are: limit " + count;
-      if (name == "top") return mean + "the top rows are: sort x desc | limit " + count;
     }
     std::string best;
     int bestd = 1 << 30;
@@ -353,7 +352,7 @@ class Parser {
       if (d < bestd) bestd = d, best = s;
     }
     std::string hint = bestd <= 3 ? " (did you mean '" + best + "'?)" : "";
-    return head + hint + "; stages are filter, groupby, agg, select, sort, limit, dropna, assert";
+    return head + hint + "; stages are " + kStageList;
   }
 
   [[noreturn]] void expected(const std::string& what) {
@@ -366,9 +365,8 @@ class Parser {
     const Token& kw = peek();
     if (kw.kind != Tok::Ident) {
       if (kw.kind == Tok::Pipe || kw.kind == Tok::End)
-        expected("a stage (filter, groupby, agg, select, sort, limit, dropna, assert)");
-      fail(kw, "expected a stage name (filter, groupby, agg, select, sort, limit, dropna, "
-               "assert), found " + describe(kw));
+        expected("a stage (" + kStageList + ")");
+      fail(kw, "expected a stage name (" + kStageList + "), found " + describe(kw));
     }
     std::string name = lower(kw.text);
     Stage st;
@@ -413,6 +411,22 @@ class Parser {
                     std::to_string(INT64_MAX));
       st.limit = static_cast<int64_t>(v);
       advance();
+    } else if (name == "top") {
+      st.kind = Stage::Top;
+      const Token& t = peek();
+      int128 v = 0;
+      if (t.kind != Tok::Int || !parse_int128(t.text.data(), static_cast<uint32_t>(t.text.size()), &v) || v < 1 ||
+          v > (1 << 20))
+        fail(t, "top takes a row count from 1 to 1048576 and an order, like top 3 by amount desc; found " +
+                    describe(t));
+      st.limit = static_cast<int64_t>(v);
+      advance();
+      if (!is_word(peek(), "by")) expected("'by' and the order, like top " + t.text + " by amount desc");
+      advance();
+      sort_items(st);
+    } else if (name == "distinct") {
+      st.kind = Stage::Distinct;
+      if (peek().kind != Tok::Pipe && peek().kind != Tok::End) named_items(st, true);
     } else if (name == "dropna") {
       st.kind = Stage::DropNa;
       if (peek().kind != Tok::Pipe && peek().kind != Tok::End) {

@@ -104,7 +104,7 @@ void mark_wide_ints(Plan& plan) {
   for (PostStage& st : plan.post) {
     std::vector<bool> next;
     for (Program& e : st.exprs) next.push_back(mark(e, slots));
-    if (st.kind == PostStage::Select) slots = next;
+    if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) slots = next;
   }
 }
 

@@ -783,6 +783,60 @@ TEST_CASE("diff: conditions, casts, || and date functions give the same bytes at
   CHECK(checked >= 4);
 }
 
+namespace {
+std::vector<std::vector<std::string>> csv_cells(const std::string& text) {  // no quoting in these files
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    size_t from = 0;
+    for (size_t at; (at = line.find(',', from)) != std::string::npos; from = at + 1)
+      cells.push_back(line.substr(from, at - from));
+    cells.push_back(line.substr(from));
+    rows.push_back(cells);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("diff: top N per group and distinct match a naive reference at every setting") {
+  TempDir dir;
+  const std::string text = testing::key_types_csv(41, 2500, 40);
+  write_file(dir.file("input.csv"), text);
+  std::vector<std::vector<std::string>> rows = csv_cells(text);
+  rows.erase(rows.begin());  // s,i,d,f,dt,ts,b,v
+  SECTION("groupby s | top 3 by v desc") {
+    const RunResult r = run_everywhere(dir, "groupby s | top 3 by v desc | select s, v, dt", {dir.file("input.csv")}, false);
+    REQUIRE(r.code == 0);
+    // Groups in key order (bytes, null last); in each, v descending, ties in input order.
+    std::map<std::pair<bool, std::string>, std::vector<size_t>> groups;
+    for (size_t k = 0; k < rows.size(); ++k) groups[{rows[k][0].empty(), rows[k][0]}].push_back(k);
+    std::string expect = "s,v,dt\n";
+    for (auto& [key, members] : groups) {
+      std::stable_sort(members.begin(), members.end(),
+                       [&](size_t a, size_t b) { return std::stol(rows[a][7]) > std::stol(rows[b][7]); });
+      for (size_t k = 0; k < members.size() && k < 3; ++k)
+        expect += rows[members[k]][0] + "," + rows[members[k]][7] + "," + rows[members[k]][4] + "\n";
+    }
+    CHECK(r.out == expect);
+  }
+  SECTION("distinct b, dt: first occurrences in input order") {
+    const RunResult r = run_everywhere(dir, "distinct b, dt", {dir.file("input.csv")}, false);
+    REQUIRE(r.code == 0);
+    std::set<std::string> seen;
+    std::string expect = "b,dt\n";
+    for (const auto& row : rows)
+      if (seen.insert(row[6] + "," + row[4]).second) expect += row[6] + "," + row[4] + "\n";
+    CHECK(r.out == expect);
+  }
+  SECTION("top without groupby is sort then limit") {
+    const RunResult a = run_everywhere(dir, "top 5 by i desc, v", {dir.file("input.csv")}, false);
+    const RunResult b = run_tool(dir, "sort i desc, v | limit 5", {dir.file("input.csv")}, 1 << 20, 2, false);
+    CHECK(a.out == b.out);
+    CHECK(std::count(a.out.begin(), a.out.end(), '\n') == 6);
+  }
+}
+
 TEST_CASE("diff: float aggregates give the same bytes at every chunk size and thread count") {
   // Output is the same for any number of GPUs and any --chunk-size (docs/architecture.md, "Exactness"). Each
   // float aggregate on its own, so a failure names the one that depends on the partitioning.

@@ -125,7 +125,8 @@ TEST_CASE("habits from SQL and the shell get the fix", "[spec]") {
   CHECK(has(error_of("sort by v1, id"), "at position 6: write sort without 'by': sort v1, id"));
   CHECK(error_of("sort by desc").find("no column named 'by'") != std::string::npos);  // a column `by`
   CHECK(has(error_of("head 5"), "did you mean 'limit'? the first rows are: limit 5"));
-  CHECK(has(error_of("top 3"), "sort x desc | limit 3"));
+  CHECK(has(error_of("top 3"), "expected 'by' and the order, like top 3 by amount desc"));
+  CHECK(has(error_of("top 0 by x"), "top takes a row count from 1"));
   CHECK(has(error_of("groupby id | agg count() as n | having n > 1"), "did you mean 'filter'?"));
   CHECK(has(error_of("from t"), "a pipeline names no table: the files come after it"));
   CHECK(has(error_of("select id from t"), "found 'from'; a pipeline names no table"));
