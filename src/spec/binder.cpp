@@ -6,6 +6,8 @@
 // before the scan ends just renames trees, so later stages inline them and every
 // scan program reads input slots only; the used input columns are collected at
 // the end and numbered as slots.
+#include "spec/binder.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -14,7 +16,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
 #include "spec/ast.hpp"
 #include "spec/bind_util.hpp"
 #include "spec/output_columns.hpp"
@@ -28,1586 +29,8 @@
 namespace warpcsv {
 namespace spec {
 namespace {
-
-struct BNode;
-using BPtr = std::shared_ptr<const BNode>;
-
-// A typed expression tree. Column leaves: `arg` is an input column index
-// (scan trees) or a row slot (finalize and post trees).
-struct BNode {
-  Op op = Op::Const;
-  ColumnType type;
-  ColumnType from;  // operand type: Cast, comparisons, Round, IsNull...
-  int32_t arg = 0;
-  Value cval = Value::make_null();
-  std::string sval;  // String constant
-  std::vector<BPtr> kids;
-};
-
-// An expression bound so far, with what is needed to retype a null literal and
-// to describe it in messages.
-struct Bound {
-  BPtr node;
-  const Expr* src = nullptr;
-  bool null_lit = false;
-  ColumnType type() const { return node->type; }
-};
-
-struct ScopeCol {
-  std::string name;
-  ColumnType type;
-  BPtr expr;
-  // What the column holds, so that two columns of one name are ambiguous
-  // only when they hold different things (`select k, k` is not).
-  std::string origin;
-};
-using Scope = std::vector<ScopeCol>;
-
-struct Key {
-  std::string name;
-  std::string canon;
-  ColumnType type;
-  BPtr expr;  // over input columns
-};
-
-struct AggCall {
-  AggKind kind;
-  BPtr arg0, arg1;
-  ColumnType result;
-  std::string text;
-  std::string argtext;  // holistic: the argument's canonical text
-  int64_t q_units = 5;  // quantile's fraction: q_units / 10^q_scale
-  int q_scale = 1;
-  int key = -1;         // holistic: its argument's index in the scan keys
-};
-
-const char* const kTopUnsupported =
-    "aggregate 'top' is not available: an aggregate gives one value per group, and top(x, k) would give k; "
-    "for the k largest values of x write: sort x desc | limit k";
-
-bool is_comparison(BinOp op) {
-  return op == BinOp::Eq || op == BinOp::Ne || op == BinOp::Lt || op == BinOp::Le || op == BinOp::Gt ||
-         op == BinOp::Ge;
-}
-
-bool is_holistic(AggKind k) {
-  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
-}
-
-std::string to_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-ColumnType ct(Type t, int scale = 0) {
-  ColumnType c;
-  c.type = t;
-  c.scale = static_cast<uint8_t>(t == Type::Decimal ? scale : 0);
-  return c;
-}
-
-BPtr make_node(Op op, ColumnType type, std::vector<BPtr> kids, int32_t arg = 0) {
-  auto n = std::make_shared<BNode>();
-  n->op = op;
-  n->type = type;
-  if (!kids.empty()) n->from = kids[0]->type;
-  n->kids = std::move(kids);
-  n->arg = arg;
-  return n;
-}
-
-BPtr column_leaf(int index, ColumnType type) {
-  auto n = std::make_shared<BNode>();
-  n->op = Op::Column;
-  n->type = type;
-  n->from = type;
-  n->arg = index;
-  return n;
-}
-
-BPtr const_node(ColumnType type, Value v, std::string s = "") {
-  auto n = std::make_shared<BNode>();
-  n->op = Op::Const;
-  n->type = type;
-  n->from = type;
-  n->cval = v;
-  n->sval = std::move(s);
-  return n;
-}
-
-// Text of an expression without the parentheses around it, for matching group keys.
-std::string canon_text(const Expr& e) {
-  if (!e.parens) return expr_text(e);
-  Expr copy = e;
-  copy.parens = false;
-  return expr_text(copy);
-}
-
-// Output name of a stage item: alias, a bare column's own name, else its text.
-std::string item_name(const Item& it, const std::string& resolved) {
-  if (it.has_alias) return it.alias;
-  if (!resolved.empty()) return resolved;
-  return canon_text(*it.expr);
-}
-
-class Binder {
- public:
-  Binder(const Pipeline& p, const std::vector<OutputColumn>& input, const NullLikeTokens& null_like)
-      : p_(p), src_(p.src), null_like_(null_like) {
-    plan_.input = input;
-    for (size_t i = 0; i < input.size(); ++i)
-      scope_.push_back(ScopeCol{input[i].name, input[i].type,
-                                column_leaf(static_cast<int>(i), input[i].type), "$" + std::to_string(i + 1)});
-    for (const auto& c : scope_) input_leaves_.push_back(c.expr);
-    collect_names();
-  }
-
-  Plan run() {
-    const auto& st = p_.stages;
-    for (size_t i = 0; i < st.size(); ++i) stage(i);
-    if (!post_) finish_scan();
-    lower_scan();
-    plan_.output = scope_to_schema();
-    return std::move(plan_);
-  }
-
- private:
-  // ---- messages -------------------------------------------------------------
-
-  [[noreturn]] void fail(int pos, const std::string& head, const std::string& detail) const {
-    throw_at(src_, pos, head, detail);
-  }
-
-  std::string describe(const Bound& b) const {
-    const Expr* e = b.src;
-    std::string t = type_name(b.type());
-    if (e == nullptr) return t + " value";
-    switch (e->kind) {
-      case Expr::Name:
-      case Expr::Dollar:
-        return t + " column '" + expr_text(*e) + "'";
-      case Expr::IntLit:
-      case Expr::DecLit:
-      case Expr::FloatLit:
-        return "number " + e->name;
-      case Expr::StrLit:
-        return "string " + expr_text(*e);
-      case Expr::BoolLit:
-        return "boolean " + e->name;
-      case Expr::NullLit:
-        return "null";
-      default:
-        return t + " expression '" + canon_text(*e) + "'";
-    }
-  }
-
-  // ---- name resolution ------------------------------------------------------
-
-  void collect_names_in(const Expr& e) {
-    if (e.kind == Expr::Name) used_names_.insert(to_lower(e.name));
-    // A bare word compared with something may be a string meant in quotes (`day == Sun`).
-    const bool compares = e.kind == Expr::In || (e.kind == Expr::Binary && is_comparison(e.op));
-    for (size_t k = 0; k < e.args.size(); ++k) {
-      const Expr& a = *e.args[k];
-      if (compares && a.kind == Expr::Name && !a.quoted && (e.kind == Expr::Binary || k > 0))
-        comparands_[&a] = e.kind == Expr::In ? e.args[0].get() : e.args[1 - k].get();
-      collect_names_in(a);
-    }
-  }
-  void collect_names() {
-    for (const auto& s : p_.stages)
-      for (const auto& it : s.items)
-        if (it.expr) collect_names_in(*it.expr);
-  }
-
-  // Whether `e` is a column of `scope`, or an expression of columns (not a literal, not an unknown name).
-  static bool names_columns(const Expr& e, const Scope& scope) {
-    switch (e.kind) {
-      case Expr::Name:
-        return std::any_of(scope.begin(), scope.end(),
-                           [&](const ScopeCol& c) { return to_lower(c.name) == to_lower(e.name); });
-      case Expr::Dollar: return e.dollar <= static_cast<int>(scope.size());
-      case Expr::IntLit: case Expr::DecLit: case Expr::FloatLit: case Expr::StrLit: case Expr::BoolLit:
-      case Expr::NullLit: return false;
-      default: return true;
-    }
-  }
-
-  // "did you mean" the close column names, or the string a bare word compared with a column
-  // may be meant as (`day == Sun`).
-  std::string unknown_name_hint(const Expr& e, const Scope& scope, const std::vector<std::string>& close) const {
-    const auto other = comparands_.find(&e);
-    const bool text = other != comparands_.end() && names_columns(*other->second, scope);
-    const std::string columns = join_quoted(close, 3, " or ");
-    if (text && !close.empty())
-      return "; did you mean the string \"" + e.name + "\" (strings go in quotes) or the column " + columns + "?";
-    if (text) return "; did you mean the string \"" + e.name + "\"? Strings go in quotes";
-    return close.empty() ? "" : "; did you mean " + columns + "?";
-  }
-
-  // A "double-quoted" string where a column is meant (SQL quotes names so): how to write the name.
-  void check_quoted_name(const Expr& e, const Scope& scope) const {
-    if (e.kind != Expr::StrLit || e.name.empty() || e.name[0] != '"') return;
-    for (const auto& col : scope) {
-      if (to_lower(col.name) != to_lower(e.sval)) continue;
-      const std::string name = quote_name(col.name);
-      fail(e.pos, "usage error",
-           e.name + " is a string, not a column name; " +
-               (name == col.name ? "write column names without quotes: " + name
-                                 : "column names with spaces or other characters go in backticks: " + name));
-    }
-  }
-
-  // The fix for a string column used as a number: --null for the tokens (NA, -) that made
-  // it a string, else --schema.
-  std::string number_fix(const Bound& b) const {
-    if (b.type().type != Type::String) return "";
-    const std::vector<std::string>* tokens = null_like_of(b);
-    if (!tokens) return "; if the column holds numbers, give it a type with --schema";
-    std::string list, fix;
-    for (size_t k = 0; k < tokens->size(); ++k) {
-      list += (k == 0 ? "'" : k + 1 == tokens->size() ? " and '" : ", '") + (*tokens)[k] + "'";
-      fix += " --null " + shell_word((*tokens)[k]);
-    }
-    return "; its values are numbers but for " + list + ", so it is read as text: if " +
-           (tokens->size() == 1 ? "that means" : "those mean") + " a missing value, run with" + fix;
-  }
-
-  // The null-like tokens of the input column `b` is (before the scan), or null.
-  const std::vector<std::string>* null_like_of(const Bound& b) const {
-    for (size_t i = 0; i < null_like_.size() && i < input_leaves_.size(); ++i)
-      if (b.node == input_leaves_[i] && !null_like_[i].empty()) return &null_like_[i];
-    return nullptr;
-  }
-
-  // Index of the column `e` (a Name or $N) in `scope`; throws with suggestions.
-  int resolve(const Expr& e, const Scope& scope) const {
-    if (e.kind == Expr::Dollar) {
-      if (e.dollar > static_cast<int>(scope.size()))
-        fail(e.pos, "unknown column",
-             e.name + " is out of range: the input of this stage has " +
-                 std::to_string(scope.size()) + " column" + (scope.size() == 1 ? "" : "s") +
-                 (scope.empty() ? std::string() : " ($1..$" + std::to_string(scope.size()) + ")"));
-      return e.dollar - 1;
-    }
-    int exact = -1;
-    for (size_t i = 0; i < scope.size(); ++i) {
-      if (scope[i].name != e.name) continue;
-      if (exact >= 0 && scope[i].origin != scope[static_cast<size_t>(exact)].origin)
-        fail(e.pos, "ambiguous column",
-             "'" + e.name + "' names more than one column of this stage's input ($" + std::to_string(exact + 1) +
-                 " and $" + std::to_string(i + 1) + ") holding different values; give one another name with "
-                 "'as' where it is made, or write $N");
-      if (exact < 0) exact = static_cast<int>(i);
-    }
-    if (exact >= 0) return exact;
-    int found = -1, count = 0;
-    std::string low = to_lower(e.name);
-    for (size_t i = 0; i < scope.size(); ++i)
-      if (to_lower(scope[i].name) == low) found = static_cast<int>(i), ++count;
-    if (count == 1) return found;
-    std::vector<std::string> names;
-    for (const auto& c : scope) names.push_back(c.name);
-    if (count > 1)
-      fail(e.pos, "ambiguous column",
-           "'" + e.name + "' matches several columns that differ only in case; write the exact "
-           "name, one of: " + join_quoted(names, names.size()));
-    std::string detail =
-        "no column named '" + e.name + "'" + unknown_name_hint(e, scope, closest_names(e.name, names, 3));
-    if (!names.empty() && names.size() <= 12)
-      detail += " (columns: " + join_plain(names) + ")";
-    else if (!names.empty())
-      detail += " (" + std::to_string(names.size()) + " columns)";
-    else
-      detail += " (the input has no columns: it is empty, without even a header line, or --skip passed all its "
-                "lines)";
-    fail(e.pos, "unknown column", detail);
-  }
-
-  // ---- types ----------------------------------------------------------------
-
-  // `b` converted to `t`: a null literal is retyped, anything else gets a Cast.
-  static Bound coerce(const Bound& b, ColumnType t) {
-    if (b.type() == t) return b;
-    Bound r = b;
-    if (b.null_lit) {
-      r.node = const_node(t, Value::make_null());
-      return r;
-    }
-    if (b.node->op == Op::Const && b.type().type != Type::String) {
-      // Fold the cast of a constant now rather than once per row.
-      Instr in{Op::Cast, t.type, t.scale, b.type().type, b.type().scale, 0};
-      EvalContext ctx = make_eval_context(nullptr, 0);
-      Value v = detail::cast_value(in, b.node->cval, ctx);
-      if (ctx.status == EvalStatus::Ok) {
-        r.node = const_node(t, v);
-        return r;
-      }
-    }
-    auto n = std::make_shared<BNode>();
-    n->op = Op::Cast;
-    n->type = t;
-    n->from = b.type();
-    n->kids = {b.node};
-    r.node = n;
-    return r;
-  }
-
-  static ColumnType numeric_common(ColumnType a, ColumnType b) {
-    if (a.type == Type::Float || b.type == Type::Float) return ct(Type::Float);
-    if (a.type == Type::Decimal || b.type == Type::Decimal)
-      return ct(Type::Decimal, std::max(a.type == Type::Decimal ? a.scale : 0,
-                                        b.type == Type::Decimal ? b.scale : 0));
-    return ct(Type::Int);
-  }
-
-  static bool numeric(const Bound& b) { return is_numeric(b.type().type); }
-
-  // Date/Timestamp against a string literal: the literal is read at bind time.
-  Bound temporal_literal(const Bound& lit, Bound* col) const {
-    const std::string& s = lit.src->sval;
-    int64_t days = 0, micros = 0;
-    auto n = static_cast<uint32_t>(s.size());
-    if (col->type().type == Type::Date) {
-      if (parse_date(s.data(), n, &days)) return Bound{const_node(ct(Type::Date), Value::of_int(days)), lit.src};
-      if (parse_timestamp(s.data(), n, &micros)) {
-        *col = coerce(*col, ct(Type::Timestamp));
-        return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
-      }
-      fail(lit.src->pos, "type error",
-           "cannot read " + expr_text(*lit.src) + " as a date for " + describe(*col) +
-               "; write dates as \"YYYY-MM-DD\", like \"2024-01-31\"");
-    }
-    if (parse_timestamp(s.data(), n, &micros))
-      return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
-    if (parse_date(s.data(), n, &days))
-      return Bound{const_node(ct(Type::Timestamp), Value::of_int(int128(days) * 86400000000LL)),
-                   lit.src};
-    fail(lit.src->pos, "type error",
-         "cannot read " + expr_text(*lit.src) + " as a timestamp for " + describe(*col) +
-             "; write timestamps as \"YYYY-MM-DD HH:MM:SS\", like \"2024-01-31 08:00:00\"");
-  }
-
-  static bool is_str_lit(const Bound& b) { return b.src && b.src->kind == Expr::StrLit; }
-  static bool temporal(const Bound& b) {
-    return b.type().type == Type::Date || b.type().type == Type::Timestamp;
-  }
-
-  // Brings both operands of a comparison (or coalesce pair) to one type.
-  void unify(Bound& a, Bound& b, int pos, const char* what) const {
-    if (a.null_lit && b.null_lit) {
-      a = coerce(a, ct(Type::Int));
-      b = coerce(b, ct(Type::Int));
-      return;
-    }
-    if (a.null_lit) {
-      a = coerce(a, b.type());
-      return;
-    }
-    if (b.null_lit) {
-      b = coerce(b, a.type());
-      return;
-    }
-    if (numeric(a) && numeric(b)) {
-      ColumnType t = numeric_common(a.type(), b.type());
-      a = coerce(a, t);
-      b = coerce(b, t);
-      return;
-    }
-    if (a.type() == b.type()) return;
-    if (temporal(a) && is_str_lit(b)) {
-      b = temporal_literal(b, &a);
-      if (a.type() != b.type()) b = coerce(b, a.type());
-      return;
-    }
-    if (temporal(b) && is_str_lit(a)) {
-      a = temporal_literal(a, &b);
-      if (a.type() != b.type()) a = coerce(a, b.type());
-      return;
-    }
-    if (temporal(a) && temporal(b)) {
-      a = coerce(a, ct(Type::Timestamp));
-      b = coerce(b, ct(Type::Timestamp));
-      return;
-    }
-    std::string hint;
-    if (numeric(b) && null_like_of(a))
-      hint = number_fix(a);
-    else if (numeric(a) && null_like_of(b))
-      hint = number_fix(b);
-    else if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
-      hint = "; to compare as text, quote the number: \"" + b.src->name + "\"";
-    else if (b.type().type == Type::String && numeric(a) && a.src && a.src->kind != Expr::Name)
-      hint = "; to compare as text, quote the number: \"" + a.src->name + "\"";
-    else if (is_str_lit(b) && numeric(a))
-      hint = "; write numbers without quotes, or give the column a type with --schema";
-    else
-      hint = "; both sides must be numbers, strings, booleans or dates";
-    fail(pos, "type error",
-         std::string("cannot ") + what + " " + describe(a) + " with " + describe(b) + hint);
-  }
-
-  Bound need_bool(const Bound& b, const std::string& context) const {
-    if (b.null_lit) return coerce(b, ct(Type::Bool));
-    if (b.type().type == Type::Bool) return b;
-    std::string hint = numeric(b) ? " (for example " + canon_text(*b.src) + " != 0)"
-                       : b.type().type == Type::String
-                           ? " (for example " + canon_text(*b.src) + " == \"yes\")"
-                           : "";
-    fail(b.src->pos, "type error",
-         "expected a true/false condition " + context + ", found " + describe(b) +
-             "; compare it with something" + hint);
-  }
-
-  // ---- expression binding ---------------------------------------------------
-
-  struct Ctx {
-    const Scope* scope;
-    bool agg_item;    // binding an agg item: leaves are keys and aggregate results
-    bool in_agg;      // inside an aggregate's arguments
-    const char* stage;
-  };
-
-  Bound bind(const Expr& e, const Ctx& c) {
-    Bound b = bind_inner(e, c);
-    b.src = &e;
-    return b;
-  }
-
-  Bound bind_inner(const Expr& e, const Ctx& c) {
-    if (c.agg_item && e.kind != Expr::IntLit && e.kind != Expr::DecLit &&
-        e.kind != Expr::FloatLit && e.kind != Expr::StrLit && e.kind != Expr::BoolLit &&
-        e.kind != Expr::NullLit) {
-      // Group keys may be referenced by name or by the same expression text.
-      std::string canon = canon_text(e);
-      for (size_t k = 0; k < keys_.size(); ++k) {
-        bool by_name = (e.kind == Expr::Name && (keys_[k].name == e.name ||
-                                                 to_lower(keys_[k].name) == to_lower(e.name)));
-        if (by_name || keys_[k].canon == canon)
-          return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
-      }
-    }
-    switch (e.kind) {
-      case Expr::Name:
-      case Expr::Dollar: {
-        if (c.agg_item) {
-          const Scope& s = *c.scope;
-          int i = resolve(e, s);
-          // A $N or a differently spelled name may still denote a key.
-          for (size_t k = 0; k < keys_.size(); ++k)
-            if (keys_[k].name == s[i].name)
-              return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
-          std::string n = expr_text(e);
-          fail(e.pos, "usage error",
-               "column " + n + " in agg is neither a group key nor inside an aggregate; use "
-               "an aggregate like first(" + n + ") or max(" + n + "), or add it to groupby");
-        }
-        int i = resolve(e, *c.scope);
-        return Bound{(*c.scope)[i].expr, &e};
-      }
-      case Expr::IntLit:
-        return Bound{const_node(ct(Type::Int), Value::of_int(e.ival)), &e};
-      case Expr::DecLit:
-        return Bound{const_node(ct(Type::Decimal, e.scale), Value::of_int(e.ival)), &e};
-      case Expr::FloatLit:
-        return Bound{const_node(ct(Type::Float), Value::of_float(e.fval)), &e};
-      case Expr::StrLit:
-        return Bound{const_node(ct(Type::String), Value::of_str(nullptr, 0), e.sval), &e};
-      case Expr::BoolLit:
-        return Bound{const_node(ct(Type::Bool), Value::of_int(e.ival)), &e};
-      case Expr::NullLit: {
-        Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
-        b.null_lit = true;
-        return b;
-      }
-      case Expr::Star:
-        fail(e.pos, "syntax error", "'*' is only allowed in count(*) and select *");
-      case Expr::Neg: {
-        Bound x = bind(*e.args[0], c);
-        if (x.null_lit) x = coerce(x, ct(Type::Int));
-        if (!numeric(x))
-          fail(e.pos, "type error", "cannot negate " + describe(x) + "; '-' needs a number");
-        return Bound{make_node(Op::Neg, x.type(), {x.node}), &e};
-      }
-      case Expr::Not: {
-        Bound x = need_bool(bind(*e.args[0], c), "after 'not'");
-        return Bound{make_node(Op::Not, ct(Type::Bool), {x.node}), &e};
-      }
-      case Expr::Binary:
-        return binary(e, c);
-      case Expr::In: {
-        Bound x = bind(*e.args[0], c);
-        BPtr acc;
-        for (size_t k = 1; k < e.args.size(); ++k) {
-          Bound a = x, v = bind(*e.args[k], c);
-          unify(a, v, e.args[k]->pos, "compare");
-          auto eq = make_node(Op::Eq, ct(Type::Bool), {a.node, v.node});
-          acc = acc ? make_node(Op::Or, ct(Type::Bool), {acc, eq}) : eq;
-        }
-        if (e.negated) acc = make_node(Op::Not, ct(Type::Bool), {acc});
-        return Bound{acc, &e};
-      }
-      case Expr::IsNull: {
-        Bound x = bind(*e.args[0], c);
-        return Bound{make_node(e.negated ? Op::IsNotNull : Op::IsNull, ct(Type::Bool), {x.node}),
-                     &e};
-      }
-      case Expr::Like: {  // like(s, pattern) as a function reads its messages
-        BPtr m = make_node(Op::Like, ct(Type::Bool),
-                           {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node},
-                           e.name == "ilike" ? 1 : 0);
-        if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
-        return Bound{m, &e};
-      }
-      case Expr::Call:
-        return call(e, c);
-      case Expr::Between: {
-        Bound x = bind(*e.args[0], c), lo = bind(*e.args[1], c), hi = bind(*e.args[2], c), x2 = x;
-        unify(x, lo, e.args[1]->pos, "compare");
-        unify(x2, hi, e.args[2]->pos, "compare");
-        BPtr m = make_node(Op::And, ct(Type::Bool),
-                           {make_node(Op::Ge, ct(Type::Bool), {x.node, lo.node}),
-                            make_node(Op::Le, ct(Type::Bool), {x2.node, hi.node})});
-        if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
-        return Bound{m, &e};
-      }
-      case Expr::Case:
-        return case_expr(e, c);
-      case Expr::Cast:
-        return cast_expr(e, c);
-    }
-    fail(e.pos, "internal error", "unknown expression kind");
-  }
-
-  // An operand of `||`: a string, or the text of any other value.
-  static BPtr as_text(const Bound& b) {
-    if (b.null_lit || b.type().type == Type::String) return coerce(b, ct(Type::String)).node;
-    return make_node(Op::ToString, ct(Type::String), {b.node});
-  }
-
-  // date + n, n + date, date - n (n days), date - date (days between).
-  Bound date_arithmetic(const Expr& e, Bound a, Bound b) {
-    const char* optext = binop_text(e.op);
-    const bool sub = e.op == BinOp::Sub;
-    if (a.type().type == Type::Date && b.type().type == Type::Date && sub)
-      return Bound{make_node(Op::Sub, ct(Type::Int), {a.node, b.node}), &e};
-    Bound& date = temporal(a) ? a : b;
-    Bound& days = temporal(a) ? b : a;
-    if (date.type().type == Type::Timestamp || (sub && &date == &b) || temporal(days) ||
-        !(days.null_lit || days.type().type == Type::Int))
-      fail(e.args[1]->pos, "type error",
-           std::string("cannot ") + (sub ? "subtract " : "add ") + describe(b) + (sub ? " from " : " to ") +
-               describe(a) + "; '" + optext +
-               "' takes a date and a whole number of days (date + 7, date - 1), or two dates (date - date: "
-               "the days between); for other units use datediff('hour', a, b)");
-    days = coerce(days, ct(Type::Int));
-    return Bound{make_node(sub ? Op::Sub : Op::Add, ct(Type::Date), {a.node, b.node}), &e};
-  }
-
-  // The values' common type (the first non-null one's, widened over numerics), each converted to it.
-  ColumnType unify_all(std::vector<Bound>& xs, const std::vector<int>& pos, const char* what) const {
-    Bound acc = xs[0];
-    for (size_t k = 1; k < xs.size(); ++k) {
-      Bound b = xs[k];
-      unify(acc, b, pos[k], what);
-      xs[k] = b;
-      if (k == 1) xs[0] = acc;
-      acc = Bound{const_node(acc.type(), Value::make_null()), acc.src};
-    }
-    const ColumnType t = acc.type().type == Type::Null ? ct(Type::Int) : acc.type();
-    for (auto& x : xs) x = coerce(x, t);
-    return t;
-  }
-
-  // A case node: (condition, value) pairs and the else value, in kids; it
-  // lowers to jumps, so only the chosen value is evaluated.
-  static BPtr case_node(std::vector<BPtr> conds, std::vector<Bound> values, ColumnType t) {
-    std::vector<BPtr> kids;
-    for (size_t k = 0; k < conds.size(); ++k) {
-      kids.push_back(conds[k]);
-      kids.push_back(values[k].node);
-    }
-    kids.push_back(values.back().node);
-    auto n = make_node(Op::JumpUnless, t, std::move(kids));
-    return n;
-  }
-
-  Bound null_bound(const Expr& e) const {
-    Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
-    b.null_lit = true;
-    return b;
-  }
-
-  Bound case_expr(const Expr& e, const Ctx& c) {
-    size_t k = 0;
-    Bound operand;
-    if (e.case_operand) operand = bind(*e.args[k++], c);
-    const size_t whens_end = e.args.size() - (e.case_else ? 1 : 0);
-    std::vector<BPtr> conds;
-    std::vector<Bound> values;
-    std::vector<int> pos;
-    for (; k < whens_end; k += 2) {
-      Bound w = bind(*e.args[k], c);
-      if (e.case_operand) {
-        Bound o = operand;
-        unify(o, w, e.args[k]->pos, "compare");
-        conds.push_back(make_node(Op::Eq, ct(Type::Bool), {o.node, w.node}));
-      } else {
-        conds.push_back(need_bool(w, "after 'when'").node);
-      }
-      values.push_back(bind(*e.args[k + 1], c));
-      pos.push_back(e.args[k + 1]->pos);
-    }
-    values.push_back(e.case_else ? bind(*e.args.back(), c) : null_bound(e));
-    pos.push_back(e.case_else ? e.args.back()->pos : e.end);
-    const ColumnType t = unify_all(values, pos, "give one case");
-    return Bound{case_node(std::move(conds), std::move(values), t), &e};
-  }
-
-  // A type named in cast(x as TYPE).
-  ColumnType cast_type(const Expr& e) const {
-    const std::string name = e.sval.substr(0, e.sval.find('('));
-    const bool digits = e.sval.find('(') != std::string::npos;
-    static const std::pair<const char*, Type> kNames[] = {
-        {"int", Type::Int},         {"integer", Type::Int},     {"bigint", Type::Int},
-        {"float", Type::Float},     {"double", Type::Float},    {"real", Type::Float},
-        {"decimal", Type::Decimal}, {"numeric", Type::Decimal}, {"string", Type::String},
-        {"varchar", Type::String},  {"text", Type::String},     {"bool", Type::Bool},
-        {"boolean", Type::Bool},    {"date", Type::Date},       {"timestamp", Type::Timestamp},
-        {"datetime", Type::Timestamp}};
-    for (const auto& [n, t] : kNames) {
-      if (name != n) continue;
-      if (t == Type::Decimal && (!digits || e.scale > kMaxDecimalScale))
-        fail(e.pos, "usage error",
-             "cast to decimal needs its digits after the point, from 0 to " + std::to_string(kMaxDecimalScale) +
-                 ", like " + e.name + "(x as decimal(2)); found '" + e.sval + "'");
-      if (t != Type::Decimal && digits)
-        fail(e.pos, "usage error", "the type " + name + " takes no digits; found '" + e.sval + "'");
-      return ct(t, e.scale);
-    }
-    fail(e.pos, "usage error",
-         "unknown type '" + e.sval + "' in " + e.name + "; types are int, float, decimal(S), string, bool, date and "
-                                                           "timestamp");
-  }
-
-  Bound cast_expr(const Expr& e, const Ctx& c) {
-    const ColumnType to = cast_type(e);
-    Bound x = bind(*e.args[0], c);
-    const int32_t flag = e.name == "try_cast" ? kCastTry : 0;
-    const ColumnType from = x.type();
-    if (x.null_lit || from == to) return Bound{coerce(x, to).node, &e};
-    if (from.type == Type::String) return Bound{make_node(Op::ParseAs, to, {x.node}, flag), &e};
-    if (to.type == Type::String) return Bound{make_node(Op::ToString, to, {x.node}), &e};
-    const bool numbers = (numeric(x) || from.type == Type::Bool) && (is_numeric(to.type) || to.type == Type::Bool);
-    const bool dates = temporal(x) && (to.type == Type::Date || to.type == Type::Timestamp);
-    if (!numbers && !dates)
-      fail(e.args[0]->pos, "type error",
-           "cannot cast " + describe(x) + " to " + e.sval +
-               "; numbers and booleans cast to each other, dates and timestamps to each other, anything to and "
-               "from string (for a date's number use epoch(t) or year(t))");
-    return Bound{make_node(Op::Cast, to, {x.node}, flag), &e};
-  }
-
-  Bound binary(const Expr& e, const Ctx& c) {
-    Bound a = bind(*e.args[0], c), b = bind(*e.args[1], c);
-    const char* optext = binop_text(e.op);
-    switch (e.op) {
-      case BinOp::And:
-      case BinOp::Or: {
-        std::string ctx = std::string("around '") + optext + "'";
-        a = need_bool(a, ctx);
-        b = need_bool(b, ctx);
-        return Bound{make_node(e.op == BinOp::And ? Op::And : Op::Or, ct(Type::Bool),
-                               {a.node, b.node}),
-                     &e};
-      }
-      case BinOp::Eq:
-      case BinOp::Ne:
-      case BinOp::Lt:
-      case BinOp::Le:
-      case BinOp::Gt:
-      case BinOp::Ge: {
-        unify(a, b, e.args[1]->pos, "compare");
-        static const Op kOps[] = {Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge};
-        Op op = kOps[static_cast<int>(e.op) - static_cast<int>(BinOp::Eq)];
-        return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
-      }
-      case BinOp::Concat:
-        return Bound{make_node(Op::Concat, ct(Type::String), {as_text(a), as_text(b)}), &e};
-      default:
-        break;
-    }
-    if ((e.op == BinOp::Add || e.op == BinOp::Sub) && (temporal(a) || temporal(b))) return date_arithmetic(e, a, b);
-    // Arithmetic.
-    if (a.null_lit && b.null_lit) {
-      a = coerce(a, ct(Type::Int));
-      b = coerce(b, ct(Type::Int));
-    } else if (a.null_lit) {
-      a = coerce(a, numeric(b) ? b.type() : ct(Type::Int));
-    } else if (b.null_lit) {
-      b = coerce(b, numeric(a) ? a.type() : ct(Type::Int));
-    }
-    for (const Bound* x : {&a, &b})
-      if (!numeric(*x))
-        fail(x->src->pos, "type error",
-             std::string("'") + optext + "' needs numbers, found " + describe(*x) + number_fix(*x));
-    ColumnType ta = a.type(), tb = b.type();
-    ColumnType rt;
-    Op op = Op::Add;
-    switch (e.op) {
-      case BinOp::Add:
-      case BinOp::Sub:
-        op = e.op == BinOp::Add ? Op::Add : Op::Sub;
-        rt = numeric_common(ta, tb);
-        a = coerce(a, rt);
-        b = coerce(b, rt);
-        break;
-      case BinOp::Mul:
-        op = Op::Mul;
-        if (ta.type == Type::Float || tb.type == Type::Float) {
-          rt = ct(Type::Float);
-        } else if (ta.type == Type::Int && tb.type == Type::Int) {
-          rt = ct(Type::Int);
-        } else {
-          // Scales add; past the widest decimal the product is a float.
-          int s = (ta.type == Type::Decimal ? ta.scale : 0) + (tb.type == Type::Decimal ? tb.scale : 0);
-          rt = s <= kMaxDecimalScale ? ct(Type::Decimal, s) : ct(Type::Float);
-        }
-        if (rt.type == Type::Float) {
-          a = coerce(a, rt);
-          b = coerce(b, rt);
-        }
-        break;
-      case BinOp::Div:
-        op = Op::Div;
-        rt = ct(Type::Float);
-        a = coerce(a, rt);
-        b = coerce(b, rt);
-        break;
-      default:  // Mod
-        op = Op::Mod;
-        rt = numeric_common(ta, tb);
-        a = coerce(a, rt);
-        b = coerce(b, rt);
-        break;
-    }
-    return Bound{make_node(op, rt, {a.node, b.node}), &e};
-  }
-
-  void arity(const Expr& e, size_t lo, size_t hi, const char* usage) const {
-    size_t n = e.args.size();
-    if (n == 1 && e.args[0]->kind == Expr::Star && e.name != "count")
-      fail(e.args[0]->pos, "syntax error",
-           "'*' is only allowed in count(*); write " + std::string(usage));
-    if (n < lo || n > hi)
-      fail(e.pos, "usage error",
-           e.name + "() takes " +
-               (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
-               " argument" + (lo == hi && hi == 1 ? "" : "s") + ", found " + std::to_string(n) +
-               "; write " + usage);
-  }
-
-  Bound string_arg(const Expr& call, const Expr& a, const Ctx& c) {
-    Bound b = bind(a, c);
-    if (b.null_lit) return coerce(b, ct(Type::String));
-    if (b.type().type != Type::String)
-      fail(a.pos, "type error",
-           call.name + "() needs a string, found " + describe(b));
-    return b;
-  }
-
-  // A function's arguments in their common type: the first non-null
-  // operand's, widened over numerics (a comparable pair, as in `==`).
-  std::pair<std::vector<BPtr>, ColumnType> common_type_args(const Expr& e, const Ctx& c) {
-    std::vector<Bound> xs;
-    std::vector<int> pos;
-    for (const auto& a : e.args) {
-      xs.push_back(bind(*a, c));
-      pos.push_back(a->pos);
-    }
-    const ColumnType t = unify_all(xs, pos, e.name.c_str());
-    std::vector<BPtr> kids;
-    for (auto& x : xs) kids.push_back(x.node);
-    return {std::move(kids), t};
-  }
-
-  // A function's int argument (a null literal is an int).
-  Bound int_arg(const Expr& call, const Expr& a, const Ctx& c) {
-    Bound b = bind(a, c);
-    if (b.null_lit) b = coerce(b, ct(Type::Int));
-    if (b.type().type != Type::Int)
-      fail(a.pos, "type error", call.name + "() needs an int, found " + describe(b));
-    return b;
-  }
-
-  // A function's date or timestamp argument (a null literal is a date).
-  Bound date_arg(const Expr& call, const Expr& a, const Ctx& c) {
-    Bound b = bind(a, c);
-    if (b.null_lit) b = coerce(b, ct(Type::Date));
-    if (b.type().type != Type::Date && b.type().type != Type::Timestamp)
-      fail(a.pos, "type error", call.name + "() needs a date or timestamp, found " + describe(b));
-    return b;
-  }
-
-  static constexpr std::pair<const char*, DatePart> kDateParts[] = {
-      {"year", DatePart::Year},       {"quarter", DatePart::Quarter}, {"month", DatePart::Month},
-      {"day", DatePart::Day},         {"hour", DatePart::Hour},       {"minute", DatePart::Minute},
-      {"second", DatePart::Second},   {"dow", DatePart::Dow},         {"isodow", DatePart::Isodow},
-      {"doy", DatePart::Doy},         {"week", DatePart::Week},       {"epoch", DatePart::Epoch},
-      {"date", DatePart::Date}};
-  static constexpr std::pair<const char*, DateUnit> kDateUnits[] = {
-      {"year", DateUnit::Year}, {"quarter", DateUnit::Quarter}, {"month", DateUnit::Month},
-      {"week", DateUnit::Week}, {"day", DateUnit::Day},         {"hour", DateUnit::Hour},
-      {"minute", DateUnit::Minute}, {"second", DateUnit::Second}};
-
-  // A unit in quotes, the first argument of date_trunc and datediff.
-  DateUnit date_unit(const Expr& call, const Expr& u) const {
-    const auto unit = std::find_if(std::begin(kDateUnits), std::end(kDateUnits), [&](const auto& du) {
-      return u.kind == Expr::StrLit && to_lower(u.sval) == du.first;
-    });
-    if (unit == std::end(kDateUnits))
-      fail(u.pos, "usage error",
-           call.name + "()'s first argument is a unit in quotes: 'year', 'quarter', 'month', 'week', 'day', "
-                       "'hour', 'minute' or 'second'; found '" + canon_text(u) + "'");
-    return unit->second;
-  }
-
-  Bound call(const Expr& e, const Ctx& c) {
-    const std::string& f = e.name;
-    if (f == "top") fail(e.pos, "unsupported", kTopUnsupported);
-    if (is_aggregate_name(f)) {
-      if (c.in_agg)
-        fail(e.pos, "usage error",
-             "aggregate '" + f + "' inside another aggregate; aggregates cannot be nested");
-      if (!c.agg_item)
-        fail(e.pos, "usage error",
-             "aggregate '" + f + "' is only allowed in an agg stage (not in " + c.stage +
-                 "); write it as: agg " + canon_text(e));
-      return aggregate(e);
-    }
-    if (f == "lower" || f == "upper") {
-      arity(e, 1, 1, (f + "(name)").c_str());
-      Bound x = string_arg(e, *e.args[0], c);
-      return Bound{make_node(f == "lower" ? Op::Lower : Op::Upper, ct(Type::String), {x.node}),
-                   &e};
-    }
-    if (f == "len") {
-      arity(e, 1, 1, "len(name)");
-      Bound x = string_arg(e, *e.args[0], c);
-      return Bound{make_node(Op::Len, ct(Type::Int), {x.node}), &e};
-    }
-    if (f == "abs") {
-      arity(e, 1, 1, "abs(x)");
-      Bound x = bind(*e.args[0], c);
-      if (x.null_lit) x = coerce(x, ct(Type::Int));
-      if (!numeric(x)) fail(e.args[0]->pos, "type error", "abs() needs a number, found " + describe(x));
-      return Bound{make_node(Op::Abs, x.type(), {x.node}), &e};
-    }
-    if (f == "round") {
-      arity(e, 1, 2, "round(x) or round(x, digits)");
-      Bound x = bind(*e.args[0], c);
-      if (x.null_lit) x = coerce(x, ct(Type::Int));
-      if (!numeric(x))
-        fail(e.args[0]->pos, "type error", "round() needs a number, found " + describe(x));
-      int d = 0;
-      if (e.args.size() == 2) {
-        const Expr& de = *e.args[1];
-        if (de.kind != Expr::IntLit || de.ival > 38 || de.ival < -38)
-          fail(de.pos, "usage error",
-               "round() digits must be a whole number from -38 to 38, like round(x, 2); found '" +
-                   canon_text(de) + "'");
-        d = static_cast<int>(de.ival);
-      }
-      ColumnType t = x.type();
-      ColumnType rt = t;
-      if (t.type == Type::Decimal) rt = ct(Type::Decimal, std::max(0, std::min<int>(d, t.scale)));
-      return Bound{make_node(Op::Round, rt, {x.node}, d), &e};
-    }
-    if (f == "contains" || f == "starts_with" || f == "ends_with") {
-      arity(e, 2, 2, (f + "(name, \"text\")").c_str());
-      Bound a = string_arg(e, *e.args[0], c), b = string_arg(e, *e.args[1], c);
-      Op op = f == "contains" ? Op::Contains : f == "starts_with" ? Op::StartsWith : Op::EndsWith;
-      return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
-    }
-    if (f == "substr") {
-      arity(e, 2, 3, "substr(s, start) or substr(s, start, length)");
-      std::vector<BPtr> kids = {string_arg(e, *e.args[0], c).node};
-      for (size_t k = 1; k < e.args.size(); ++k) kids.push_back(int_arg(e, *e.args[k], c).node);
-      const auto n = static_cast<int32_t>(kids.size());
-      return Bound{make_node(Op::Substr, ct(Type::String), std::move(kids), n), &e};
-    }
-    if (f == "trim" || f == "ltrim" || f == "rtrim") {
-      arity(e, 1, 1, (f + "(s)").c_str());
-      const int32_t sides = f == "ltrim" ? kTrimLeft : f == "rtrim" ? kTrimRight : kTrimLeft | kTrimRight;
-      return Bound{make_node(Op::Trim, ct(Type::String), {string_arg(e, *e.args[0], c).node}, sides), &e};
-    }
-    if (f == "split_part") {
-      arity(e, 3, 3, "split_part(s, separator, n)");
-      return Bound{make_node(Op::SplitPart, ct(Type::String),
-                             {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node,
-                              int_arg(e, *e.args[2], c).node}),
-                   &e};
-    }
-    for (const auto& [name, part] : kDateParts) {
-      if (f != name) continue;
-      arity(e, 1, 1, (f + "(t)").c_str());
-      const Bound x = date_arg(e, *e.args[0], c);
-      const Type t = x.type().type;
-      if (part == DatePart::Date && t == Type::Date) return Bound{x.node, &e};
-      const ColumnType rt = part == DatePart::Date                             ? ct(Type::Date)
-                            : part == DatePart::Epoch && t == Type::Timestamp ? ct(Type::Float)
-                                                                              : ct(Type::Int);
-      return Bound{make_node(Op::DatePart, rt, {x.node}, static_cast<int32_t>(part)), &e};
-    }
-    if (f == "date_trunc") {
-      arity(e, 2, 2, "date_trunc('month', t)");
-      const DateUnit unit = date_unit(e, *e.args[0]);
-      const Bound x = date_arg(e, *e.args[1], c);
-      return Bound{make_node(Op::DateTrunc, x.type(), {x.node}, static_cast<int32_t>(unit)), &e};
-    }
-    if (f == "coalesce" || f == "greatest" || f == "least") {
-      arity(e, 1, 64, (f + "(a, b, ...)").c_str());
-      const Op op = f == "coalesce" ? Op::Coalesce : f == "greatest" ? Op::Greatest : Op::Least;
-      auto [kids, t] = common_type_args(e, c);
-      const auto n = static_cast<int32_t>(kids.size());
-      return Bound{make_node(op, t, std::move(kids), n), &e};
-    }
-    if (f == "nullif") {
-      arity(e, 2, 2, "nullif(a, b)");
-      auto [kids, t] = common_type_args(e, c);
-      return Bound{make_node(Op::NullIf, t, std::move(kids)), &e};
-    }
-    if (f == "if") {
-      arity(e, 3, 3, "if(condition, then, else)");
-      BPtr cond = need_bool(bind(*e.args[0], c), "as if()'s first argument").node;
-      std::vector<Bound> values = {bind(*e.args[1], c), bind(*e.args[2], c)};
-      const ColumnType t = unify_all(values, {e.args[1]->pos, e.args[2]->pos}, "give one if()");
-      return Bound{case_node({cond}, std::move(values), t), &e};
-    }
-    if (f == "replace") {
-      arity(e, 3, 3, "replace(s, from, to)");
-      return Bound{make_node(Op::Replace, ct(Type::String),
-                             {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node,
-                              string_arg(e, *e.args[2], c).node}),
-                   &e};
-    }
-    if (f == "strftime") {
-      arity(e, 2, 2, "strftime(t, '%Y-%m')");
-      const Bound x = date_arg(e, *e.args[0], c);
-      const Expr& fe = *e.args[1];
-      uint32_t bad_at = 0;
-      if (fe.kind != Expr::StrLit)
-        fail(fe.pos, "usage error", "strftime()'s format is a string in quotes, like strftime(t, '%Y-%m')");
-      if (!strftime_format_ok(fe.sval.data(), static_cast<uint32_t>(fe.sval.size()), &bad_at))
-        fail(fe.pos, "usage error",
-             "strftime() format '" + fe.sval + "' has '" + fe.sval.substr(bad_at, 2) +
-                 "' at byte " + std::to_string(bad_at + 1) +
-                 "; it knows %Y %m %d %H %M %S %j %a %A %b %B %F %T and %% (write %% for a percent sign)");
-      return Bound{make_node(Op::Strftime, ct(Type::String), {x.node, bind(fe, c).node}), &e};
-    }
-    if (f == "datediff" || f == "date_diff") {
-      arity(e, 3, 3, (f + "('day', start, end)").c_str());
-      const DateUnit unit = date_unit(e, *e.args[0]);
-      std::vector<Bound> xs = {date_arg(e, *e.args[1], c), date_arg(e, *e.args[2], c)};
-      unify_all(xs, {e.args[1]->pos, e.args[2]->pos}, "compare");
-      return Bound{make_node(Op::DateDiff, ct(Type::Int), {xs[0].node, xs[1].node}, static_cast<int32_t>(unit)),
-                   &e};
-    }
-    static const std::vector<std::string> kFuncs = {
-        "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "greatest",
-        "least", "nullif", "if", "substr", "replace",
-        "trim", "ltrim", "rtrim", "split_part", "year",
-        "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
-        "date_trunc", "strftime", "datediff", "date_diff", "count", "count_if", "sum", "min", "max", "mean", "avg",
-        "var", "std", "first", "last", "corr", "count_distinct", "median", "quantile"};
-    std::vector<std::string> close = closest_names(f, kFuncs, 2);
-    fail(e.pos, "unknown function",
-         "no function named '" + f + "'" +
-             (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
-             " (functions: lower upper len abs round contains starts_with ends_with coalesce greatest least nullif "
-             "if substr replace trim ltrim rtrim split_part year quarter month day hour minute second dow isodow doy "
-             "week epoch date date_trunc strftime datediff; cast(x as type), try_cast(x as type); "
-             "aggregates in agg: count count_if sum min max mean var std first last corr count_distinct median "
-             "quantile)");
-  }
-
-  // quantile's second argument: a decimal literal from 0 to 1, kept exact
-  // (0.9 is nine tenths, not the double nearest it).
-  void quantile_fraction(const Expr& qe, AggCall* call) const {
-    const int128 one = qe.kind == Expr::DecLit ? pow10_i128(qe.scale) : 1;
-    if ((qe.kind != Expr::IntLit && qe.kind != Expr::DecLit) || qe.scale > 18 || qe.ival < 0 || qe.ival > one)
-      fail(qe.pos, "usage error",
-           "quantile()'s second argument must be a decimal number from 0 to 1 with at most 18 digits after "
-           "the point, like quantile(x, 0.9); found '" + canon_text(qe) + "'");
-    call->q_units = static_cast<int64_t>(qe.ival);
-    call->q_scale = qe.kind == Expr::DecLit ? qe.scale : 0;
-  }
-
-  // Binds a holistic aggregate's argument and sets its kind's result type:
-  // count_distinct counts; median and quantile interpolate numbers (a float)
-  // and pick a value of other types (their own type).
-  void holistic_arg(const Expr& e, const Ctx& inner, AggCall* call) {
-    Bound x = bind(*e.args[0], inner);
-    if (x.null_lit)
-      fail(e.args[0]->pos, "type error", e.name + "(null) has no type; aggregate a column or an expression");
-    call->arg0 = x.node;
-    call->argtext = canon_text(*e.args[0]);
-    if (e.name == "quantile") call->kind = AggKind::Quantile;
-    const bool continuous = numeric(x) || x.type().type == Type::Bool;
-    call->result = call->kind == AggKind::CountDistinct ? ct(Type::Int) : continuous ? ct(Type::Float) : x.type();
-  }
-
-  // An aggregate call in an agg item: binds its arguments over the scan scope
-  // and returns the finalize slot of the (deduplicated) aggregate.
-  Bound aggregate(const Expr& e) {
-    std::string f = e.name == "avg" ? "mean" : e.name;
-    for (const auto& a : e.args) check_quoted_name(*a, scope_);
-    Ctx inner{&scope_, false, true, "agg"};
-    AggCall call;
-    std::string argtext;
-    if (f == "count") {
-      bool star = e.args.empty() || (e.args.size() == 1 && e.args[0]->kind == Expr::Star);
-      if (star) {
-        call.kind = AggKind::CountStar;
-      } else {
-        arity(e, 0, 1, "count() or count(x)");
-        call.kind = AggKind::Count;
-        call.arg0 = bind(*e.args[0], inner).node;
-        argtext = canon_text(*e.args[0]);
-      }
-      call.result = ct(Type::Int);
-    } else if (f == "count_if") {
-      arity(e, 1, 1, "count_if(condition)");
-      // The rows where the condition holds: count() of a value that is null elsewhere.
-      BPtr cond = need_bool(bind(*e.args[0], inner), "in count_if()").node;
-      call.kind = AggKind::Count;
-      call.arg0 = case_node({cond}, {Bound{const_node(ct(Type::Bool), Value::of_int(1))}, null_bound(e)},
-                            ct(Type::Bool));
-      call.result = ct(Type::Int);
-      argtext = canon_text(*e.args[0]);
-    } else if (f == "corr") {
-      arity(e, 2, 2, "corr(x, y)");
-      Bound x = bind(*e.args[0], inner), y = bind(*e.args[1], inner);
-      for (const Bound* b : {&x, &y})
-        if (!numeric(*b) && b->type().type != Type::Bool)
-          fail(b->src->pos, "type error", "corr() needs numbers, found " + describe(*b) + number_fix(*b));
-      call.kind = AggKind::Corr;
-      call.arg0 = x.node;
-      call.arg1 = y.node;
-      call.result = ct(Type::Float);
-      argtext = canon_text(*e.args[0]) + ", " + canon_text(*e.args[1]);
-    } else if (f == "quantile") {
-      arity(e, 2, 2, "quantile(x, q) with q from 0 to 1, like quantile(x, 0.9)");
-      quantile_fraction(*e.args[1], &call);
-      holistic_arg(e, inner, &call);
-      argtext = call.argtext + ", " + canon_text(*e.args[1]);
-    } else if (f == "count_distinct" || f == "median") {
-      arity(e, 1, 1, (f + "(x)").c_str());
-      call.kind = f == "median" ? AggKind::Median : AggKind::CountDistinct;
-      holistic_arg(e, inner, &call);
-      argtext = call.argtext;
-    } else {
-      arity(e, 1, 1, (e.name + "(x)").c_str());
-      Bound x = bind(*e.args[0], inner);
-      if (x.null_lit)
-        fail(e.args[0]->pos, "type error",
-             e.name + "(null) has no type; aggregate a column or an expression");
-      Type t = x.type().type;
-      argtext = canon_text(*e.args[0]);
-      call.arg0 = x.node;
-      if (f == "sum") {
-        call.kind = AggKind::Sum;
-        if (t == Type::Int || t == Type::Bool)
-          call.result = ct(Type::Int);
-        else if (t == Type::Decimal || t == Type::Float)
-          call.result = x.type();
-        else
-          fail(e.args[0]->pos, "type error",
-               "sum() needs numbers, found " + describe(x) + number_fix(x));
-      } else if (f == "mean" || f == "var" || f == "std") {
-        call.kind = f == "mean" ? AggKind::Mean : f == "var" ? AggKind::Var : AggKind::Std;
-        if (!numeric(x) && t != Type::Bool)
-          fail(e.args[0]->pos, "type error", e.name + "() needs numbers, found " + describe(x) + number_fix(x));
-        call.result = ct(Type::Float);
-      } else {
-        call.kind = f == "min"     ? AggKind::Min
-                    : f == "max"   ? AggKind::Max
-                    : f == "first" ? AggKind::First
-                                   : AggKind::Last;
-        call.result = x.type();
-      }
-    }
-    call.text = f + "(" + argtext + ")";
-    size_t j = 0;
-    while (j < aggs_.size() && aggs_[j].text != call.text) ++j;
-    if (j == aggs_.size()) aggs_.push_back(call);
-    return Bound{column_leaf(static_cast<int>(keys_.size() + j), aggs_[j].result), &e};
-  }
-
-  // ---- stages ---------------------------------------------------------------
-
-  std::vector<OutputColumn> scope_to_schema() const {
-    std::vector<OutputColumn> out;
-    for (const auto& c : scope_) out.push_back(OutputColumn{c.name, c.type});
-    return out;
-  }
-
-  // After the scan, stages read row slots: the scope becomes one leaf per column.
-  void scope_to_slots() {
-    for (size_t i = 0; i < scope_.size(); ++i)
-      scope_[i].expr = column_leaf(static_cast<int>(i), scope_[i].type);
-  }
-
-  void finish_scan() {
-    for (const auto& c : scope_) scan_outputs_.push_back(c.expr);
-    scan_output_texts_.clear();
-    for (const auto& c : scope_) scan_output_texts_.push_back(c.name);
-    plan_.scan_output = scope_to_schema();
-    post_ = true;
-    scope_to_slots();
-  }
-
-  // Whether a stage after `i` replaces the columns (so unreferenced ones never reach the output).
-  bool schema_replaced_after(size_t i) const {
-    for (size_t k = i + 1; k < p_.stages.size(); ++k) {
-      const Stage& s = p_.stages[k];
-      if (s.kind == Stage::Agg) return true;
-      if (s.kind == Stage::Select) {
-        bool only_star = true;
-        for (const auto& it : s.items) only_star = only_star && !it.expr;
-        if (!only_star) return true;
-      }
-    }
-    return false;
-  }
-
-  // Columns checked by dropna: the named ones, else the ones the pipeline uses.
-  std::vector<int> dropna_columns(size_t i) {
-    const Stage& st = p_.stages[i];
-    std::vector<int> cols;
-    if (!st.items.empty()) {
-      for (const auto& it : st.items) cols.push_back(resolve(*it.expr, scope_));
-      return cols;
-    }
-    bool all = !schema_replaced_after(i);
-    for (size_t k = 0; k < scope_.size(); ++k)
-      if (all || used_names_.count(to_lower(scope_[k].name))) cols.push_back(static_cast<int>(k));
-    return cols;
-  }
-
-  std::string stage_text(const Stage& st) const {
-    size_t end = static_cast<size_t>(st.end);
-    std::string t = src_.substr(st.pos, end - st.pos);
-    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-    return t;
-  }
-
-  // Binds `select` items over the current scope into a new scope.
-  Scope select_scope(const Stage& st, std::vector<std::string>* texts) {
-    ++select_stages_;
-    Scope out;
-    Ctx c{&scope_, false, false, "select"};
-    for (const auto& it : st.items) {
-      if (!it.expr) {
-        for (const auto& col : scope_) {
-          out.push_back(col);
-          texts->push_back(quote_name(col.name));
-        }
-        continue;
-      }
-      if (!it.has_alias) check_quoted_name(*it.expr, scope_);
-      Bound b = bind(*it.expr, c);
-      if (b.null_lit) b = coerce(b, ct(Type::String));
-      // A computed column's text means what its names meant in this stage.
-      std::string resolved, origin = "select " + std::to_string(select_stages_) + " " + canon_text(*it.expr);
-      if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar) {
-        const ScopeCol& col = scope_[resolve(*it.expr, scope_)];
-        resolved = col.name;
-        origin = col.origin;
-      }
-      out.push_back(ScopeCol{item_name(it, resolved), b.type(), b.node, origin});
-      texts->push_back(canon_text(*it.expr));
-    }
-    return out;
-  }
-
-  PostStage post_stage(PostStage::Kind kind, const Stage& st) {
-    PostStage ps;
-    ps.kind = kind;
-    ps.text = stage_text(st);
-    return ps;
-  }
-
-  void stage(size_t i) {
-    const Stage& st = p_.stages[i];
-    const char* kw = st.keyword.c_str();
-    switch (st.kind) {
-      case Stage::Filter:
-      case Stage::Assert: {
-        bool is_filter = st.kind == Stage::Filter;
-        if (!is_filter && !post_) finish_scan();
-        Ctx c{&scope_, false, false, kw};
-        Bound b = need_bool(bind(*st.items[0].expr, c), std::string("in ") + kw);
-        if (!post_) {
-          scan_filters_.push_back(b.node);
-          scan_filter_texts_.push_back(canon_text(*st.items[0].expr));
-          return;
-        }
-        PostStage ps = post_stage(is_filter ? PostStage::Filter : PostStage::Assert, st);
-        ps.exprs.push_back(lower_post(b.node, canon_text(*st.items[0].expr)));
-        ps.output = scope_to_schema();
-        plan_.post.push_back(std::move(ps));
-        return;
-      }
-      case Stage::Select: {
-        std::vector<std::string> texts;
-        Scope next = select_scope(st, &texts);
-        if (!post_) {
-          scope_ = std::move(next);
-          return;
-        }
-        PostStage ps = post_stage(PostStage::Select, st);
-        for (size_t k = 0; k < next.size(); ++k) ps.exprs.push_back(lower_post(next[k].expr, texts[k]));
-        scope_ = std::move(next);
-        ps.output = scope_to_schema();
-        scope_to_slots();
-        plan_.post.push_back(std::move(ps));
-        return;
-      }
-      case Stage::DropNa: {
-        std::vector<int> cols = dropna_columns(i);
-        if (!post_) {
-          for (int k : cols) {
-            scan_filters_.push_back(
-                make_node(Op::IsNotNull, ct(Type::Bool), {scope_[k].expr}));
-            scan_filter_texts_.push_back(quote_name(scope_[k].name) + " is not null");
-          }
-          return;
-        }
-        PostStage ps = post_stage(PostStage::DropNa, st);
-        ps.columns = cols;
-        ps.output = scope_to_schema();
-        plan_.post.push_back(std::move(ps));
-        return;
-      }
-      case Stage::Sort: {
-        if (!post_) finish_scan();
-        PostStage ps = post_stage(PostStage::Sort, st);
-        Ctx c{&scope_, false, false, kw};
-        for (const auto& it : st.items) {
-          check_quoted_name(*it.expr, scope_);
-          Bound b = bind(*it.expr, c);
-          if (b.null_lit) b = coerce(b, ct(Type::Int));
-          ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
-          ps.descending.push_back(it.desc);
-        }
-        ps.output = scope_to_schema();
-        plan_.post.push_back(std::move(ps));
-        plan_.has_sort = true;
-        return;
-      }
-      case Stage::Top:
-        top_stage(i);
-        return;
-      case Stage::Distinct: {
-        if (!post_) finish_scan();
-        PostStage ps = post_stage(PostStage::Distinct, st);
-        std::vector<std::string> texts;
-        Scope next = st.items.empty() ? scope_ : select_scope(st, &texts);
-        for (size_t k = 0; k < next.size(); ++k)
-          ps.exprs.push_back(lower_post(next[k].expr, k < texts.size() ? texts[k] : next[k].name));
-        scope_ = std::move(next);
-        ps.output = scope_to_schema();
-        scope_to_slots();
-        plan_.post.push_back(std::move(ps));
-        return;
-      }
-      case Stage::Limit: {
-        if (!post_) finish_scan();
-        PostStage ps = post_stage(PostStage::Limit, st);
-        ps.limit = st.limit;
-        ps.output = scope_to_schema();
-        plan_.post.push_back(std::move(ps));
-        return;
-      }
-      case Stage::GroupBy: {
-        if (i + 1 < p_.stages.size() && p_.stages[i + 1].kind == Stage::Top) return;  // the top stage's groups
-        if (i + 1 >= p_.stages.size() || p_.stages[i + 1].kind != Stage::Agg) {
-          int pos = i + 1 < p_.stages.size() ? p_.stages[i + 1].pos : st.end;
-          fail(pos, "usage error",
-               "groupby must be followed by agg or top, like: groupby " +
-                   canon_text(*st.items[0].expr) + " | agg count()");
-        }
-        if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
-        Ctx c{&scope_, false, false, "groupby"};
-        for (const auto& it : st.items) {
-          check_quoted_name(*it.expr, scope_);
-          Bound b = bind(*it.expr, c);
-          if (b.null_lit) b = coerce(b, ct(Type::String));
-          std::string resolved;
-          if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
-            resolved = scope_[resolve(*it.expr, scope_)].name;
-          keys_.push_back(Key{item_name(it, resolved), canon_text(*it.expr), b.type(),
-                              b.node});
-        }
-        return;
-      }
-      case Stage::Agg: {
-        if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move agg before it");
-        agg_stage(st);
-        return;
-      }
-    }
-  }
-
-  std::string misplaced_agg_reason(size_t i) const;
-
-  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
-  // first rows in that order, as `sort ORDER | limit N` gives them.
-  void top_stage(size_t i) {
-    const Stage& st = p_.stages[i];
-    if (!post_) finish_scan();
-    const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
-    PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
-    Ctx c{&scope_, false, false, grouped ? "groupby" : "top"};
-    if (grouped) {
-      for (const auto& it : p_.stages[i - 1].items) {
-        Bound b = bind(*it.expr, c);
-        if (b.null_lit) b = coerce(b, ct(Type::String));
-        ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
-      }
-      ps.group_keys = ps.exprs.size();
-      ps.limit = st.limit;
-    }
-    c.stage = "top";
-    for (const auto& it : st.items) {
-      Bound b = bind(*it.expr, c);
-      if (b.null_lit) b = coerce(b, ct(Type::Int));
-      ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
-      ps.descending.push_back(it.desc);
-    }
-    ps.output = scope_to_schema();
-    plan_.post.push_back(std::move(ps));
-    plan_.has_sort = true;
-    if (grouped) return;
-    PostStage limit = post_stage(PostStage::Limit, st);
-    limit.text.clear();  // explained by the sort stage's text, "top N by ..."
-    limit.limit = st.limit;
-    limit.output = scope_to_schema();
-    plan_.post.push_back(std::move(limit));
-  }
-
-  void agg_stage(const Stage& st) {
-    Ctx c{&scope_, true, false, "agg"};
-    std::vector<std::pair<std::string, BPtr>> items;
-    std::vector<std::string> texts, origins;
-    std::vector<ColumnType> types;
-    for (const auto& it : st.items) {
-      Bound b = bind(*it.expr, c);
-      if (b.null_lit) b = coerce(b, ct(Type::String));
-      std::string resolved;
-      if (it.expr->kind == Expr::Name) {
-        for (const auto& k : keys_)
-          if (to_lower(k.name) == to_lower(it.expr->name)) resolved = k.name;
-      }
-      items.emplace_back(item_name(it, resolved), b.node);
-      texts.push_back(canon_text(*it.expr));
-      std::string origin = "agg " + texts.back();
-      for (const auto& k : keys_)
-        if (k.name == resolved || k.canon == texts.back()) origin = "key " + k.canon;  // the key itself
-      origins.push_back(origin);
-      types.push_back(b.type());
-    }
-    scan_keys_.clear();
-    scan_key_texts_.clear();
-    for (const auto& k : keys_) {
-      scan_keys_.push_back(k.expr);
-      scan_key_texts_.push_back(k.canon);
-    }
-    // Holistic arguments follow the keys (one scan key per distinct argument;
-    // an argument that is a key is that key).
-    for (auto& a : aggs_) {
-      if (!is_holistic(a.kind)) continue;
-      size_t k = 0;
-      while (k < scan_key_texts_.size() && scan_key_texts_[k] != a.argtext) ++k;
-      if (k == scan_key_texts_.size()) {
-        scan_keys_.push_back(a.arg0);
-        scan_key_texts_.push_back(a.argtext);
-      }
-      a.key = static_cast<int>(k);
-    }
-    plan_.scan.aggregate = true;
-    plan_.scan_output.clear();
-    for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
-    for (const auto& a : aggs_) plan_.scan_output.push_back(OutputColumn{a.text, a.result});
-    Scope out;
-    for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr, "key " + k.canon});
-    for (size_t k = 0; k < items.size(); ++k) {
-      plan_.finalize.push_back(lower_post(items[k].second, texts[k]));
-      out.push_back(ScopeCol{items[k].first, types[k], nullptr, origins[k]});
-    }
-    scope_ = std::move(out);
-    plan_.finalized_output = scope_to_schema();
-    scope_to_slots();
-    post_ = true;
-  }
-
-  // ---- lowering to programs -------------------------------------------------
-
-  static void collect_inputs(const BNode& n, std::set<int>* out) {
-    if (n.op == Op::Column) out->insert(n.arg);
-    for (const auto& k : n.kids) collect_inputs(*k, out);
-  }
-
-  // Emits postfix code; returns the stack depth the subtree needs.
-  static int emit(const BNode& n, const std::vector<int>& slot_of, Program* p) {
-    if (n.op == Op::JumpUnless) return emit_case(n, slot_of, p);
-    int depth = 1;
-    for (size_t k = 0; k < n.kids.size(); ++k)
-      depth = std::max(depth, static_cast<int>(k) + emit(*n.kids[k], slot_of, p));
-    Instr in;
-    in.op = n.op;
-    in.type = n.type.type;
-    in.scale = n.type.scale;
-    in.from_type = n.from.type;
-    in.from_scale = n.from.scale;
-    in.arg = n.arg;
-    if (n.op == Op::Column) {
-      in.arg = slot_of.empty() ? n.arg : slot_of[n.arg];
-    } else if (n.op == Op::Const) {
-      Value v = n.cval;
-      if (n.type.type == Type::String && !v.null) {
-        v.s.ptr = reinterpret_cast<const char*>(static_cast<uintptr_t>(p->strings.size()));
-        v.s.len = static_cast<uint32_t>(n.sval.size());
-        p->strings += n.sval;
-      }
-      in.arg = static_cast<int32_t>(p->consts.size());
-      p->consts.push_back(v);
-    }
-    p->code.push_back(in);
-    return depth;
-  }
-
-  // A case node (case_node) as jumps: each condition jumps past its value
-  // unless it holds; each value jumps to the end.
-  static int emit_case(const BNode& n, const std::vector<int>& slot_of, Program* p) {
-    auto jump = [&](Op op) {
-      Instr in{op, Type::Null, 0, Type::Null, 0, 0};
-      p->code.push_back(in);
-      return p->code.size() - 1;
-    };
-    int depth = 1;
-    std::vector<size_t> to_end;
-    for (size_t k = 0; k + 1 < n.kids.size(); k += 2) {
-      depth = std::max(depth, emit(*n.kids[k], slot_of, p));
-      const size_t skip = jump(Op::JumpUnless);
-      depth = std::max(depth, emit(*n.kids[k + 1], slot_of, p));
-      to_end.push_back(jump(Op::Jump));
-      p->code[skip].arg = static_cast<int32_t>(p->code.size());
-    }
-    depth = std::max(depth, emit(*n.kids.back(), slot_of, p));
-    for (size_t j : to_end) p->code[j].arg = static_cast<int32_t>(p->code.size());
-    return depth;
-  }
-
-  Program lower(const BPtr& n, const std::string& text, const std::vector<int>& slot_of) const {
-    Program p;
-    int depth = emit(*n, slot_of, &p);
-    if (depth > kMaxProgramStack)
-      throw UsageError("expression '" + text + "' is nested too deeply (it needs " +
-                       std::to_string(depth) + " stack slots, at most " +
-                       std::to_string(kMaxProgramStack) + "); split it over several stages");
-    p.result = n->type;
-    p.text = text;
-    return p;
-  }
-
-  Program lower_post(const BPtr& n, const std::string& text) const {
-    return lower(n, text, {});
-  }
-
-  void lower_scan() {
-    std::set<int> used;
-    BPtr filter;
-    for (const auto& f : scan_filters_) {
-      filter = filter ? make_node(Op::And, ct(Type::Bool), {filter, f}) : f;
-      collect_inputs(*f, &used);
-    }
-    for (const auto& k : scan_keys_) collect_inputs(*k, &used);
-    for (const auto& a : aggs_) {
-      if (a.arg0) collect_inputs(*a.arg0, &used);
-      if (a.arg1) collect_inputs(*a.arg1, &used);
-    }
-    for (const auto& o : scan_outputs_) collect_inputs(*o, &used);
-    // The columns --schema names are parsed, so checked (any text fits a string: no need).
-    for (size_t c = 0; c < checked_.size() && c < plan_.input.size(); ++c)
-      if (checked_[c] && plan_.input[c].type.type != Type::String) used.insert(static_cast<int>(c));
-    ScanPlan& s = plan_.scan;
-    s.used_columns.assign(used.begin(), used.end());
-    std::vector<int> slot_of(plan_.input.size(), -1);
-    for (size_t k = 0; k < s.used_columns.size(); ++k) {
-      slot_of[s.used_columns[k]] = static_cast<int>(k);
-      s.slot_types.push_back(plan_.input[s.used_columns[k]].type);
-    }
-    if (filter) {
-      std::string text;
-      for (size_t k = 0; k < scan_filter_texts_.size(); ++k) {
-        const std::string& t = scan_filter_texts_[k];
-        bool wrap = scan_filter_texts_.size() > 1 && t.find(" or ") != std::string::npos;
-        text += (k ? " and " : "") + (wrap ? "(" + t + ")" : t);
-      }
-      s.filter = lower(filter, text, slot_of);
-    }
-    for (size_t k = 0; k < scan_keys_.size(); ++k)
-      s.keys.push_back(lower(scan_keys_[k], scan_key_texts_[k], slot_of));
-    plan_.group_keys = keys_.size();
-    for (const auto& a : aggs_) {
-      if (is_holistic(a.kind)) {
-        plan_.agg_sources.push_back(~static_cast<int>(plan_.holistic.size()));
-        plan_.holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
-        continue;
-      }
-      plan_.agg_sources.push_back(static_cast<int>(s.aggs.size()));
-      AggSpec spec;
-      spec.kind = a.kind;
-      if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
-      if (a.arg1) spec.arg1 = lower(a.arg1, a.text, slot_of);
-      spec.result = a.result;
-      spec.text = a.text;
-      s.aggs.push_back(std::move(spec));
-    }
-    if (!plan_.holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
-      size_t w = 0;
-      while (w < s.aggs.size() && s.aggs[w].kind != AggKind::CountStar) ++w;
-      if (w == s.aggs.size()) s.aggs.push_back(AggSpec{AggKind::CountStar, {}, {}, ct(Type::Int), "count()"});
-      plan_.holistic_weight = static_cast<int>(w);
-    }
-    for (size_t k = 0; k < scan_outputs_.size(); ++k)
-      s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
-  }
-
-  const Pipeline& p_;
-  const std::string& src_;
-  const NullLikeTokens& null_like_;
-  std::vector<BPtr> input_leaves_;  // the scope's leaf of each input column
-  std::map<const Expr*, const Expr*> comparands_;  // a bare name in a comparison -> the other side
-  Plan plan_;
-  Scope scope_;
-  bool post_ = false;
-  std::set<std::string> used_names_;
-  std::vector<BPtr> scan_filters_;
-  std::vector<std::string> scan_filter_texts_;
-  std::vector<Key> keys_;
-  std::vector<BPtr> scan_keys_;
-  std::vector<std::string> scan_key_texts_;
-  int select_stages_ = 0;  // select stages bound so far: a computed column's origin names its stage
-  std::vector<AggCall> aggs_;
-  std::vector<BPtr> scan_outputs_;
-  std::vector<std::string> scan_output_texts_;
-
- public:
-  std::vector<bool> checked_;  // input columns the scan parses even when unused (build_plan)
-};
+using binding::canon_text;
+using binding::kTopUnsupported;
 
 // Why an agg stage at `i` cannot run there (an earlier agg, sort, limit or assert).
 std::string misplaced_agg_reason(const Pipeline& p, size_t i) {
@@ -1663,19 +86,924 @@ void check_structure(const Pipeline& p) {
   }
 }
 
+}  // namespace
+
+namespace binding {
+
+Plan Binder::run() {
+  const auto& st = p_.stages;
+  for (size_t i = 0; i < st.size(); ++i) stage(i);
+  if (!post_) finish_scan();
+  lower_scan();
+  plan_.output = scope_to_schema();
+  return std::move(plan_);
+}
+
+void Binder::fail(int pos, const std::string& head, const std::string& detail) const {
+  throw_at(src_, pos, head, detail);
+}
+
+std::string Binder::describe(const Bound& b) const {
+  const Expr* e = b.src;
+  std::string t = type_name(b.type());
+  if (e == nullptr) return t + " value";
+  switch (e->kind) {
+    case Expr::Name:
+    case Expr::Dollar:
+      return t + " column '" + expr_text(*e) + "'";
+    case Expr::IntLit:
+    case Expr::DecLit:
+    case Expr::FloatLit:
+      return "number " + e->name;
+    case Expr::StrLit:
+      return "string " + expr_text(*e);
+    case Expr::BoolLit:
+      return "boolean " + e->name;
+    case Expr::NullLit:
+      return "null";
+    default:
+      return t + " expression '" + canon_text(*e) + "'";
+  }
+}
+
+void Binder::collect_names_in(const Expr& e) {
+  if (e.kind == Expr::Name) used_names_.insert(to_lower(e.name));
+  // A bare word compared with something may be a string meant in quotes (`day == Sun`).
+  const bool compares = e.kind == Expr::In || (e.kind == Expr::Binary && is_comparison(e.op));
+  for (size_t k = 0; k < e.args.size(); ++k) {
+    const Expr& a = *e.args[k];
+    if (compares && a.kind == Expr::Name && !a.quoted && (e.kind == Expr::Binary || k > 0))
+      comparands_[&a] = e.kind == Expr::In ? e.args[0].get() : e.args[1 - k].get();
+    collect_names_in(a);
+  }
+}
+
+void Binder::collect_names() {
+  for (const auto& s : p_.stages)
+    for (const auto& it : s.items)
+      if (it.expr) collect_names_in(*it.expr);
+}
+
+bool Binder::names_columns(const Expr& e, const Scope& scope) {
+  switch (e.kind) {
+    case Expr::Name:
+      return std::any_of(scope.begin(), scope.end(),
+                         [&](const ScopeCol& c) { return to_lower(c.name) == to_lower(e.name); });
+    case Expr::Dollar: return e.dollar <= static_cast<int>(scope.size());
+    case Expr::IntLit: case Expr::DecLit: case Expr::FloatLit: case Expr::StrLit: case Expr::BoolLit:
+    case Expr::NullLit: return false;
+    default: return true;
+  }
+}
+
+std::string Binder::unknown_name_hint(const Expr& e, const Scope& scope, const std::vector<std::string>& close) const {
+  const auto other = comparands_.find(&e);
+  const bool text = other != comparands_.end() && names_columns(*other->second, scope);
+  const std::string columns = join_quoted(close, 3, " or ");
+  if (text && !close.empty())
+    return "; did you mean the string \"" + e.name + "\" (strings go in quotes) or the column " + columns + "?";
+  if (text) return "; did you mean the string \"" + e.name + "\"? Strings go in quotes";
+  return close.empty() ? "" : "; did you mean " + columns + "?";
+}
+
+void Binder::check_quoted_name(const Expr& e, const Scope& scope) const {
+  if (e.kind != Expr::StrLit || e.name.empty() || e.name[0] != '"') return;
+  for (const auto& col : scope) {
+    if (to_lower(col.name) != to_lower(e.sval)) continue;
+    const std::string name = quote_name(col.name);
+    fail(e.pos, "usage error",
+         e.name + " is a string, not a column name; " +
+             (name == col.name ? "write column names without quotes: " + name
+                               : "column names with spaces or other characters go in backticks: " + name));
+  }
+}
+
+std::string Binder::number_fix(const Bound& b) const {
+  if (b.type().type != Type::String) return "";
+  const std::vector<std::string>* tokens = null_like_of(b);
+  if (!tokens) return "; if the column holds numbers, give it a type with --schema";
+  std::string list, fix;
+  for (size_t k = 0; k < tokens->size(); ++k) {
+    list += (k == 0 ? "'" : k + 1 == tokens->size() ? " and '" : ", '") + (*tokens)[k] + "'";
+    fix += " --null " + shell_word((*tokens)[k]);
+  }
+  return "; its values are numbers but for " + list + ", so it is read as text: if " +
+         (tokens->size() == 1 ? "that means" : "those mean") + " a missing value, run with" + fix;
+}
+
+const std::vector<std::string>* Binder::null_like_of(const Bound& b) const {
+  for (size_t i = 0; i < null_like_.size() && i < input_leaves_.size(); ++i)
+    if (b.node == input_leaves_[i] && !null_like_[i].empty()) return &null_like_[i];
+  return nullptr;
+}
+
+int Binder::resolve(const Expr& e, const Scope& scope) const {
+  if (e.kind == Expr::Dollar) {
+    if (e.dollar > static_cast<int>(scope.size()))
+      fail(e.pos, "unknown column",
+           e.name + " is out of range: the input of this stage has " +
+               std::to_string(scope.size()) + " column" + (scope.size() == 1 ? "" : "s") +
+               (scope.empty() ? std::string() : " ($1..$" + std::to_string(scope.size()) + ")"));
+    return e.dollar - 1;
+  }
+  int exact = -1;
+  for (size_t i = 0; i < scope.size(); ++i) {
+    if (scope[i].name != e.name) continue;
+    if (exact >= 0 && scope[i].origin != scope[static_cast<size_t>(exact)].origin)
+      fail(e.pos, "ambiguous column",
+           "'" + e.name + "' names more than one column of this stage's input ($" + std::to_string(exact + 1) +
+               " and $" + std::to_string(i + 1) + ") holding different values; give one another name with "
+               "'as' where it is made, or write $N");
+    if (exact < 0) exact = static_cast<int>(i);
+  }
+  if (exact >= 0) return exact;
+  int found = -1, count = 0;
+  std::string low = to_lower(e.name);
+  for (size_t i = 0; i < scope.size(); ++i)
+    if (to_lower(scope[i].name) == low) found = static_cast<int>(i), ++count;
+  if (count == 1) return found;
+  std::vector<std::string> names;
+  for (const auto& c : scope) names.push_back(c.name);
+  if (count > 1)
+    fail(e.pos, "ambiguous column",
+         "'" + e.name + "' matches several columns that differ only in case; write the exact "
+         "name, one of: " + join_quoted(names, names.size()));
+  std::string detail =
+      "no column named '" + e.name + "'" + unknown_name_hint(e, scope, closest_names(e.name, names, 3));
+  if (!names.empty() && names.size() <= 12)
+    detail += " (columns: " + join_plain(names) + ")";
+  else if (!names.empty())
+    detail += " (" + std::to_string(names.size()) + " columns)";
+  else
+    detail += " (the input has no columns: it is empty, without even a header line, or --skip passed all its "
+              "lines)";
+  fail(e.pos, "unknown column", detail);
+}
+
+Bound Binder::coerce(const Bound& b, ColumnType t) {
+  if (b.type() == t) return b;
+  Bound r = b;
+  if (b.null_lit) {
+    r.node = const_node(t, Value::make_null());
+    return r;
+  }
+  if (b.node->op == Op::Const && b.type().type != Type::String) {
+    // Fold the cast of a constant now rather than once per row.
+    Instr in{Op::Cast, t.type, t.scale, b.type().type, b.type().scale, 0};
+    EvalContext ctx = make_eval_context(nullptr, 0);
+    Value v = detail::cast_value(in, b.node->cval, ctx);
+    if (ctx.status == EvalStatus::Ok) {
+      r.node = const_node(t, v);
+      return r;
+    }
+  }
+  auto n = std::make_shared<BNode>();
+  n->op = Op::Cast;
+  n->type = t;
+  n->from = b.type();
+  n->kids = {b.node};
+  r.node = n;
+  return r;
+}
+
+ColumnType Binder::numeric_common(ColumnType a, ColumnType b) {
+  if (a.type == Type::Float || b.type == Type::Float) return ct(Type::Float);
+  if (a.type == Type::Decimal || b.type == Type::Decimal)
+    return ct(Type::Decimal, std::max(a.type == Type::Decimal ? a.scale : 0,
+                                      b.type == Type::Decimal ? b.scale : 0));
+  return ct(Type::Int);
+}
+
+Bound Binder::temporal_literal(const Bound& lit, Bound* col) const {
+  const std::string& s = lit.src->sval;
+  int64_t days = 0, micros = 0;
+  auto n = static_cast<uint32_t>(s.size());
+  if (col->type().type == Type::Date) {
+    if (parse_date(s.data(), n, &days)) return Bound{const_node(ct(Type::Date), Value::of_int(days)), lit.src};
+    if (parse_timestamp(s.data(), n, &micros)) {
+      *col = coerce(*col, ct(Type::Timestamp));
+      return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
+    }
+    fail(lit.src->pos, "type error",
+         "cannot read " + expr_text(*lit.src) + " as a date for " + describe(*col) +
+             "; write dates as \"YYYY-MM-DD\", like \"2024-01-31\"");
+  }
+  if (parse_timestamp(s.data(), n, &micros))
+    return Bound{const_node(ct(Type::Timestamp), Value::of_int(micros)), lit.src};
+  if (parse_date(s.data(), n, &days))
+    return Bound{const_node(ct(Type::Timestamp), Value::of_int(int128(days) * 86400000000LL)),
+                 lit.src};
+  fail(lit.src->pos, "type error",
+       "cannot read " + expr_text(*lit.src) + " as a timestamp for " + describe(*col) +
+           "; write timestamps as \"YYYY-MM-DD HH:MM:SS\", like \"2024-01-31 08:00:00\"");
+}
+
+bool Binder::temporal(const Bound& b) {
+  return b.type().type == Type::Date || b.type().type == Type::Timestamp;
+}
+
+void Binder::unify(Bound& a, Bound& b, int pos, const char* what) const {
+  if (a.null_lit && b.null_lit) {
+    a = coerce(a, ct(Type::Int));
+    b = coerce(b, ct(Type::Int));
+    return;
+  }
+  if (a.null_lit) {
+    a = coerce(a, b.type());
+    return;
+  }
+  if (b.null_lit) {
+    b = coerce(b, a.type());
+    return;
+  }
+  if (numeric(a) && numeric(b)) {
+    ColumnType t = numeric_common(a.type(), b.type());
+    a = coerce(a, t);
+    b = coerce(b, t);
+    return;
+  }
+  if (a.type() == b.type()) return;
+  if (temporal(a) && is_str_lit(b)) {
+    b = temporal_literal(b, &a);
+    if (a.type() != b.type()) b = coerce(b, a.type());
+    return;
+  }
+  if (temporal(b) && is_str_lit(a)) {
+    a = temporal_literal(a, &b);
+    if (a.type() != b.type()) a = coerce(a, b.type());
+    return;
+  }
+  if (temporal(a) && temporal(b)) {
+    a = coerce(a, ct(Type::Timestamp));
+    b = coerce(b, ct(Type::Timestamp));
+    return;
+  }
+  std::string hint;
+  if (numeric(b) && null_like_of(a))
+    hint = number_fix(a);
+  else if (numeric(a) && null_like_of(b))
+    hint = number_fix(b);
+  else if (a.type().type == Type::String && numeric(b) && b.src && b.src->kind != Expr::Name)
+    hint = "; to compare as text, quote the number: \"" + b.src->name + "\"";
+  else if (b.type().type == Type::String && numeric(a) && a.src && a.src->kind != Expr::Name)
+    hint = "; to compare as text, quote the number: \"" + a.src->name + "\"";
+  else if (is_str_lit(b) && numeric(a))
+    hint = "; write numbers without quotes, or give the column a type with --schema";
+  else
+    hint = "; both sides must be numbers, strings, booleans or dates";
+  fail(pos, "type error",
+       std::string("cannot ") + what + " " + describe(a) + " with " + describe(b) + hint);
+}
+
+Bound Binder::need_bool(const Bound& b, const std::string& context) const {
+  if (b.null_lit) return coerce(b, ct(Type::Bool));
+  if (b.type().type == Type::Bool) return b;
+  std::string hint = numeric(b) ? " (for example " + canon_text(*b.src) + " != 0)"
+                     : b.type().type == Type::String
+                         ? " (for example " + canon_text(*b.src) + " == \"yes\")"
+                         : "";
+  fail(b.src->pos, "type error",
+       "expected a true/false condition " + context + ", found " + describe(b) +
+           "; compare it with something" + hint);
+}
+
+Bound Binder::bind(const Expr& e, const Ctx& c) {
+  Bound b = bind_inner(e, c);
+  b.src = &e;
+  return b;
+}
+
+Bound Binder::bind_inner(const Expr& e, const Ctx& c) {
+  if (c.agg_item && e.kind != Expr::IntLit && e.kind != Expr::DecLit &&
+      e.kind != Expr::FloatLit && e.kind != Expr::StrLit && e.kind != Expr::BoolLit &&
+      e.kind != Expr::NullLit) {
+    // Group keys may be referenced by name or by the same expression text.
+    std::string canon = canon_text(e);
+    for (size_t k = 0; k < keys_.size(); ++k) {
+      bool by_name = (e.kind == Expr::Name && (keys_[k].name == e.name ||
+                                               to_lower(keys_[k].name) == to_lower(e.name)));
+      if (by_name || keys_[k].canon == canon)
+        return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
+    }
+  }
+  switch (e.kind) {
+    case Expr::Name:
+    case Expr::Dollar: {
+      if (c.agg_item) {
+        const Scope& s = *c.scope;
+        int i = resolve(e, s);
+        // A $N or a differently spelled name may still denote a key.
+        for (size_t k = 0; k < keys_.size(); ++k)
+          if (keys_[k].name == s[i].name)
+            return Bound{column_leaf(static_cast<int>(k), keys_[k].type), &e};
+        std::string n = expr_text(e);
+        fail(e.pos, "usage error",
+             "column " + n + " in agg is neither a group key nor inside an aggregate; use "
+             "an aggregate like first(" + n + ") or max(" + n + "), or add it to groupby");
+      }
+      int i = resolve(e, *c.scope);
+      return Bound{(*c.scope)[i].expr, &e};
+    }
+    case Expr::IntLit:
+      return Bound{const_node(ct(Type::Int), Value::of_int(e.ival)), &e};
+    case Expr::DecLit:
+      return Bound{const_node(ct(Type::Decimal, e.scale), Value::of_int(e.ival)), &e};
+    case Expr::FloatLit:
+      return Bound{const_node(ct(Type::Float), Value::of_float(e.fval)), &e};
+    case Expr::StrLit:
+      return Bound{const_node(ct(Type::String), Value::of_str(nullptr, 0), e.sval), &e};
+    case Expr::BoolLit:
+      return Bound{const_node(ct(Type::Bool), Value::of_int(e.ival)), &e};
+    case Expr::NullLit: {
+      Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
+      b.null_lit = true;
+      return b;
+    }
+    case Expr::Star:
+      fail(e.pos, "syntax error", "'*' is only allowed in count(*) and select *");
+    case Expr::Neg: {
+      Bound x = bind(*e.args[0], c);
+      if (x.null_lit) x = coerce(x, ct(Type::Int));
+      if (!numeric(x))
+        fail(e.pos, "type error", "cannot negate " + describe(x) + "; '-' needs a number");
+      return Bound{make_node(Op::Neg, x.type(), {x.node}), &e};
+    }
+    case Expr::Not: {
+      Bound x = need_bool(bind(*e.args[0], c), "after 'not'");
+      return Bound{make_node(Op::Not, ct(Type::Bool), {x.node}), &e};
+    }
+    case Expr::Binary:
+      return binary(e, c);
+    case Expr::In: {
+      Bound x = bind(*e.args[0], c);
+      BPtr acc;
+      for (size_t k = 1; k < e.args.size(); ++k) {
+        Bound a = x, v = bind(*e.args[k], c);
+        unify(a, v, e.args[k]->pos, "compare");
+        auto eq = make_node(Op::Eq, ct(Type::Bool), {a.node, v.node});
+        acc = acc ? make_node(Op::Or, ct(Type::Bool), {acc, eq}) : eq;
+      }
+      if (e.negated) acc = make_node(Op::Not, ct(Type::Bool), {acc});
+      return Bound{acc, &e};
+    }
+    case Expr::IsNull: {
+      Bound x = bind(*e.args[0], c);
+      return Bound{make_node(e.negated ? Op::IsNotNull : Op::IsNull, ct(Type::Bool), {x.node}),
+                   &e};
+    }
+    case Expr::Like: {  // like(s, pattern) as a function reads its messages
+      BPtr m = make_node(Op::Like, ct(Type::Bool),
+                         {string_arg(e, *e.args[0], c).node, string_arg(e, *e.args[1], c).node},
+                         e.name == "ilike" ? 1 : 0);
+      if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
+      return Bound{m, &e};
+    }
+    case Expr::Call:
+      return call(e, c);
+    case Expr::Between: {
+      Bound x = bind(*e.args[0], c), lo = bind(*e.args[1], c), hi = bind(*e.args[2], c), x2 = x;
+      unify(x, lo, e.args[1]->pos, "compare");
+      unify(x2, hi, e.args[2]->pos, "compare");
+      BPtr m = make_node(Op::And, ct(Type::Bool),
+                         {make_node(Op::Ge, ct(Type::Bool), {x.node, lo.node}),
+                          make_node(Op::Le, ct(Type::Bool), {x2.node, hi.node})});
+      if (e.negated) m = make_node(Op::Not, ct(Type::Bool), {m});
+      return Bound{m, &e};
+    }
+    case Expr::Case:
+      return case_expr(e, c);
+    case Expr::Cast:
+      return cast_expr(e, c);
+  }
+  fail(e.pos, "internal error", "unknown expression kind");
+}
+
+Bound Binder::binary(const Expr& e, const Ctx& c) {
+  Bound a = bind(*e.args[0], c), b = bind(*e.args[1], c);
+  const char* optext = binop_text(e.op);
+  switch (e.op) {
+    case BinOp::And:
+    case BinOp::Or: {
+      std::string ctx = std::string("around '") + optext + "'";
+      a = need_bool(a, ctx);
+      b = need_bool(b, ctx);
+      return Bound{make_node(e.op == BinOp::And ? Op::And : Op::Or, ct(Type::Bool),
+                             {a.node, b.node}),
+                   &e};
+    }
+    case BinOp::Eq:
+    case BinOp::Ne:
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge: {
+      unify(a, b, e.args[1]->pos, "compare");
+      static const Op kOps[] = {Op::Eq, Op::Ne, Op::Lt, Op::Le, Op::Gt, Op::Ge};
+      Op op = kOps[static_cast<int>(e.op) - static_cast<int>(BinOp::Eq)];
+      return Bound{make_node(op, ct(Type::Bool), {a.node, b.node}), &e};
+    }
+    case BinOp::Concat:
+      return Bound{make_node(Op::Concat, ct(Type::String), {as_text(a), as_text(b)}), &e};
+    default:
+      break;
+  }
+  if ((e.op == BinOp::Add || e.op == BinOp::Sub) && (temporal(a) || temporal(b))) return date_arithmetic(e, a, b);
+  // Arithmetic.
+  if (a.null_lit && b.null_lit) {
+    a = coerce(a, ct(Type::Int));
+    b = coerce(b, ct(Type::Int));
+  } else if (a.null_lit) {
+    a = coerce(a, numeric(b) ? b.type() : ct(Type::Int));
+  } else if (b.null_lit) {
+    b = coerce(b, numeric(a) ? a.type() : ct(Type::Int));
+  }
+  for (const Bound* x : {&a, &b})
+    if (!numeric(*x))
+      fail(x->src->pos, "type error",
+           std::string("'") + optext + "' needs numbers, found " + describe(*x) + number_fix(*x));
+  ColumnType ta = a.type(), tb = b.type();
+  ColumnType rt;
+  Op op = Op::Add;
+  switch (e.op) {
+    case BinOp::Add:
+    case BinOp::Sub:
+      op = e.op == BinOp::Add ? Op::Add : Op::Sub;
+      rt = numeric_common(ta, tb);
+      a = coerce(a, rt);
+      b = coerce(b, rt);
+      break;
+    case BinOp::Mul:
+      op = Op::Mul;
+      if (ta.type == Type::Float || tb.type == Type::Float) {
+        rt = ct(Type::Float);
+      } else if (ta.type == Type::Int && tb.type == Type::Int) {
+        rt = ct(Type::Int);
+      } else {
+        // Scales add; past the widest decimal the product is a float.
+        int s = (ta.type == Type::Decimal ? ta.scale : 0) + (tb.type == Type::Decimal ? tb.scale : 0);
+        rt = s <= kMaxDecimalScale ? ct(Type::Decimal, s) : ct(Type::Float);
+      }
+      if (rt.type == Type::Float) {
+        a = coerce(a, rt);
+        b = coerce(b, rt);
+      }
+      break;
+    case BinOp::Div:
+      op = Op::Div;
+      rt = ct(Type::Float);
+      a = coerce(a, rt);
+      b = coerce(b, rt);
+      break;
+    default:  // Mod
+      op = Op::Mod;
+      rt = numeric_common(ta, tb);
+      a = coerce(a, rt);
+      b = coerce(b, rt);
+      break;
+  }
+  return Bound{make_node(op, rt, {a.node, b.node}), &e};
+}
+
+std::vector<OutputColumn> Binder::scope_to_schema() const {
+  std::vector<OutputColumn> out;
+  for (const auto& c : scope_) out.push_back(OutputColumn{c.name, c.type});
+  return out;
+}
+
+void Binder::scope_to_slots() {
+  for (size_t i = 0; i < scope_.size(); ++i)
+    scope_[i].expr = column_leaf(static_cast<int>(i), scope_[i].type);
+}
+
+void Binder::finish_scan() {
+  for (const auto& c : scope_) scan_outputs_.push_back(c.expr);
+  scan_output_texts_.clear();
+  for (const auto& c : scope_) scan_output_texts_.push_back(c.name);
+  plan_.scan_output = scope_to_schema();
+  post_ = true;
+  scope_to_slots();
+}
+
+bool Binder::schema_replaced_after(size_t i) const {
+  for (size_t k = i + 1; k < p_.stages.size(); ++k) {
+    const Stage& s = p_.stages[k];
+    if (s.kind == Stage::Agg) return true;
+    if (s.kind == Stage::Select) {
+      bool only_star = true;
+      for (const auto& it : s.items) only_star = only_star && !it.expr;
+      if (!only_star) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<int> Binder::dropna_columns(size_t i) {
+  const Stage& st = p_.stages[i];
+  std::vector<int> cols;
+  if (!st.items.empty()) {
+    for (const auto& it : st.items) cols.push_back(resolve(*it.expr, scope_));
+    return cols;
+  }
+  bool all = !schema_replaced_after(i);
+  for (size_t k = 0; k < scope_.size(); ++k)
+    if (all || used_names_.count(to_lower(scope_[k].name))) cols.push_back(static_cast<int>(k));
+  return cols;
+}
+
+std::string Binder::stage_text(const Stage& st) const {
+  size_t end = static_cast<size_t>(st.end);
+  std::string t = src_.substr(st.pos, end - st.pos);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  return t;
+}
+
+Scope Binder::select_scope(const Stage& st, std::vector<std::string>* texts) {
+  ++select_stages_;
+  Scope out;
+  Ctx c{&scope_, false, false, "select"};
+  for (const auto& it : st.items) {
+    if (!it.expr) {
+      for (const auto& col : scope_) {
+        out.push_back(col);
+        texts->push_back(quote_name(col.name));
+      }
+      continue;
+    }
+    if (!it.has_alias) check_quoted_name(*it.expr, scope_);
+    Bound b = bind(*it.expr, c);
+    if (b.null_lit) b = coerce(b, ct(Type::String));
+    // A computed column's text means what its names meant in this stage.
+    std::string resolved, origin = "select " + std::to_string(select_stages_) + " " + canon_text(*it.expr);
+    if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar) {
+      const ScopeCol& col = scope_[resolve(*it.expr, scope_)];
+      resolved = col.name;
+      origin = col.origin;
+    }
+    out.push_back(ScopeCol{item_name(it, resolved), b.type(), b.node, origin});
+    texts->push_back(canon_text(*it.expr));
+  }
+  return out;
+}
+
+PostStage Binder::post_stage(PostStage::Kind kind, const Stage& st) {
+  PostStage ps;
+  ps.kind = kind;
+  ps.text = stage_text(st);
+  return ps;
+}
+
+void Binder::stage(size_t i) {
+  const Stage& st = p_.stages[i];
+  const char* kw = st.keyword.c_str();
+  switch (st.kind) {
+    case Stage::Filter:
+    case Stage::Assert: {
+      bool is_filter = st.kind == Stage::Filter;
+      if (!is_filter && !post_) finish_scan();
+      Ctx c{&scope_, false, false, kw};
+      Bound b = need_bool(bind(*st.items[0].expr, c), std::string("in ") + kw);
+      if (!post_) {
+        scan_filters_.push_back(b.node);
+        scan_filter_texts_.push_back(canon_text(*st.items[0].expr));
+        return;
+      }
+      PostStage ps = post_stage(is_filter ? PostStage::Filter : PostStage::Assert, st);
+      ps.exprs.push_back(lower_post(b.node, canon_text(*st.items[0].expr)));
+      ps.output = scope_to_schema();
+      plan_.post.push_back(std::move(ps));
+      return;
+    }
+    case Stage::Select: {
+      std::vector<std::string> texts;
+      Scope next = select_scope(st, &texts);
+      if (!post_) {
+        scope_ = std::move(next);
+        return;
+      }
+      PostStage ps = post_stage(PostStage::Select, st);
+      for (size_t k = 0; k < next.size(); ++k) ps.exprs.push_back(lower_post(next[k].expr, texts[k]));
+      scope_ = std::move(next);
+      ps.output = scope_to_schema();
+      scope_to_slots();
+      plan_.post.push_back(std::move(ps));
+      return;
+    }
+    case Stage::DropNa: {
+      std::vector<int> cols = dropna_columns(i);
+      if (!post_) {
+        for (int k : cols) {
+          scan_filters_.push_back(
+              make_node(Op::IsNotNull, ct(Type::Bool), {scope_[k].expr}));
+          scan_filter_texts_.push_back(quote_name(scope_[k].name) + " is not null");
+        }
+        return;
+      }
+      PostStage ps = post_stage(PostStage::DropNa, st);
+      ps.columns = cols;
+      ps.output = scope_to_schema();
+      plan_.post.push_back(std::move(ps));
+      return;
+    }
+    case Stage::Sort: {
+      if (!post_) finish_scan();
+      PostStage ps = post_stage(PostStage::Sort, st);
+      Ctx c{&scope_, false, false, kw};
+      for (const auto& it : st.items) {
+        check_quoted_name(*it.expr, scope_);
+        Bound b = bind(*it.expr, c);
+        if (b.null_lit) b = coerce(b, ct(Type::Int));
+        ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+        ps.descending.push_back(it.desc);
+      }
+      ps.output = scope_to_schema();
+      plan_.post.push_back(std::move(ps));
+      plan_.has_sort = true;
+      return;
+    }
+    case Stage::Top:
+      top_stage(i);
+      return;
+    case Stage::Distinct: {
+      if (!post_) finish_scan();
+      PostStage ps = post_stage(PostStage::Distinct, st);
+      std::vector<std::string> texts;
+      Scope next = st.items.empty() ? scope_ : select_scope(st, &texts);
+      for (size_t k = 0; k < next.size(); ++k)
+        ps.exprs.push_back(lower_post(next[k].expr, k < texts.size() ? texts[k] : next[k].name));
+      scope_ = std::move(next);
+      ps.output = scope_to_schema();
+      scope_to_slots();
+      plan_.post.push_back(std::move(ps));
+      return;
+    }
+    case Stage::Limit: {
+      if (!post_) finish_scan();
+      PostStage ps = post_stage(PostStage::Limit, st);
+      ps.limit = st.limit;
+      ps.output = scope_to_schema();
+      plan_.post.push_back(std::move(ps));
+      return;
+    }
+    case Stage::GroupBy: {
+      if (i + 1 < p_.stages.size() && p_.stages[i + 1].kind == Stage::Top) return;  // the top stage's groups
+      if (i + 1 >= p_.stages.size() || p_.stages[i + 1].kind != Stage::Agg) {
+        int pos = i + 1 < p_.stages.size() ? p_.stages[i + 1].pos : st.end;
+        fail(pos, "usage error",
+             "groupby must be followed by agg or top, like: groupby " +
+                 canon_text(*st.items[0].expr) + " | agg count()");
+      }
+      if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
+      Ctx c{&scope_, false, false, "groupby"};
+      for (const auto& it : st.items) {
+        check_quoted_name(*it.expr, scope_);
+        Bound b = bind(*it.expr, c);
+        if (b.null_lit) b = coerce(b, ct(Type::String));
+        std::string resolved;
+        if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
+          resolved = scope_[resolve(*it.expr, scope_)].name;
+        keys_.push_back(Key{item_name(it, resolved), canon_text(*it.expr), b.type(),
+                            b.node});
+      }
+      return;
+    }
+    case Stage::Agg: {
+      if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move agg before it");
+      agg_stage(st);
+      return;
+    }
+  }
+}
+
+void Binder::top_stage(size_t i) {
+  const Stage& st = p_.stages[i];
+  if (!post_) finish_scan();
+  const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
+  PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
+  Ctx c{&scope_, false, false, grouped ? "groupby" : "top"};
+  if (grouped) {
+    for (const auto& it : p_.stages[i - 1].items) {
+      Bound b = bind(*it.expr, c);
+      if (b.null_lit) b = coerce(b, ct(Type::String));
+      ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+    }
+    ps.group_keys = ps.exprs.size();
+    ps.limit = st.limit;
+  }
+  c.stage = "top";
+  for (const auto& it : st.items) {
+    Bound b = bind(*it.expr, c);
+    if (b.null_lit) b = coerce(b, ct(Type::Int));
+    ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+    ps.descending.push_back(it.desc);
+  }
+  ps.output = scope_to_schema();
+  plan_.post.push_back(std::move(ps));
+  plan_.has_sort = true;
+  if (grouped) return;
+  PostStage limit = post_stage(PostStage::Limit, st);
+  limit.text.clear();  // explained by the sort stage's text, "top N by ..."
+  limit.limit = st.limit;
+  limit.output = scope_to_schema();
+  plan_.post.push_back(std::move(limit));
+}
+
+void Binder::agg_stage(const Stage& st) {
+  Ctx c{&scope_, true, false, "agg"};
+  std::vector<std::pair<std::string, BPtr>> items;
+  std::vector<std::string> texts, origins;
+  std::vector<ColumnType> types;
+  for (const auto& it : st.items) {
+    Bound b = bind(*it.expr, c);
+    if (b.null_lit) b = coerce(b, ct(Type::String));
+    std::string resolved;
+    if (it.expr->kind == Expr::Name) {
+      for (const auto& k : keys_)
+        if (to_lower(k.name) == to_lower(it.expr->name)) resolved = k.name;
+    }
+    items.emplace_back(item_name(it, resolved), b.node);
+    texts.push_back(canon_text(*it.expr));
+    std::string origin = "agg " + texts.back();
+    for (const auto& k : keys_)
+      if (k.name == resolved || k.canon == texts.back()) origin = "key " + k.canon;  // the key itself
+    origins.push_back(origin);
+    types.push_back(b.type());
+  }
+  scan_keys_.clear();
+  scan_key_texts_.clear();
+  for (const auto& k : keys_) {
+    scan_keys_.push_back(k.expr);
+    scan_key_texts_.push_back(k.canon);
+  }
+  // Holistic arguments follow the keys (one scan key per distinct argument;
+  // an argument that is a key is that key).
+  for (auto& a : aggs_) {
+    if (!is_holistic(a.kind)) continue;
+    size_t k = 0;
+    while (k < scan_key_texts_.size() && scan_key_texts_[k] != a.argtext) ++k;
+    if (k == scan_key_texts_.size()) {
+      scan_keys_.push_back(a.arg0);
+      scan_key_texts_.push_back(a.argtext);
+    }
+    a.key = static_cast<int>(k);
+  }
+  plan_.scan.aggregate = true;
+  plan_.scan_output.clear();
+  for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
+  for (const auto& a : aggs_) plan_.scan_output.push_back(OutputColumn{a.text, a.result});
+  Scope out;
+  for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr, "key " + k.canon});
+  for (size_t k = 0; k < items.size(); ++k) {
+    plan_.finalize.push_back(lower_post(items[k].second, texts[k]));
+    out.push_back(ScopeCol{items[k].first, types[k], nullptr, origins[k]});
+  }
+  scope_ = std::move(out);
+  plan_.finalized_output = scope_to_schema();
+  scope_to_slots();
+  post_ = true;
+}
+
+void Binder::collect_inputs(const BNode& n, std::set<int>* out) {
+  if (n.op == Op::Column) out->insert(n.arg);
+  for (const auto& k : n.kids) collect_inputs(*k, out);
+}
+
+int Binder::emit(const BNode& n, const std::vector<int>& slot_of, Program* p) {
+  if (n.op == Op::JumpUnless) return emit_case(n, slot_of, p);
+  int depth = 1;
+  for (size_t k = 0; k < n.kids.size(); ++k)
+    depth = std::max(depth, static_cast<int>(k) + emit(*n.kids[k], slot_of, p));
+  Instr in;
+  in.op = n.op;
+  in.type = n.type.type;
+  in.scale = n.type.scale;
+  in.from_type = n.from.type;
+  in.from_scale = n.from.scale;
+  in.arg = n.arg;
+  if (n.op == Op::Column) {
+    in.arg = slot_of.empty() ? n.arg : slot_of[n.arg];
+  } else if (n.op == Op::Const) {
+    Value v = n.cval;
+    if (n.type.type == Type::String && !v.null) {
+      v.s.ptr = reinterpret_cast<const char*>(static_cast<uintptr_t>(p->strings.size()));
+      v.s.len = static_cast<uint32_t>(n.sval.size());
+      p->strings += n.sval;
+    }
+    in.arg = static_cast<int32_t>(p->consts.size());
+    p->consts.push_back(v);
+  }
+  p->code.push_back(in);
+  return depth;
+}
+
+int Binder::emit_case(const BNode& n, const std::vector<int>& slot_of, Program* p) {
+  auto jump = [&](Op op) {
+    Instr in{op, Type::Null, 0, Type::Null, 0, 0};
+    p->code.push_back(in);
+    return p->code.size() - 1;
+  };
+  int depth = 1;
+  std::vector<size_t> to_end;
+  for (size_t k = 0; k + 1 < n.kids.size(); k += 2) {
+    depth = std::max(depth, emit(*n.kids[k], slot_of, p));
+    const size_t skip = jump(Op::JumpUnless);
+    depth = std::max(depth, emit(*n.kids[k + 1], slot_of, p));
+    to_end.push_back(jump(Op::Jump));
+    p->code[skip].arg = static_cast<int32_t>(p->code.size());
+  }
+  depth = std::max(depth, emit(*n.kids.back(), slot_of, p));
+  for (size_t j : to_end) p->code[j].arg = static_cast<int32_t>(p->code.size());
+  return depth;
+}
+
+Program Binder::lower(const BPtr& n, const std::string& text, const std::vector<int>& slot_of) const {
+  Program p;
+  int depth = emit(*n, slot_of, &p);
+  if (depth > kMaxProgramStack)
+    throw UsageError("expression '" + text + "' is nested too deeply (it needs " +
+                     std::to_string(depth) + " stack slots, at most " +
+                     std::to_string(kMaxProgramStack) + "); split it over several stages");
+  p.result = n->type;
+  p.text = text;
+  return p;
+}
+
+Program Binder::lower_post(const BPtr& n, const std::string& text) const {
+  return lower(n, text, {});
+}
+
+void Binder::lower_scan() {
+  std::set<int> used;
+  BPtr filter;
+  for (const auto& f : scan_filters_) {
+    filter = filter ? make_node(Op::And, ct(Type::Bool), {filter, f}) : f;
+    collect_inputs(*f, &used);
+  }
+  for (const auto& k : scan_keys_) collect_inputs(*k, &used);
+  for (const auto& a : aggs_) {
+    if (a.arg0) collect_inputs(*a.arg0, &used);
+    if (a.arg1) collect_inputs(*a.arg1, &used);
+  }
+  for (const auto& o : scan_outputs_) collect_inputs(*o, &used);
+  // The columns --schema names are parsed, so checked (any text fits a string: no need).
+  for (size_t c = 0; c < checked_.size() && c < plan_.input.size(); ++c)
+    if (checked_[c] && plan_.input[c].type.type != Type::String) used.insert(static_cast<int>(c));
+  ScanPlan& s = plan_.scan;
+  s.used_columns.assign(used.begin(), used.end());
+  std::vector<int> slot_of(plan_.input.size(), -1);
+  for (size_t k = 0; k < s.used_columns.size(); ++k) {
+    slot_of[s.used_columns[k]] = static_cast<int>(k);
+    s.slot_types.push_back(plan_.input[s.used_columns[k]].type);
+  }
+  if (filter) {
+    std::string text;
+    for (size_t k = 0; k < scan_filter_texts_.size(); ++k) {
+      const std::string& t = scan_filter_texts_[k];
+      bool wrap = scan_filter_texts_.size() > 1 && t.find(" or ") != std::string::npos;
+      text += (k ? " and " : "") + (wrap ? "(" + t + ")" : t);
+    }
+    s.filter = lower(filter, text, slot_of);
+  }
+  for (size_t k = 0; k < scan_keys_.size(); ++k)
+    s.keys.push_back(lower(scan_keys_[k], scan_key_texts_[k], slot_of));
+  plan_.group_keys = keys_.size();
+  for (const auto& a : aggs_) {
+    if (is_holistic(a.kind)) {
+      plan_.agg_sources.push_back(~static_cast<int>(plan_.holistic.size()));
+      plan_.holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
+      continue;
+    }
+    plan_.agg_sources.push_back(static_cast<int>(s.aggs.size()));
+    AggSpec spec;
+    spec.kind = a.kind;
+    if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
+    if (a.arg1) spec.arg1 = lower(a.arg1, a.text, slot_of);
+    spec.result = a.result;
+    spec.text = a.text;
+    s.aggs.push_back(std::move(spec));
+  }
+  if (!plan_.holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
+    size_t w = 0;
+    while (w < s.aggs.size() && s.aggs[w].kind != AggKind::CountStar) ++w;
+    if (w == s.aggs.size()) s.aggs.push_back(AggSpec{AggKind::CountStar, {}, {}, ct(Type::Int), "count()"});
+    plan_.holistic_weight = static_cast<int>(w);
+  }
+  for (size_t k = 0; k < scan_outputs_.size(); ++k)
+    s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
+}
+
 std::string Binder::misplaced_agg_reason(size_t i) const {
   std::string why = spec::misplaced_agg_reason(p_, i);
   return why.empty() ? "aggregation is not allowed here" : why;
 }
 
-}  // namespace
+}  // namespace binding
 }  // namespace spec
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
                 const std::vector<bool>& checked_columns, const NullLikeTokens& null_like) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
-  spec::Binder b(p, input_schema, null_like);
+  spec::binding::Binder b(p, input_schema, null_like);
   b.checked_ = checked_columns;
   Plan plan = b.run();
   spec::mark_wide_ints(plan);
