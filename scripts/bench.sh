@@ -9,9 +9,10 @@
 # Environment:
 #   ROWS (default 1e7), K (default 100), SEED (default 1), THREADS (default nproc),
 #   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"):
-#     q1..q7, q9, q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
-#     with a string argument; sales, "total sales per customer" over a sales table of ROWS rows
-#     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); brc413 and brc10k, min / mean / max
+#     q1..q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
+#     with a string argument; distinct, the distinct (id4, id5) pairs; sales, "total sales per customer" over a sales table of ROWS rows
+#     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); salesfn, its revenue by month
+#     (strftime) and size (case); brc413 and brc10k, min / mean / max
 #     temperature per station over ROWS narrow rows ("station;temp", no header) of 413 or 10,000
 #     stations (scripts/gen_stations.c),
 #   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
@@ -84,7 +85,7 @@ if [ ! -s "$FILE" ]; then
 fi
 CUSTOMERS=$(to_int "${CUSTOMERS:-$ROWS / 10}")
 SALES=$BENCH_DIR/sales_${ROWS}_${CUSTOMERS}_${SEED}.csv
-if [[ " $QUERIES " == *" sales "* ]] && [ ! -s "$SALES" ]; then
+if [[ " $QUERIES " == *" sales"* ]] && [ ! -s "$SALES" ]; then
   GEN=$(generator "${GEN_SALES:-$SHARED/datagen/gen_sales.c}" gen_sales)
   echo "bench: generating $SALES" >&2
   "$GEN" "$ROWS" "$SEED" "$SALES.tmp" "$CUSTOMERS" "$(nproc)"
@@ -108,7 +109,7 @@ cat "$FILE" >/dev/null  # into the page cache
 
 file_of() {
   case $1 in
-    sales) echo "$SALES" ;;
+    sales | salesfn) echo "$SALES" ;;
     brc413) stations_file 413 ;;
     brc10k) stations_file 10000 ;;
     *) echo "$FILE" ;;
@@ -132,7 +133,10 @@ pipeline_of() {
     q9) echo 'groupby id2, id4 | agg corr(v1, v2) * corr(v1, v2) as r2' ;;
     q10) echo 'groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count' ;;
     hmix) echo 'groupby id1 | agg count_distinct(id2) as d, quantile(v3, 0.9) as q, median(v1) as m' ;;
+    q8) echo 'filter v3 is not null | groupby id6 | top 2 by v3 desc | select id6, v3 as largest2_v3' ;;
+    distinct) echo 'distinct id4, id5' ;;
     sales) echo 'groupby customer_id | agg sum(sales_amount) as total' ;;
+    salesfn) echo 'groupby strftime(ts, "%Y-%m") as month, case when sales_amount > 1000 then "big" else "small" end as size | agg sum(sales_amount) as total, count_if(churned) as churned' ;;
     brc413 | brc10k) echo 'groupby station | agg min(temp) as lo, round(mean(temp), 1) as mean, max(temp) as hi' ;;
     *) echo "bench: unknown query $1" >&2; exit 2 ;;
   esac
@@ -150,7 +154,10 @@ sql_of() {
     q9) echo "SELECT id2, id4, pow(corr(v1, v2), 2) AS r2 FROM $t GROUP BY id2, id4" ;;
     q10) echo "SELECT id1, id2, id3, id4, id5, id6, sum(v3) AS v3, count(*) AS count FROM $t GROUP BY ALL" ;;
     hmix) echo "SELECT id1, count(DISTINCT id2) AS d, quantile_cont(v3, 0.9) AS q, median(v1) AS m FROM $t GROUP BY id1" ;;
+    q8) echo "SELECT id6, v3 AS largest2_v3 FROM (SELECT id6, v3, row_number() OVER (PARTITION BY id6 ORDER BY v3 DESC) AS rn FROM $t WHERE v3 IS NOT NULL) WHERE rn <= 2" ;;
+    distinct) echo "SELECT DISTINCT id4, id5 FROM $t" ;;
     sales) echo "SELECT customer_id, sum(sales_amount) AS total FROM $t GROUP BY customer_id" ;;
+    salesfn) echo "SELECT strftime(ts, '%Y-%m') AS month, CASE WHEN sales_amount > 1000 THEN 'big' ELSE 'small' END AS size, sum(sales_amount) AS total, count_if(churned) AS churned FROM $t GROUP BY ALL" ;;
     brc413 | brc10k)
       echo "SELECT station, min(temp) AS lo, round(avg(temp), 1) AS mean, max(temp) AS hi FROM" \
         "read_csv('$(file_of "$1")', delim=';', header=false, columns={'station': 'VARCHAR', 'temp': 'DECIMAL(3,1)'})" \

@@ -96,18 +96,19 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         std::vector<Value> out(st.exprs.size());
         for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
         if (ctx.status != EvalStatus::Ok) break;
-        std::string key;
-        append_row_key(key, out.data(), output_types_[i]);
-        if (!seen_[i].insert(std::move(key)).second) return true;
+        row_key_.clear();
+        append_row_key(row_key_, out.data(), output_types_[i]);
+        if (seen_[i].count(row_key_)) return true;
+        seen_[i].insert(row_key_);
         next.swap(out);
         row = next.data();
         break;
       }
       case PostStage::Top: {
-        std::vector<Value> values(st.exprs.size());
-        for (size_t k = 0; k < st.exprs.size(); ++k) values[k] = eval_program(st.exprs[k].view(), row, ctx);
+        stage_values_.resize(st.exprs.size());
+        for (size_t k = 0; k < st.exprs.size(); ++k) stage_values_[k] = eval_program(st.exprs[k].view(), row, ctx);
         if (ctx.status != EvalStatus::Ok) break;
-        tops_[i]->add(row, values.data(), values.data() + st.group_keys);  // copies the strings in scratch
+        tops_[i]->add(row, stage_values_.data(), stage_values_.data() + st.group_keys);  // copies scratch strings
         return true;
       }
       case PostStage::DropNa:

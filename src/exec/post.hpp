@@ -56,6 +56,8 @@ class PostPipeline {
   std::vector<std::unique_ptr<TopRowsPerGroup>> tops_;  // per stage (used by Top stages)
   std::vector<std::unordered_set<std::string>> seen_;   // per stage: the rows a Distinct stage has passed
   std::vector<std::vector<Type>> output_types_;          // per stage
+  std::string row_key_;                                  // a Distinct row's key, reused
+  std::vector<Value> stage_values_;                      // a Top row's keys and order, reused
   std::vector<int64_t> keep_rows_;   // per Sort stage: the limit right after it, or -1
   std::vector<int64_t> limit_seen_;
   std::vector<char> scratch_;

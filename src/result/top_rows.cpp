@@ -27,14 +27,17 @@ TopRowsPerGroup::TopRowsPerGroup(const PostStage& stage, const std::vector<Outpu
   cells_.resize(rows_.width());
 }
 
-bool TopRowsPerGroup::before(uint32_t a, uint32_t b) const {
-  const Value* ra = rows_.row(a) + width_ + nkeys_;
+bool TopRowsPerGroup::order_before(const Value* a, uint64_t seq_a, uint32_t b) const {
   const Value* rb = rows_.row(b) + width_ + nkeys_;
   for (size_t k = 0; k < norder_; ++k) {
-    const int c = compare_nulls_last(ra[k], rb[k], order_types_[k], stage_.descending[k]);
+    const int c = compare_nulls_last(a[k], rb[k], order_types_[k], stage_.descending[k]);
     if (c != 0) return c < 0;
   }
-  return seq_[a] < seq_[b];
+  return seq_a < seq_[b];
+}
+
+bool TopRowsPerGroup::before(uint32_t a, uint32_t b) const {
+  return order_before(rows_.row(a) + width_ + nkeys_, seq_[a], b);
 }
 
 void TopRowsPerGroup::keep_first(Group& g, size_t n) {
@@ -43,18 +46,21 @@ void TopRowsPerGroup::keep_first(Group& g, size_t n) {
     live_ -= g.rows.size() - n;
     g.rows.resize(n);
   }
+  g.last_kept = g.rows.size() == n ? static_cast<int64_t>(g.rows.back()) : -1;
 }
 
 void TopRowsPerGroup::add(const Value* row, const Value* keys, const Value* order) {
   key_.clear();
   append_row_key(key_, keys, key_types_);
   Group& g = groups_[key_];
+  const uint64_t seq = next_seq_++;
+  if (g.last_kept >= 0 && !order_before(order, seq, static_cast<uint32_t>(g.last_kept))) return;
   std::copy(row, row + width_, cells_.begin());
   std::copy(keys, keys + nkeys_, cells_.begin() + static_cast<ptrdiff_t>(width_));
   std::copy(order, order + norder_, cells_.begin() + static_cast<ptrdiff_t>(width_ + nkeys_));
   g.rows.push_back(static_cast<uint32_t>(rows_.rows()));
   rows_.append_owned(cells_.data());
-  seq_.push_back(next_seq_++);
+  seq_.push_back(seq);
   ++live_;
   const size_t n = static_cast<size_t>(stage_.limit);
   if (g.rows.size() >= 2 * std::max<size_t>(n, 1)) keep_first(g, n);
@@ -72,6 +78,7 @@ void TopRowsPerGroup::compact() {
       const uint32_t at = static_cast<uint32_t>(kept.rows());
       kept.append_owned(rows_.row(r));
       seq.push_back(seq_[r]);
+      if (g.last_kept == static_cast<int64_t>(r)) g.last_kept = at;
       r = at;
     }
   }

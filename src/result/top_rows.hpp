@@ -25,10 +25,15 @@ class TopRowsPerGroup {
  private:
   struct Group {
     std::vector<uint32_t> rows;  // indices into rows_
+    // Once the group holds N rows in order: the last of them. A later row
+    // that does not sort before it can never be kept, and is not stored.
+    int64_t last_kept = -1;
   };
   // Orders a group's rows by the order values, then input order; keeps n.
   void keep_first(Group& g, size_t n);
   bool before(uint32_t a, uint32_t b) const;
+  // Whether order values `a` (of input position seq_a) sort before those of row b.
+  bool order_before(const Value* a, uint64_t seq_a, uint32_t b) const;
   void compact();
 
   const PostStage& stage_;

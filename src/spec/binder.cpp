@@ -724,10 +724,15 @@ void Binder::stage(size_t i) {
       top_stage(i);
       return;
     case Stage::Distinct: {
-      if (!post_) finish_scan();
-      PostStage ps = post_stage(PostStage::Distinct, st);
       std::vector<std::string> texts;
-      Scope next = st.items.empty() ? scope_ : select_scope(st, &texts);
+      bool selected = false;
+      if (!post_) {  // the listed columns first, as a select: the scan outputs only them
+        if (!st.items.empty()) scope_ = select_scope(st, &texts);
+        selected = !st.items.empty();
+        finish_scan();
+      }
+      PostStage ps = post_stage(PostStage::Distinct, st);
+      Scope next = st.items.empty() || selected ? scope_ : select_scope(st, &texts);
       for (size_t k = 0; k < next.size(); ++k)
         ps.exprs.push_back(lower_post(next[k].expr, k < texts.size() ? texts[k] : next[k].name));
       scope_ = std::move(next);
