@@ -707,14 +707,7 @@ void Binder::stage(size_t i) {
     case Stage::Sort: {
       if (!post_) finish_scan();
       PostStage ps = post_stage(PostStage::Sort, st);
-      Ctx c{&scope_, false, false, kw};
-      for (const auto& it : st.items) {
-        check_quoted_name(*it.expr, scope_);
-        Bound b = bind(*it.expr, c);
-        if (b.null_lit) b = coerce(b, ct(Type::Int));
-        ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
-        ps.descending.push_back(it.desc);
-      }
+      order_items(st, &ps);
       ps.output = scope_to_schema();
       plan_.post.push_back(std::move(ps));
       plan_.has_sort = true;
@@ -779,13 +772,24 @@ void Binder::stage(size_t i) {
   }
 }
 
+void Binder::order_items(const Stage& st, PostStage* ps) {
+  Ctx c{&scope_, false, false, st.keyword.c_str()};
+  for (const auto& it : st.items) {
+    check_quoted_name(*it.expr, scope_);
+    Bound b = bind(*it.expr, c);
+    if (b.null_lit) b = coerce(b, ct(Type::Int));
+    ps->exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+    ps->descending.push_back(it.desc);
+  }
+}
+
 void Binder::top_stage(size_t i) {
   const Stage& st = p_.stages[i];
   if (!post_) finish_scan();
   const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
   PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
-  Ctx c{&scope_, false, false, grouped ? "groupby" : "top"};
   if (grouped) {
+    Ctx c{&scope_, false, false, "groupby"};
     for (const auto& it : p_.stages[i - 1].items) {
       Bound b = bind(*it.expr, c);
       if (b.null_lit) b = coerce(b, ct(Type::String));
@@ -794,13 +798,7 @@ void Binder::top_stage(size_t i) {
     ps.group_keys = ps.exprs.size();
     ps.limit = st.limit;
   }
-  c.stage = "top";
-  for (const auto& it : st.items) {
-    Bound b = bind(*it.expr, c);
-    if (b.null_lit) b = coerce(b, ct(Type::Int));
-    ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
-    ps.descending.push_back(it.desc);
-  }
+  order_items(st, &ps);
   ps.output = scope_to_schema();
   plan_.post.push_back(std::move(ps));
   plan_.has_sort = true;

@@ -314,6 +314,9 @@ class Binder {
 
   // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
   // first rows in that order, as `sort ORDER | limit N` gives them.
+  // The order of a sort or top stage (ORDER [asc|desc], ...), bound into ps's exprs.
+  void order_items(const Stage& st, PostStage* ps);
+
   void top_stage(size_t i);
 
   void agg_stage(const Stage& st);
