@@ -865,11 +865,11 @@ class Parser {
     if (peek().kind == Tok::LParen) {
       advance();
       // decimal(S) or SQL's decimal(P, S): the last number is the digits after the point
-      for (;;) {
+      for (int numbers = 1;; ++numbers) {
         const Token& d = peek();
         if (d.kind != Tok::Int || d.text.size() > 2) expected("the digits after the point, like decimal(2)");
         e->scale = std::atoi(advance().text.c_str());
-        if (peek().kind != Tok::Comma) break;
+        if (peek().kind != Tok::Comma || numbers == 2) break;
         advance();
       }
       if (peek().kind != Tok::RParen) expected("')'");

@@ -141,6 +141,7 @@ TEST_CASE("cast usage errors name the types", "[casts]") {
   CHECK(error_of("select cast(a as long)").find("unknown type 'long'") != std::string::npos);
   CHECK(error_of("select cast(a int)").find("expected 'as' and a type") != std::string::npos);
   CHECK(error_of("select cast(a as int(3))").find("the type int takes no digits") != std::string::npos);
+  CHECK(error_of("select cast(a as decimal(1, 2, 3))").find("expected ')'") != std::string::npos);
 }
 
 TEST_CASE("|| joins text of any value; replace replaces every match", "[strings]") {
