@@ -417,6 +417,7 @@ class CpuScan {
     uint32_t row_in_partition = 0;
     const bool multi_column = ncols_ > 1;
     const bool odd_partition = pw.nul_or_high[j] != 0;
+    const StrRef file_name{src.name().data(), static_cast<uint32_t>(src.name().size())};
     while (pos < end) {
       // Ctrl-C within a partition too: with many aggregates per row a window can take many seconds.
       if ((row_in_partition & 1023) == 0 && interrupted()) break;
@@ -513,6 +514,7 @@ class CpuScan {
       if (padded)  // reported once its values are known to be good, as the row is kept
         add_issue(make_padded_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, nfields, ncols_));
       EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
+      ctx.file = file_name;
       if (has_filter_) {
         const Value keep = eval_program(filter_, slots.data(), ctx);
         if (ctx.status != EvalStatus::Ok) {
@@ -546,7 +548,7 @@ class CpuScan {
         if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
       }
       if (ctx.status != EvalStatus::Ok) {
-        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots)));
+        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
         if (fail_fast) break;
       }
     }
@@ -583,11 +585,12 @@ class CpuScan {
   // The first key, aggregate argument or output that fails on this row's
   // slots, as messages name it (the filter is named where it runs). Evaluated
   // again only for a row that failed, so the row loop pays nothing for it.
-  std::string failing_program(const std::vector<Value>& slots) const {
+  std::string failing_program(const std::vector<Value>& slots, StrRef file_name) const {
     std::vector<char> scratch(kEvalScratch);
     auto fails = [&](const Program& p) {
       if (p.empty()) return false;
       EvalContext ctx = make_eval_context(scratch.data(), kEvalScratch);
+      ctx.file = file_name;
       eval_program(p.view(), slots.data(), ctx);
       return ctx.status != EvalStatus::Ok;
     };

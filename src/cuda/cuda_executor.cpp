@@ -204,21 +204,24 @@ bool gpu_aggregate(const AggDesc& a) {
   return words_of(a.op) > 0;
 }
 
-// Whether a program prints a float as text: the shortest form needs the host's formatter.
-bool formats_floats(const Program& p) {
-  for (const Instr& in : p.code)
-    if (in.op == Op::ToString && in.from_type == Type::Float) return true;
-  return false;
+// What in a program has no GPU form, or null: a float's shortest text needs the
+// host's formatter, and a batch on a GPU does not know its rows' files.
+const char* host_only(const Program& p) {
+  for (const Instr& in : p.code) {
+    if (in.op == Op::ToString && in.from_type == Type::Float) return "a float cast to text";
+    if (in.op == Op::FileName) return "filename()";
+  }
+  return nullptr;
 }
 
 // Why this plan cannot run on the GPU, or empty when it can.
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
-  bool float_text = formats_floats(s.filter);
-  for (const Program& k : s.keys) float_text = float_text || formats_floats(k);
-  for (const AggSpec& a : s.aggs) float_text = float_text || formats_floats(a.arg0) || formats_floats(a.arg1);
-  if (float_text) return "a float cast to text";
+  const char* host = host_only(s.filter);
+  for (const Program& k : s.keys) host = host ? host : host_only(k);
+  for (const AggSpec& a : s.aggs) host = host ? host : host_only(a.arg0) ? host_only(a.arg0) : host_only(a.arg1);
+  if (host) return host;
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";

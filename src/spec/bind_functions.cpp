@@ -310,6 +310,14 @@ Bound Binder::call(const Expr& e, const Ctx& c) {
     const ColumnType t = unify_all(values, {e.args[1]->pos, e.args[2]->pos}, "give one if()");
     return Bound{case_node({cond}, std::move(values), t), &e};
   }
+  if (f == "filename") {
+    arity(e, 0, 0, "filename()");
+    if (post_)
+      fail(e.pos, "usage error",
+           "filename() names the file a row was read from, so it is known only before agg, sort, limit, top and "
+           "distinct; select it as a column before them, like: select *, filename() as file | ...");
+    return Bound{make_node(Op::FileName, ct(Type::String), {}), &e};
+  }
   if (f == "replace") {
     arity(e, 3, 3, "replace(s, from, to)");
     return Bound{make_node(Op::Replace, ct(Type::String),
@@ -341,7 +349,7 @@ Bound Binder::call(const Expr& e, const Ctx& c) {
   }
   static const std::vector<std::string> kFuncs = {
       "lower", "upper", "len", "abs", "round", "contains", "starts_with", "ends_with", "coalesce", "greatest",
-      "least", "nullif", "if", "substr", "replace",
+      "least", "nullif", "if", "substr", "replace", "filename",
       "trim", "ltrim", "rtrim", "split_part", "year",
       "quarter", "month", "day", "hour", "minute", "second", "dow", "isodow", "doy", "week", "epoch", "date",
       "date_trunc", "strftime", "datediff", "date_diff", "count", "count_if", "sum", "min", "max", "mean", "avg",
@@ -352,7 +360,7 @@ Bound Binder::call(const Expr& e, const Ctx& c) {
            (close.empty() ? "" : "; did you mean " + join_quoted(close, 2, " or ") + "?") +
            " (functions: lower upper len abs round contains starts_with ends_with coalesce greatest least nullif "
            "if substr replace trim ltrim rtrim split_part year quarter month day hour minute second dow isodow doy "
-           "week epoch date date_trunc strftime datediff; cast(x as type), try_cast(x as type); "
+           "week epoch date date_trunc strftime datediff filename; cast(x as type), try_cast(x as type); "
            "aggregates in agg: count count_if sum min max mean var std first last corr count_distinct median "
            "quantile)");
 }

@@ -13,6 +13,7 @@ int operands(const Instr& in) {
   switch (in.op) {
     case Op::Column:
     case Op::Const:
+    case Op::FileName:
       return 0;
     case Op::Cast:
     case Op::Neg:

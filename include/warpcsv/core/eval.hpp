@@ -26,6 +26,7 @@ struct EvalContext {
   uint32_t scratch_cap;
   uint32_t scratch_used;
   EvalStatus status;
+  StrRef file;  // the input file of the row (filename()); ptr null where none is known
 };
 
 // A fresh context over a caller-owned scratch buffer.
@@ -35,6 +36,7 @@ WCSV_HD inline EvalContext make_eval_context(char* scratch, uint32_t cap) {
   c.scratch_cap = cap;
   c.scratch_used = 0;
   c.status = EvalStatus::Ok;
+  c.file = StrRef{nullptr, 0};
   return c;
 }
 
@@ -731,6 +733,10 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
       }
       case Op::Jump:
         pc = in.arg - 1;
+        break;
+      case Op::FileName:
+        if (sp >= kMaxProgramStack) return Value::make_null();
+        st[sp++] = ctx.file.ptr ? Value::of_str(ctx.file.ptr, ctx.file.len) : Value::make_null();
         break;
       case Op::Coalesce: {
         int n = in.arg;

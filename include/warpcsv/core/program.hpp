@@ -54,6 +54,7 @@ enum class Op : uint8_t {
   ParseAs,    // a string read as `type` (spaces around it ignored); arg 1: null when it does not read (try_cast)
   JumpUnless, // pops a condition; unless it is true, continues at instruction `arg`
   Jump,       // continues at instruction `arg`
+  FileName,   // the name of the file the row was read from (EvalContext::file; null where none is known)
 };
 
 constexpr int32_t kTrimLeft = 1, kTrimRight = 2;
