@@ -218,10 +218,11 @@ const char* host_only(const Program& p) {
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
-  const char* host = host_only(s.filter);
-  for (const Program& k : s.keys) host = host ? host : host_only(k);
-  for (const AggSpec& a : s.aggs) host = host ? host : host_only(a.arg0) ? host_only(a.arg0) : host_only(a.arg1);
-  if (host) return host;
+  std::vector<const Program*> programs = {&s.filter};
+  for (const Program& k : s.keys) programs.push_back(&k);
+  for (const AggSpec& a : s.aggs) programs.insert(programs.end(), {&a.arg0, &a.arg1});
+  for (const Program* p : programs)
+    if (const char* why = host_only(*p)) return why;
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";

@@ -20,6 +20,13 @@ constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
+// A stage's expression failed on a row.
+[[noreturn]] void throw_evaluation_failed(const PostStage& st) {
+  throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past "
+                               "9999, or a string result over {} KiB)",
+                               st.text, kScratch / 1024));
+}
+
 
 
 // Reorders `t`'s rows by `keys` (stable): row r's keys are keys[r * stride
@@ -85,21 +92,16 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       case PostStage::Filter:
         if (!truthy(eval_program(st.exprs[0].view(), row, ctx))) return true;
         break;
-      case PostStage::Select: {
-        std::vector<Value> out(st.exprs.size());
-        for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
-        next.swap(out);
-        row = next.data();
-        break;
-      }
-      case PostStage::Distinct: {
+      case PostStage::Select:
+      case PostStage::Distinct: {  // a distinct passes a row's columns the first time they come
         std::vector<Value> out(st.exprs.size());
         for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
         if (ctx.status != EvalStatus::Ok) break;
-        row_key_.clear();
-        append_row_key(row_key_, out.data(), output_types_[i]);
-        if (seen_[i].count(row_key_)) return true;
-        seen_[i].insert(row_key_);
+        if (st.kind == PostStage::Distinct) {
+          row_key_.clear();
+          append_row_key(row_key_, out.data(), output_types_[i]);
+          if (!seen_[i].insert(row_key_).second) return true;
+        }
         next.swap(out);
         row = next.data();
         break;
@@ -147,9 +149,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         return true;
     }
     if (ctx.status != EvalStatus::Ok)
-      throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past 9999, or a string "
-                                   "result over {} KiB)", st.text,
-                                   kScratch / 1024));
+      throw_evaluation_failed(st);
   }
   writer_.row(row);
   return true;
@@ -169,9 +169,7 @@ void PostPipeline::sort_buffer(size_t i) {
       ctx.scratch_used = 0;
       Value v = eval_program(e.view(), t.row(r), ctx);
       if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
-        throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past 9999, or a string "
-                                   "result over {} KiB)", st.text,
-                                     kScratch / 1024));
+        throw_evaluation_failed(st);
       if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
       keys.push_back(v);
     }

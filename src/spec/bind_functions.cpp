@@ -57,8 +57,7 @@ BPtr Binder::case_node(std::vector<BPtr> conds, std::vector<Bound> values, Colum
     kids.push_back(values[k].node);
   }
   kids.push_back(values.back().node);
-  auto n = make_node(Op::JumpUnless, t, std::move(kids));
-  return n;
+  return make_node(Op::JumpUnless, t, std::move(kids));
 }
 
 Bound Binder::null_bound(const Expr& e) const {

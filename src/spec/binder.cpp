@@ -414,11 +414,8 @@ Bound Binder::bind_inner(const Expr& e, const Ctx& c) {
       return Bound{const_node(ct(Type::String), Value::of_str(nullptr, 0), e.sval), &e};
     case Expr::BoolLit:
       return Bound{const_node(ct(Type::Bool), Value::of_int(e.ival)), &e};
-    case Expr::NullLit: {
-      Bound b{const_node(ct(Type::Null), Value::make_null()), &e};
-      b.null_lit = true;
-      return b;
-    }
+    case Expr::NullLit:
+      return null_bound(e);
     case Expr::Star:
       fail(e.pos, "syntax error", "'*' is only allowed in count(*) and select *");
     case Expr::Neg: {

@@ -8,6 +8,7 @@
 
 #include "warpcsv/core/hd.hpp"
 #include "warpcsv/core/parse.hpp"
+#include "warpcsv/core/value_text.hpp"
 
 namespace warpcsv {
 
@@ -187,19 +188,6 @@ WCSV_HD inline uint32_t strftime_spec_width(char c) {
 // strftime_spec_width of a supported specifier starting at fmt[i], else 0.
 WCSV_HD inline uint32_t spec_width_at(const char* fmt, uint32_t len, uint32_t i) {
   return fmt[i] == '%' && i + 1 < len ? strftime_spec_width(fmt[i + 1]) : 0;
-}
-
-// `v` in decimal, zero padded to `width` digits; returns the bytes written.
-WCSV_HD inline uint32_t write_padded(uint64_t v, uint32_t width, char* out) {
-  char digits[20];
-  uint32_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (n < width) digits[n++] = '0';
-  for (uint32_t i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
-  return n;
 }
 
 // A year as DuckDB's strftime writes it: 4 digits for 0000 ... 9999, else

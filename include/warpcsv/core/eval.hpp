@@ -162,15 +162,23 @@ WCSV_HD inline Value cast_value(const Instr& in, const Value& v, EvalContext& ct
   return v;  // same representation (Bool -> Int, identical types)
 }
 
+// s without the spaces at its start (sides & kTrimLeft) and end (kTrimRight).
+WCSV_HD inline StrRef trim_spaces(StrRef s, int32_t sides) {
+  uint32_t b = 0, e = s.len;
+  if (sides & kTrimLeft)
+    while (b < e && s.ptr[b] == ' ') ++b;
+  if (sides & kTrimRight)
+    while (e > b && s.ptr[e - 1] == ' ') --e;
+  return StrRef{s.ptr + b, e - b};
+}
+
 // Where a string read as `t` fails: the value, else null with ok false.
 // Spaces around the text are ignored; an int or decimal also reads a number
 // with more digits or an exponent, rounded (as DuckDB's cast).
 WCSV_HD inline Value parse_as(ColumnType t, StrRef s, bool* ok) {
-  uint32_t b = 0, e = s.len;
-  while (b < e && s.ptr[b] == ' ') ++b;
-  while (e > b && s.ptr[e - 1] == ' ') --e;
-  const char* p = s.ptr + b;
-  const uint32_t n = e - b;
+  const StrRef text = trim_spaces(s, kTrimLeft | kTrimRight);
+  const char* p = text.ptr;
+  const uint32_t n = text.len;
   Value v = Value::of_int(0);
   *ok = true;
   switch (t.type) {
@@ -606,14 +614,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
       }
       case Op::Trim: {
         Value& v = st[sp - 1];
-        if (v.null) break;
-        uint32_t b = 0, e = v.s.len;
-        if (in.arg & kTrimLeft)
-          while (b < e && v.s.ptr[b] == ' ') ++b;
-        if (in.arg & kTrimRight)
-          while (e > b && v.s.ptr[e - 1] == ' ') --e;
-        v.s.ptr += b;
-        v.s.len = e - b;
+        if (!v.null) v.s = detail::trim_spaces(v.s, in.arg);
         break;
       }
       case Op::SplitPart: {
@@ -684,11 +685,12 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
           t = Value::make_null();
           break;
         }
-        char* dst = detail::scratch_for(ctx, strftime_length_bound(f.s.ptr, f.s.len));
+        const uint32_t bound = strftime_length_bound(f.s.ptr, f.s.len);
+        char* dst = detail::scratch_for(ctx, bound);
         if (dst == nullptr) return detail::fail(ctx, EvalStatus::ScratchFull);
         const uint32_t n = format_strftime(static_cast<int64_t>(t.i), in.from_type == Type::Timestamp, f.s.ptr,
                                            f.s.len, dst);
-        ctx.scratch_used -= strftime_length_bound(f.s.ptr, f.s.len) - n;
+        ctx.scratch_used -= bound - n;  // the bytes reserved and not written
         t = Value::of_str(dst, n);
         break;
       }

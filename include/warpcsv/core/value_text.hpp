@@ -39,9 +39,17 @@ WCSV_HD inline int reversed_digits(uint128 x, char* buf) {
   return n;
 }
 
-WCSV_HD inline uint32_t write_digits(int64_t v, int width, char* out) {
-  for (int k = width - 1; k >= 0; --k, v /= 10) out[k] = static_cast<char>('0' + v % 10);
-  return static_cast<uint32_t>(width);
+// `v` in decimal, zero padded to at least `width` digits; returns the bytes written.
+WCSV_HD inline uint32_t write_padded(uint64_t v, uint32_t width, char* out) {
+  char digits[20];
+  uint32_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  while (n < width) digits[n++] = '0';
+  for (uint32_t i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
+  return n;
 }
 
 }  // namespace detail
@@ -79,13 +87,11 @@ WCSV_HD inline uint32_t write_date(int64_t days, char* out) {
     out[k++] = '-';
     y = -y;
   }
-  int width = 4;
-  for (int64_t big = 10000; y >= big; big *= 10) ++width;
-  k += detail::write_digits(y, width, out + k);
+  k += detail::write_padded(static_cast<uint64_t>(y), 4, out + k);
   out[k++] = '-';
-  k += detail::write_digits(m, 2, out + k);
+  k += detail::write_padded(m, 2, out + k);
   out[k++] = '-';
-  k += detail::write_digits(d, 2, out + k);
+  k += detail::write_padded(d, 2, out + k);
   return k;
 }
 
@@ -96,14 +102,14 @@ WCSV_HD inline uint32_t write_timestamp(int64_t micros, bool zoned, char* out) {
   uint32_t k = write_date(days, out);
   const int64_t secs = us / 1000000, frac = us % 1000000;
   out[k++] = 'T';
-  k += detail::write_digits(secs / 3600, 2, out + k);
+  k += detail::write_padded(static_cast<uint64_t>(secs / 3600), 2, out + k);
   out[k++] = ':';
-  k += detail::write_digits(secs / 60 % 60, 2, out + k);
+  k += detail::write_padded(static_cast<uint64_t>(secs / 60 % 60), 2, out + k);
   out[k++] = ':';
-  k += detail::write_digits(secs % 60, 2, out + k);
+  k += detail::write_padded(static_cast<uint64_t>(secs % 60), 2, out + k);
   if (frac != 0) {
     out[k++] = '.';
-    k += detail::write_digits(frac, 6, out + k);
+    k += detail::write_padded(static_cast<uint64_t>(frac), 6, out + k);
   }
   if (zoned) out[k++] = 'Z';  // converted to UTC from its zone
   return k;
