@@ -12,7 +12,8 @@
 #     q1..q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
 #     with a string argument; distinct, the distinct (id4, id5) pairs; sales, "total sales per customer" over a sales table of ROWS rows
 #     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); salesfn, its revenue by month
-#     (strftime) and size (case); brc413 and brc10k, min / mean / max
+#     (strftime) and size (case); salesjoin, its revenue by month and country, the country from
+#     a lookup join with a customer file (gen_customers.c); brc413 and brc10k, min / mean / max
 #     temperature per station over ROWS narrow rows ("station;temp", no header) of 413 or 10,000
 #     stations (scripts/gen_stations.c),
 #   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
@@ -91,6 +92,12 @@ if [[ " $QUERIES " == *" sales"* ]] && [ ! -s "$SALES" ]; then
   "$GEN" "$ROWS" "$SEED" "$SALES.tmp" "$CUSTOMERS" "$(nproc)"
   mv "$SALES.tmp" "$SALES"
 fi
+CUSTOMER_FILE=$BENCH_DIR/customers_${CUSTOMERS}_${SEED}.csv
+if [[ " $QUERIES " == *" salesjoin "* ]] && [ ! -s "$CUSTOMER_FILE" ]; then
+  GEN=$(generator "${GEN_CUSTOMERS:-$ROOT/scripts/gen_customers.c}" gen_customers)
+  "$GEN" "$CUSTOMERS" "$SEED" "$CUSTOMER_FILE.tmp"
+  mv "$CUSTOMER_FILE.tmp" "$CUSTOMER_FILE"
+fi
 stations_file() { echo "$BENCH_DIR/stations_${ROWS}_$1_${SEED}.csv"; }
 for n in 413 10000; do
   q=brc413
@@ -109,7 +116,7 @@ cat "$FILE" >/dev/null  # into the page cache
 
 file_of() {
   case $1 in
-    sales | salesfn) echo "$SALES" ;;
+    sales | salesfn | salesjoin) echo "$SALES" ;;
     brc413) stations_file 413 ;;
     brc10k) stations_file 10000 ;;
     *) echo "$FILE" ;;
@@ -137,6 +144,7 @@ pipeline_of() {
     distinct) echo 'distinct id4, id5' ;;
     sales) echo 'groupby customer_id | agg sum(sales_amount) as total' ;;
     salesfn) echo 'groupby strftime(ts, "%Y-%m") as month, case when sales_amount > 1000 then "big" else "small" end as size | agg sum(sales_amount) as total, count_if(churned) as churned' ;;
+    salesjoin) echo "join '$CUSTOMER_FILE' on customer_id | groupby strftime(ts, \"%Y-%m\") as month, country | agg sum(sales_amount) as revenue" ;;
     brc413 | brc10k) echo 'groupby station | agg min(temp) as lo, round(mean(temp), 1) as mean, max(temp) as hi' ;;
     *) echo "bench: unknown query $1" >&2; exit 2 ;;
   esac
@@ -158,6 +166,7 @@ sql_of() {
     distinct) echo "SELECT DISTINCT id4, id5 FROM $t" ;;
     sales) echo "SELECT customer_id, sum(sales_amount) AS total FROM $t GROUP BY customer_id" ;;
     salesfn) echo "SELECT strftime(ts, '%Y-%m') AS month, CASE WHEN sales_amount > 1000 THEN 'big' ELSE 'small' END AS size, sum(sales_amount) AS total, count_if(churned) AS churned FROM $t GROUP BY ALL" ;;
+    salesjoin) echo "SELECT strftime(ts, '%Y-%m') AS month, country, sum(sales_amount) AS revenue FROM $t JOIN read_csv('$CUSTOMER_FILE') USING (customer_id) GROUP BY ALL" ;;
     brc413 | brc10k)
       echo "SELECT station, min(temp) AS lo, round(avg(temp), 1) AS mean, max(temp) AS hi FROM" \
         "read_csv('$(file_of "$1")', delim=';', header=false, columns={'station': 'VARCHAR', 'temp': 'DECIMAL(3,1)'})" \

@@ -48,11 +48,14 @@ fi
 mkdir -p "$WORK"
 cc -O2 -pthread -o "$WORK/gen_groupby" "$SHARED/datagen/gen_groupby.c"
 cc -O2 -pthread -o "$WORK/gen_sales" "$SHARED/datagen/gen_sales.c"
+cc -O2 -o "$WORK/gen_customers" "$ROOT/scripts/gen_customers.c"
 G=$WORK/groupby.csv
 S=$WORK/sales.csv
 "$WORK/gen_groupby" "$ROWS" "$K" "$SEED" "$G" "$THREADS"
 SALES_ROWS=$(( ROWS / 4 > 1000 ? ROWS / 4 : 1000 ))
 "$WORK/gen_sales" "$SALES_ROWS" "$SEED" "$S" 5000 "$THREADS"
+C=$WORK/customers.csv
+"$WORK/gen_customers" 5000 "$SEED" "$C"
 echo "check-duckdb: seed $SEED, $ROWS rows (K=$K), $SALES_ROWS sales rows, $THREADS threads, device $DEVICE" >&2
 
 # --- questions --------------------------------------------------------------------------------
@@ -85,6 +88,10 @@ sales_trunc|$S|1|kee|groupby date(date_trunc("week", ts)) as wk | agg count() as
 sales_case|$S|1|kee|groupby case when sales_amount > 1000 then "big" when sales_amount > 0 then "small" else "refund" end as bucket | agg count() as n, sum(sales_amount) as total|SELECT CASE WHEN sales_amount > 1000 THEN 'big' WHEN sales_amount > 0 THEN 'small' ELSE 'refund' END, count(*), sum(sales_amount::DECIMAL(18,2)) FROM t GROUP BY ALL
 sales_strings|$S|1|ke|filter name like "%an%" and starts_with(customer_id, "C00") and datediff("month", cast("2024-12-31" as timestamp), ts) between 2 and 8 | groupby upper(substr(name, 1, 3)) || "-" || replace(region, "U", "u") as k | agg count() as n|SELECT concat(upper(substr(name, 1, 3)), '-', replace(region, 'U', 'u')), count(*) FROM t WHERE name LIKE '%an%' AND starts_with(customer_id, 'C00') AND date_diff('month', TIMESTAMP '2024-12-31', ts) BETWEEN 2 AND 8 GROUP BY ALL
 sales_select|$S|0|kkke|filter quantity == 20 and region == "EU" | select txn_id, customer_id, name, sales_amount|SELECT txn_id, customer_id, name, sales_amount::DECIMAL(18,2) FROM t WHERE quantity = 20 AND region = 'EU' ORDER BY txn_id
+sales_join_segment|$S|1|kee|join '$C' on customer_id | groupby segment | agg sum(sales_amount) as total, count() as n|SELECT segment, sum(sales_amount::DECIMAL(18,2)), count(*) FROM t JOIN read_csv('$C') c USING (customer_id) GROUP BY segment
+sales_join_month|$S|1|kke|join '$C' on customer_id | groupby strftime(ts, "%Y-%m") as month, country | agg sum(sales_amount) as revenue|SELECT strftime(ts, '%Y-%m'), country, sum(sales_amount::DECIMAL(18,2)) FROM t JOIN read_csv('$C') c USING (customer_id) GROUP BY ALL
+sales_left_join|$S|1|kee|left join '$C' on customer_id | filter segment is null | groupby region | agg count() as n, count_distinct(customer_id) as customers|SELECT region, count(*), count(DISTINCT customer_id) FROM t LEFT JOIN read_csv('$C') c USING (customer_id) WHERE segment IS NULL GROUP BY region
+sales_join_after|$S|0|kek|groupby customer_id | agg sum(sales_amount) as total | join '$C' on customer_id | sort total desc, customer_id, segment | limit 20 | select customer_id, total, segment|SELECT customer_id, total, segment FROM (SELECT customer_id, sum(sales_amount::DECIMAL(18,2)) AS total FROM t GROUP BY customer_id) JOIN read_csv('$C') c USING (customer_id) ORDER BY total DESC, customer_id, segment LIMIT 20
 EOF
 )
 

@@ -77,6 +77,34 @@ struct OutputColumn {
   bool as_written = false;
 };
 
+// A lookup join's file and how its rows are matched. The file is read whole
+// before the scan (io/lookup_table.hpp); key i of a row matches the lookup's
+// column key_columns[i], both compared as key_types[i].
+struct JoinSpec {
+  std::string path;       // as written in the stage
+  char delimiter = 0;     // 0: the input's
+  bool left = false;      // rows without a match are kept, the lookup's columns null
+  std::vector<int> key_columns;
+  std::vector<ColumnType> key_types;
+  // The lookup's columns the joined rows take, in the order their values
+  // follow the row's: scan joins, the ones the pipeline reads; post joins, all
+  // but the keys of `on k`.
+  std::vector<int> columns;
+  std::vector<OutputColumn> lookup_schema;  // every column of the file
+  std::string text;                         // source text of the stage
+};
+
+// A join before the scan ends: each row's keys are evaluated over the slots
+// read so far (input slots, then earlier joins'), and every matching lookup
+// row's values (JoinSpec::columns) fill slots first_slot... of a copy of the
+// row; each copy runs the rest of the scan.
+struct ScanJoin {
+  int join;  // index into Plan::joins
+  std::vector<Program> keys;
+  int first_slot;
+  int width;  // slots filled: Plan::joins[join].columns.size()
+};
+
 // Everything evaluated per input row, partition by partition, on a device.
 // Programs here read input slots: slot i is input column used_columns[i].
 struct ScanPlan {
@@ -87,25 +115,35 @@ struct ScanPlan {
   std::vector<Program> keys;  // group keys (aggregate with no keys: one group)
   std::vector<AggSpec> aggs;
   std::vector<Program> outputs;  // !aggregate: projected columns per row
+  // Joins, in pipeline order. Their slots follow the input slots
+  // (slot_types holds the input slots' types only).
+  std::vector<ScanJoin> joins;
+  size_t slot_count() const {
+    size_t n = used_columns.size();
+    for (const auto& j : joins) n += static_cast<size_t>(j.width);
+    return n;
+  }
 };
 
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top } kind;
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join } kind;
   // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
-  // the group keys (group_keys of them), then the order
+  // the group keys (group_keys of them), then the order; Join: the row's keys
   std::vector<Program> exprs;
   std::vector<bool> descending;     // Sort; Top: per order expression
   std::vector<int> columns;         // DropNa: slots checked
   int64_t limit = 0;                // Limit; Top: rows per group
   size_t group_keys = 0;            // Top
+  int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
 };
 
 struct Plan {
   std::vector<OutputColumn> input;  // the input schema (all columns)
+  std::vector<JoinSpec> joins;      // the join stages' files, scan and post alike
   ScanPlan scan;
   // Row produced by the scan: aggregate: keys then aggregate values, then
   // `finalize` projects it to the agg stage's outputs; otherwise scan.outputs.

@@ -17,9 +17,20 @@ namespace warpcsv {
 // columns --schema names: a contract, not only a hint).
 // null_like[c]: the tokens (NA, -) that made input column c a string where its other values
 // are numbers, for the --null fix in the message of a numeric use of it (null_like_tokens).
+// lookup_schemas[j]: the columns of the file of the pipeline's j-th join stage (join_files).
 using NullLikeTokens = std::vector<std::vector<std::string>>;
+using LookupSchemas = std::vector<std::vector<OutputColumn>>;
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
-                const std::vector<bool>& checked_columns = {}, const NullLikeTokens& null_like = {});
+                const std::vector<bool>& checked_columns = {}, const NullLikeTokens& null_like = {},
+                const LookupSchemas& lookup_schemas = {});
+
+// The files the pipeline's join stages read, in order: the path as written and
+// the delimiter given in the stage (0: the input's).
+struct JoinFileRef {
+  std::string path;
+  char delimiter;
+};
+std::vector<JoinFileRef> join_files(const std::string& pipeline);
 
 // Syntax check only (no schema needed), so a bad spec fails before any input is read.
 void check_pipeline_syntax(const std::string& pipeline);

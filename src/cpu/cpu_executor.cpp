@@ -20,6 +20,7 @@
 #include "runtime/trace.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
+#include "warpcsv/core/lookup.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
@@ -63,6 +64,7 @@ class CpuScan {
     }
     filter_ = scan.filter.view();
     has_filter_ = !scan.filter.empty();
+    for (const ScanJoin& sj : scan.joins) joins_.push_back(join_view(sj, s));
     for (const auto& k : scan.keys) {
       key_progs_.push_back(k.view());
       key_direct_.push_back(direct_slot(k));
@@ -103,6 +105,7 @@ class CpuScan {
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
+      if (!joins_.empty()) w.join_scratch.resize(kEvalScratch);
       if (scan.aggregate) w.groups = std::make_unique<PartitionedGroups>(layout_, merged_ ? kGroupParts : 1);
       if (s.holistic) w.lists = HolisticGroups::lists_for(plan_);
     }
@@ -334,6 +337,7 @@ class CpuScan {
     // is parsed (its group lookup is finished one row late, see Pending).
     std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
     std::vector<char> unescaped[2];  // unescaped fields of a row
+    std::vector<char> join_scratch;  // the join keys' strings while a row's lookup rows are found
     std::unique_ptr<PartitionedGroups> groups;
     std::vector<ArgList> lists;  // holistic aggregates: each argument's values, with their groups in `groups`
   };
@@ -403,7 +407,7 @@ class CpuScan {
     PartitionedGroups* table = scan.aggregate ? wk.groups.get() : nullptr;
     if (!table) out.output.columns = plan_.scan_output;
     std::vector<Span> spans(nslots);
-    std::vector<Value> slots(nslots), row_out(out_progs_.size());
+    std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
     Pending pending[2];
     for (auto& p : pending) {
       p.keys.resize(scan.keys.size());
@@ -513,44 +517,62 @@ class CpuScan {
       }
       if (padded)  // reported once its values are known to be good, as the row is kept
         add_issue(make_padded_issue(in_.dialect, src.name(), w.data, row_begin, row_end, row_line, nfields, ncols_));
-      EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
-      ctx.file = file_name;
-      if (has_filter_) {
-        const Value keep = eval_program(filter_, slots.data(), ctx);
+      // Each joined copy of the row (the row itself without joins) is filtered and aggregated or output.
+      bool stop = false;
+      auto one_row = [&]() {
+        EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
+        ctx.file = file_name;
+        if (has_filter_) {
+          const Value keep = eval_program(filter_, slots.data(), ctx);
+          if (ctx.status != EvalStatus::Ok) {
+            add_issue(
+                eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "the filter '" + scan.filter.text + "'"));
+            stop = fail_fast;
+            return !stop;
+          }
+          if (keep.null || keep.i == 0) return true;
+        }
+        if (table) {
+          Pending& p = pending[parity];
+          for (size_t k = 0; k < p.keys.size(); ++k)
+            p.keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
+                                             : eval_program(key_progs_[k], slots.data(), ctx);
+          const Value none = Value::make_null();
+          for (size_t a = 0; a < p.x.size(); ++a) {
+            p.x[a] = arg_value(arg0_direct_[a], arg0_[a], slots, ctx, none);
+            p.y[a] = arg_value(arg1_direct_[a], arg1_[a], slots, ctx, none);
+          }
+          p.hash = table->hash_keys(p.keys.data());
+          p.order = (global_index << 32) | row_in_partition;
+          p.valid = ctx.status == EvalStatus::Ok;
+          table->prefetch(p.hash);
+          finish_pending(*table, pending[parity ^ 1], wk.lists);
+          parity ^= 1;  // the next row must not reuse this row's buffers
+        } else {
+          for (size_t k = 0; k < out_progs_.size(); ++k)
+            row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
+                                             : eval_program(out_progs_[k], slots.data(), ctx);
+          if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
+        }
         if (ctx.status != EvalStatus::Ok) {
-          add_issue(
-              eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "the filter '" + scan.filter.text + "'"));
-          if (fail_fast) break;
-          continue;
+          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
+          stop = fail_fast;
         }
-        if (keep.null || keep.i == 0) continue;
-      }
-      if (table) {
-        Pending& p = pending[parity];
-        for (size_t k = 0; k < p.keys.size(); ++k)
-          p.keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
-                                           : eval_program(key_progs_[k], slots.data(), ctx);
-        const Value none = Value::make_null();
-        for (size_t a = 0; a < p.x.size(); ++a) {
-          p.x[a] = arg_value(arg0_direct_[a], arg0_[a], slots, ctx, none);
-          p.y[a] = arg_value(arg1_direct_[a], arg1_[a], slots, ctx, none);
-        }
-        p.hash = table->hash_keys(p.keys.data());
-        p.order = (global_index << 32) | row_in_partition;
-        p.valid = ctx.status == EvalStatus::Ok;
-        table->prefetch(p.hash);
-        finish_pending(*table, pending[parity ^ 1], wk.lists);
-        parity ^= 1;  // the next row must not reuse this row's buffers
+        return !stop;
+      };
+      if (joins_.empty()) {
+        one_row();
       } else {
-        for (size_t k = 0; k < out_progs_.size(); ++k)
-          row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
-                                           : eval_program(out_progs_[k], slots.data(), ctx);
-        if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
+        EvalContext ctx = make_eval_context(wk.join_scratch.data(), kEvalScratch);
+        for_each_joined_row(joins_.data(), static_cast<int>(joins_.size()), slots.data(), ctx, one_row);
+        if (ctx.status != EvalStatus::Ok) {
+          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_join(slots)));
+          stop = fail_fast;
+        }
+        // The copies' pending update reads this row's buffers, which the next row reuses.
+        if (table) finish_pending(*table, pending[parity ^ 1], wk.lists);
       }
-      if (ctx.status != EvalStatus::Ok) {
-        add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
-        if (fail_fast) break;
-      }
+      if (stop) break;
     }
     if (table) finish_pending(*table, pending[parity ^ 1], wk.lists);
     out.rows = row_in_partition;
@@ -580,6 +602,34 @@ class CpuScan {
     if (direct >= 0) return slots[static_cast<size_t>(direct)];
     if (direct == -2) return none;
     return eval_program(prog, slots.data(), ctx);
+  }
+
+  // A join's view of its lookup table and the plan's key programs.
+  static JoinView join_view(const ScanJoin& sj, const ScanSettings& s) {
+    WCSV_EXPECTS(s.lookups != nullptr, "a scan with joins runs without its lookup tables");
+    const JoinSpec& spec = s.plan->joins[static_cast<size_t>(sj.join)];
+    JoinView j{};
+    j.table = s.lookups->tables[static_cast<size_t>(sj.join)].view();
+    for (size_t k = 0; k < sj.keys.size(); ++k) {
+      j.keys[k] = sj.keys[k].view();
+      j.key_types[k] = spec.key_types[k].type;
+    }
+    j.first_slot = sj.first_slot;
+    j.width = sj.width;
+    j.left = spec.left;
+    return j;
+  }
+
+  // The join key that fails on this row's slots, as messages name it.
+  std::string failing_join(const std::vector<Value>& slots) const {
+    std::vector<char> scratch(kEvalScratch);
+    for (const ScanJoin& sj : plan_.scan.joins)
+      for (const Program& k : sj.keys) {
+        EvalContext ctx = make_eval_context(scratch.data(), kEvalScratch);
+        eval_program(k.view(), slots.data(), ctx);
+        if (ctx.status != EvalStatus::Ok) return "the join key '" + k.text + "'";
+      }
+    return "a join key";
   }
 
   // The first key, aggregate argument or output that fails on this row's
@@ -660,6 +710,7 @@ class CpuScan {
   std::vector<bool> slot_inferred_;  // per slot: type inferred, not from --schema
   ProgramView filter_{};
   bool has_filter_ = false;
+  std::vector<JoinView> joins_;
   bool stops_early_ = false;  // a limit may end the scan before the input does
   bool early_rows_ = false;   // first rows wanted soon: a limit, or rows that stream out
   std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1

@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "cuda/device_groups.hpp"
+#include "cuda/device_lookup.hpp"
 #include "cuda/gpu_plan.hpp"
 #include "cuda/gpu_states.hpp"
 #include "cuda/pinned.hpp"
@@ -219,6 +220,8 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
   std::vector<const Program*> programs = {&s.filter};
+  for (const ScanJoin& j : s.joins)
+    for (const Program& k : j.keys) programs.push_back(&k);
   for (const Program& k : s.keys) programs.push_back(&k);
   for (const AggSpec& a : s.aggs) programs.insert(programs.end(), {&a.arg0, &a.arg1});
   for (const Program* p : programs)
@@ -228,7 +231,7 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";
     words += words_of(a.op);
   }
-  if (s.used_columns.size() > static_cast<size_t>(kMaxSlots) || s.keys.size() > static_cast<size_t>(kMaxKeys) ||
+  if (s.slot_count() > static_cast<size_t>(kMaxSlots) || s.keys.size() > static_cast<size_t>(kMaxKeys) ||
       s.aggs.size() > static_cast<size_t>(kMaxAggs) || words > kMaxWords || ncols > static_cast<size_t>(kMaxColumns))
     return "plan larger than the GPU limits";
   // The GPU lists numbers only, so a string argument makes it group by every
@@ -637,13 +640,14 @@ class Gpu {
   // `buffer_bytes`: a batch buffer as BatchFeed fills it; `batch`: its own
   // bytes. `slots`: the run's pinned staging, shared with the other GPUs.
   Gpu(int id, const GpuPlan& host_plan, const Plan& plan, int nstring_keys, size_t ncols,
-      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes, PinnedSlots& slots)
+      const std::vector<std::string>& null_tokens, uint64_t batch, uint64_t buffer_bytes, PinnedSlots& slots,
+      const LookupTables* lookups)
       : id_(id), nstring_keys_(nstring_keys), ncols_(ncols), null_tokens_(null_tokens), slots_(slots),
         st_(take_staging(id, batch, buffer_bytes, slots.count())), ring_(st_->ring), copy_(st_->copy),
         compute_(st_->compute), counters_(st_->counters) {
     WCSV_CUDA_TRY(cudaSetDevice(id_));
     for (int i = 0; i < kRing; ++i) ring_[i].dest.slots = &slots_;  // the rest is the staging's
-    upload_plan(host_plan, plan);
+    upload_plan(host_plan, plan, lookups);
     WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, sizeof(GpuCounters), compute_));
     adopt_table();
   }
@@ -1063,7 +1067,7 @@ class Gpu {
     return true;
   }
 
-  void upload_plan(const GpuPlan& host_plan, const Plan& plan) {
+  void upload_plan(const GpuPlan& host_plan, const Plan& plan, const LookupTables* lookups) {
     hplan_ = host_plan;
     // Programs: code, constants and strings of each in one device allocation.
     ProgramBlob blob;
@@ -1087,6 +1091,12 @@ class Gpu {
     for (size_t a = 0; a < s.aggs.size(); ++a) {
       add(&hplan_.aggs[a].arg0, s.aggs[a].arg0);
       add(&hplan_.aggs[a].arg1, s.aggs[a].arg1);
+    }
+    // Each join's lookup table, copied to this GPU once for the run.
+    for (size_t j = 0; j < s.joins.size(); ++j) {
+      for (size_t k = 0; k < s.joins[j].keys.size(); ++k) add(&hplan_.joins[j].keys[k], s.joins[j].keys[k]);
+      lookups_.push_back(std::make_unique<DeviceLookup>(lookups->tables[static_cast<size_t>(s.joins[j].join)]));
+      hplan_.joins[j].table = lookups_.back()->view();
     }
     std::vector<uint32_t> null_offsets{0};
     std::string null_bytes;
@@ -1440,6 +1450,7 @@ class Gpu {
   std::deque<Buffer*> pending_;  // vector phase queued, row phase not yet, oldest first
   GpuPlan hplan_{};
   GpuPlan* dplan_ = nullptr;
+  std::vector<std::unique_ptr<DeviceLookup>> lookups_;  // the joins' tables on this GPU
   char* dblob_ = nullptr;
   GpuTable table_{};
   uint64_t groups_upper_ = 0, arena_upper_ = 0;
@@ -1515,6 +1526,16 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
     word += g.words;
   }
   p.nwords = std::max(1, word);
+  // Joins: the tables and key programs are set per GPU (upload_plan).
+  p.njoins = static_cast<int32_t>(s.joins.size());
+  for (size_t j = 0; j < s.joins.size(); ++j) {
+    const JoinSpec& spec = plan.joins[static_cast<size_t>(s.joins[j].join)];
+    JoinView& v = p.joins[j];
+    for (size_t k = 0; k < spec.key_types.size(); ++k) v.key_types[k] = spec.key_types[k].type;
+    v.first_slot = s.joins[j].first_slot;
+    v.width = s.joins[j].width;
+    v.left = spec.left;
+  }
   return p;
 }
 
@@ -1687,7 +1708,7 @@ class CudaExecutor : public ScanExecutor {
               g_slot_capacity = slots->capacity();
             }
             auto gpu = std::make_unique<Gpu>(chosen[i], host_plan, plan, nstring_keys, ncols, nulls, batch,
-                                             buffer_bytes, *slots);
+                                             buffer_bytes, *slots, settings.lookups);
             if (i == 0) first_s = seconds_since(t1);
             publish([&] {
               gpus[i] = std::move(gpu);

@@ -9,6 +9,7 @@
 
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/dialect.hpp"
+#include "warpcsv/core/lookup.hpp"
 #include "warpcsv/core/program.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -39,6 +40,7 @@ constexpr int kScanBlock = 256;        // threads per block of the segment kerne
 constexpr int kRowBlock = 512;         // threads per block of the row kernel
 constexpr int kRowScratch = 256;       // evaluator scratch per thread (lower/upper)
 constexpr int kUnescapeBytes = 512;    // unescaped field bytes per row
+constexpr int kJoinKeyScratch = 64;    // evaluator scratch per thread for join keys (lower(name))
 constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per row block, at most
 
 // Set by kernels when a batch needs the host path: a bad row or value, an
@@ -90,6 +92,9 @@ struct GpuPlan {
   ProgramView lists[kMaxLists];
   int8_t list_direct[kMaxLists];
   Type list_types[kMaxLists];
+  // Lookup joins: tables and key programs in device memory; their slots follow the input's.
+  int32_t njoins;
+  JoinView joins[kMaxScanJoins];
 };
 
 // Counters the kernels update; one per GPU.

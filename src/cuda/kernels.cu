@@ -16,6 +16,7 @@
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
 #include "warpcsv/core/hash.hpp"
+#include "warpcsv/core/lookup.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/core/utf8.hpp"
 #include "warpcsv/core/wide.hpp"
@@ -466,8 +467,11 @@ struct Span {
   uint8_t flags;
 };
 
-// Parses, filters and aggregates the row starting at `pos`. Returns the flags
-// it raised; counts the row in `rows` as the CPU executor does.
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t cache_cap,
+                                  uint32_t* cache_keys, u64* cache_words);
+
+// Parses, joins, filters and aggregates the row starting at `pos`. Returns the
+// flags it raised; counts the row in `rows` as the CPU executor does.
 __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
                                 const int8_t* col_to_slot, const GpuTable& t, uint64_t pos, bool odd_bytes,
                                 uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words,
@@ -513,7 +517,22 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
     }
     if (!field_to_value(p.slot_types[k], q, n, &slots[k], p.slot_inferred[k])) return kFlagIssue;
   }
+  if (p.njoins == 0) return aggregate_row(p, t, slots, cache_cap, cache_keys, cache_words);
+  // Each joined copy of the row; the first that needs the host stops the row.
+  char key_scratch[kJoinKeyScratch];
+  EvalContext kctx = make_eval_context(key_scratch, kJoinKeyScratch);
+  uint32_t flags = 0;
+  for_each_joined_row(p.joins, p.njoins, slots, kctx, [&]() {
+    flags = aggregate_row(p, t, slots, cache_cap, cache_keys, cache_words);
+    return flags == 0;
+  });
+  return kctx.status != EvalStatus::Ok ? kFlagIssue : flags;
+}
 
+// Filters one row (or joined copy) and aggregates it into the table; returns
+// the flags it raised.
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t cache_cap,
+                                  uint32_t* cache_keys, u64* cache_words) {
   char scratch[kRowScratch];
   EvalContext ctx = make_eval_context(scratch, kRowScratch);
   if (p.has_filter) {

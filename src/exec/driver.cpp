@@ -20,6 +20,7 @@
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
 #include "exec/stream_out.hpp"
+#include "io/lookup_table.hpp"
 #include "output/output_file.hpp"
 #include "result/group_rows.hpp"
 #include "result/spill.hpp"
@@ -37,6 +38,11 @@ namespace warpcsv {
 namespace {
 
 constexpr uint64_t kMaxChunk = 1ull << 30;  // order keys hold a row index in 32 bits
+
+// The most bytes a lookup file may take: a quarter of the memory limit.
+uint64_t lookup_budget(const Options& opts) {
+  return (opts.memory_limit ? opts.memory_limit : host_memory_bytes()) / 4;
+}
 
 // A notice on stderr: best effort (a full or closed stderr changes no exit code).
 void note_stderr(const std::string& text) { std::fputs(text.c_str(), stderr); }
@@ -107,16 +113,16 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
 // does not bind with them as strings, the first other type that binds wins.
 // The columns --schema names (`checked`) are parsed even when unused.
 Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
-               const std::vector<bool>& checked, const NullLikeTokens& null_like = {}) {
+               const std::vector<bool>& checked, const LookupSchemas& lookups, const NullLikeTokens& null_like = {}) {
   try {
-    return build_plan(pipeline, schema, checked, null_like);
+    return build_plan(pipeline, schema, checked, null_like, lookups);
   } catch (const UsageError&) {
     if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema, checked, null_like);
+        return build_plan(pipeline, schema, checked, null_like, lookups);
       } catch (const UsageError&) {
       }
     }
@@ -144,9 +150,9 @@ std::string delimiter_hint(const Options& opts, const std::vector<OutputColumn>&
 // not wrong, the input is empty (a cron job's day without data), exit 3.
 Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<OutputColumn>& schema,
                                 const std::vector<bool>& unobserved, const std::vector<bool>& checked,
-                                InputSet& in, const Options& opts) {
+                                const LookupSchemas& lookups, InputSet& in, const Options& opts) {
   try {
-    return bind_plan(pipeline, schema, unobserved, checked);
+    return bind_plan(pipeline, schema, unobserved, checked, lookups);
   } catch (const UsageError& e) {
     const std::string message = e.what();
     if (schema.empty() && message.find("no column named") != std::string::npos) {
@@ -159,7 +165,7 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
     // Columns of numbers that NA or '-' made strings: bound again, the message names them.
     const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
     if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
-      bind_plan(pipeline, schema, unobserved, checked, null_like);
+      bind_plan(pipeline, schema, unobserved, checked, lookups, null_like);
     throw;
   }
 }
@@ -214,13 +220,27 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     for (const auto& o : parse_schema_option(opts.schema))
       for (size_t c = 0; c < inferred.size(); ++c)
         if (inferred[c].name == o.name) from_schema[c] = true;
+  // The join stages' files, read whole before the plan is bound (their columns are names it resolves).
+  LookupTables lookups;
+  LookupSchemas lookup_schemas;
+  const auto t_lookups = std::chrono::steady_clock::now();
+  for (const JoinFileRef& f : join_files(opts.pipeline)) {
+    lookups.files.push_back(read_lookup_file(f.path, f.delimiter, opts.dialect, lookup_budget(opts)));
+    lookup_schemas.push_back(lookups.files.back().schema);
+  }
+  if (!lookups.files.empty())
+    driver_stages.push_back(StageTiming{"read lookup files", "cpu", seconds_since(t_lookups), 0, 0});
   std::map<int, ColumnType> widened;
   StreamedOutput streamed(in.rereadable());  // rows that went out as they came, in every attempt
 
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const Plan plan = bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, in, opts);
+    const Plan plan =
+        bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_schemas, in, opts);
+    lookups.tables.clear();
+    for (size_t j = 0; j < plan.joins.size(); ++j)
+      lookups.tables.emplace_back(lookups.files[j], plan.joins[j], opts.dialect.null_tokens);
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
@@ -236,6 +256,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.threads = threads;
     settings.longest_sampled_row = longest_sampled_row;
     settings.tracer = tracer.get();
+    settings.lookups = &lookups;
     const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
     settings.thread_tables_budget = opts.thread_tables_budget ? opts.thread_tables_budget : budgets.thread_tables;
     settings.groups_budget = budgets.folded;
@@ -273,7 +294,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     // The aggregate result, written group run by group run.
     double finalize_s = 0;  // within post+output
     auto write_result = [&](OrderedGroups& ordered, const GroupLayout& group_layout) {
-      post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups);
       ResultTimes times;
       write_groups(plan, group_layout, ordered, *post, threads, &times);
       finalize_s = times.finalize_s;
@@ -294,7 +315,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       if (plan.scan.aggregate) {
         exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
       } else {
-        post = std::make_unique<PostPipeline>(plan, *writer, threads, note);
+        post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups);
         exec->scan(
             in, settings, nullptr,
             [&](const Table& t, size_t begin, size_t end) {
@@ -322,7 +343,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved, from_schema);
+        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_schemas);
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

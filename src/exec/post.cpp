@@ -10,6 +10,7 @@
 #include "result/order.hpp"
 #include "result/row_key.hpp"
 #include "warpcsv/core/eval.hpp"
+#include "warpcsv/core/lookup.hpp"
 #include "warpcsv/errors.hpp"
 
 namespace warpcsv {
@@ -46,8 +47,8 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 }  // namespace
 
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
-                           std::function<void(const std::string&)> note)
-    : plan_(plan), writer_(writer), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
+                           std::function<void(const std::string&)> note, const LookupTables* lookups)
+    : plan_(plan), writer_(writer), lookups_(lookups), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
       seen_(plan.post.size()), output_types_(plan.post.size()), limit_seen_(plan.post.size(), 0),
       scratch_(kScratch), threads_(threads),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
@@ -113,6 +114,8 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         tops_[i]->add(row, stage_values_.data(), stage_values_.data() + st.group_keys);  // copies scratch strings
         return true;
       }
+      case PostStage::Join:
+        return push_joined(i, row);
       case PostStage::DropNa:
         for (int c : st.columns)
           if (row[c].null) return true;
@@ -152,6 +155,33 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       throw_evaluation_failed(st);
   }
   writer_.row(row);
+  return true;
+}
+
+bool PostPipeline::push_joined(size_t i, const Value* row) {
+  const PostStage& st = plan_.post[i];
+  const JoinSpec& spec = plan_.joins[static_cast<size_t>(st.join)];
+  WCSV_EXPECTS(lookups_ != nullptr, "a join stage runs without its lookup tables");
+  const LookupView& t = lookups_->tables[static_cast<size_t>(st.join)].view();
+  Value keys[kMaxJoinKeys];
+  Type types[kMaxJoinKeys];
+  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+  for (size_t k = 0; k < st.exprs.size(); ++k) {
+    keys[k] = eval_program(st.exprs[k].view(), row, ctx);
+    types[k] = spec.key_types[k].type;
+  }
+  if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
+  uint32_t r = lookup_first(t, keys, types, lookup_hash(keys, types, static_cast<uint32_t>(st.exprs.size())));
+  if (r == kNoLookupRow && !spec.left) return true;
+  const size_t added = spec.columns.size(), kept = st.output.size() - added;
+  std::vector<Value> joined(row, row + kept);
+  joined.resize(st.output.size());
+  do {  // every matching row in file order; a left join's unmatched row once, with nulls
+    const Value* cells = r == kNoLookupRow ? nullptr : t.cells + static_cast<uint64_t>(r) * t.width + t.nkeys;
+    for (size_t c = 0; c < added; ++c) joined[kept + c] = cells ? cells[c] : Value::make_null();
+    if (!push_from(i + 1, joined.data())) return false;
+    r = r == kNoLookupRow ? kNoLookupRow : t.next[r];
+  } while (r != kNoLookupRow);
   return true;
 }
 

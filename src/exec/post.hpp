@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "io/lookup_table.hpp"
 #include "result/top_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"
@@ -20,8 +21,9 @@ namespace warpcsv {
 class PostPipeline {
  public:
   // `note` takes the messages of failed asserts (default: stderr).
+  // `lookups`: the join stages' tables (Plan::joins), when the plan has any.
   PostPipeline(const Plan& plan, RowWriter& writer, int threads = 1,
-               std::function<void(const std::string&)> note = {});
+               std::function<void(const std::string&)> note = {}, const LookupTables* lookups = nullptr);
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
@@ -42,6 +44,8 @@ class PostPipeline {
 
  private:
   bool push_from(size_t stage, const Value* row);
+  // A join stage: the row once per matching lookup row, into the next stage.
+  bool push_joined(size_t stage, const Value* row);
   // Sorts sort stage i's buffered rows in place (stable, by its keys).
   void sort_buffer(size_t i);
   // A sort followed at once by `limit n` keeps its first n rows only: when
@@ -52,6 +56,7 @@ class PostPipeline {
 
   const Plan& plan_;
   RowWriter& writer_;
+  const LookupTables* lookups_;
   std::vector<Table> sort_buffers_;  // per stage (used by Sort stages)
   std::vector<std::unique_ptr<TopRowsPerGroup>> tops_;  // per stage (used by Top stages)
   std::vector<std::unordered_set<std::string>> seen_;   // per stage: the rows a Distinct stage has passed

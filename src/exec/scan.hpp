@@ -44,6 +44,8 @@ namespace trace {
 class Tracer;
 }
 
+struct LookupTables;
+
 struct ScanSettings {
   const Plan* plan = nullptr;
   const Options* opts = nullptr;
@@ -76,6 +78,8 @@ struct ScanSettings {
   // there hands them to this, in output order, before it lets the device go,
   // and leaves the host table empty. Null: the groups come to the host table.
   const std::function<void(OrderedGroups&)>* device_result = nullptr;
+  // The join stages' lookup tables (Plan::joins), read before the scan.
+  const LookupTables* lookups = nullptr;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

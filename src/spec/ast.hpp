@@ -66,13 +66,31 @@ struct Item {
   int end = 0;
 };
 
+// `[left] join FILE [delimiter D] on KEY [= NAME], ... [as ALIAS]`.
+struct JoinClause {
+  std::string file;  // as written, decoded
+  int file_pos = 0;
+  bool left = false;
+  char delimiter = 0;  // 0: the input's
+  struct Key {
+    ExprPtr row;         // over the rows so far
+    std::string lookup;  // the lookup file's column
+    int lookup_pos = 0;
+    bool same_name = false;  // `on k`: one column of both (the lookup's is not added again)
+  };
+  std::vector<Key> keys;
+  std::string alias;  // empty: none
+  int alias_pos = 0;
+};
+
 struct Stage {
-  enum Kind : uint8_t { Filter, GroupBy, Agg, Select, Sort, Limit, DropNa, Assert, Distinct, Top } kind;
+  enum Kind : uint8_t { Filter, GroupBy, Agg, Select, Sort, Limit, DropNa, Assert, Distinct, Top, Join } kind;
   int pos = 0;  // the keyword
   int end = 0;
   std::string keyword;  // lower case
   std::vector<Item> items;
   int64_t limit = 0;  // limit; top: rows per group
+  std::shared_ptr<const JoinClause> join;  // join
 };
 
 struct Pipeline {

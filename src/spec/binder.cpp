@@ -24,6 +24,7 @@
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
 #include "warpcsv/spec.hpp"
 
 namespace warpcsv {
@@ -766,7 +767,112 @@ void Binder::stage(size_t i) {
       agg_stage(st);
       return;
     }
+    case Stage::Join:
+      join_stage(st);
+      return;
   }
+}
+
+ColumnType Binder::join_key_type(const Bound& row, const OutputColumn& lookup, const JoinClause& jc,
+                                 const JoinClause::Key& key) const {
+  const ColumnType a = row.type(), b = lookup.type;
+  if (row.null_lit || a == b) return b;
+  if (is_numeric(a.type) && is_numeric(b.type)) return numeric_common(a, b);
+  const bool dates = (a.type == Type::Date || a.type == Type::Timestamp) &&
+                     (b.type == Type::Date || b.type == Type::Timestamp);
+  if (dates) return ct(Type::Timestamp, a.scale | b.scale);
+  const std::string fix = b.type == Type::String
+                              ? "cast(" + canon_text(*key.row) + " as string) = " + quote_name(lookup.name)
+                              : canon_text(*key.row) + " = " + quote_name(lookup.name) + " with the row key cast, like cast(" +
+                                    canon_text(*key.row) + " as " + schema_type_name(b) + ")";
+  fail(key.row->pos, "type error",
+       "join '" + jc.file + "' compares " + describe(row) + " with the lookup file's " + type_name(b) + " column '" +
+           lookup.name + "'; keys must be of one kind: write on " + fix);
+}
+
+void Binder::join_stage(const Stage& st) {
+  const JoinClause& jc = *st.join;
+  const int j = static_cast<int>(plan_.joins.size());
+  if (static_cast<size_t>(j) >= lookup_schemas_.size())
+    fail(jc.file_pos, "internal error", "the lookup file of this join was not read");
+  JoinSpec spec;
+  spec.path = jc.file;
+  spec.delimiter = jc.delimiter;
+  spec.left = jc.left;
+  spec.lookup_schema = lookup_schemas_[static_cast<size_t>(j)];
+  spec.text = stage_text(st);
+  const std::vector<OutputColumn>& lookup = spec.lookup_schema;
+  if (jc.keys.size() > static_cast<size_t>(kMaxJoinKeys))
+    fail(jc.keys[kMaxJoinKeys].row->pos, "usage error",
+         "a join takes at most " + std::to_string(kMaxJoinKeys) + " keys");
+  auto lookup_column = [&](const JoinClause::Key& k) {
+    for (int pass = 0; pass < 2; ++pass)  // the exact name first, then any case
+      for (size_t c = 0; c < lookup.size(); ++c)
+        if (pass ? to_lower(lookup[c].name) == to_lower(k.lookup) : lookup[c].name == k.lookup) return static_cast<int>(c);
+    std::string names;
+    for (size_t c = 0; c < lookup.size() && c < 12; ++c) names += (c ? ", " : "") + quote_name(lookup[c].name);
+    if (lookup.size() > 12) names += ", ...";
+    fail(k.lookup_pos, "usage error",
+         "the lookup file '" + jc.file + "' has no column '" + k.lookup + "'; its columns are " + names +
+             (k.same_name ? "; a key of another name is written on " + quote_name(k.lookup) + " = NAME" : ""));
+  };
+  Ctx c{&scope_, false, false, "join"};
+  std::vector<BPtr> keys;
+  std::vector<std::string> key_texts;
+  std::vector<bool> joined_away(lookup.size(), false);  // `on k`: the row's k stands for the lookup's
+  for (const JoinClause::Key& k : jc.keys) {
+    Bound b = bind(*k.row, c);
+    const int col = lookup_column(k);
+    const ColumnType t = join_key_type(b, lookup[static_cast<size_t>(col)], jc, k);
+    keys.push_back(coerce(b, t).node);
+    key_texts.push_back(canon_text(*k.row));
+    spec.key_columns.push_back(col);
+    spec.key_types.push_back(t);
+    if (k.same_name) joined_away[static_cast<size_t>(col)] = true;
+  }
+  // The lookup's columns join the row's; a clashing name gets the alias
+  // (`c.name`) or a suffix (`name_2`).
+  std::vector<std::string> taken;
+  for (const auto& col : scope_) taken.push_back(to_lower(col.name));
+  auto free_name = [&](const std::string& name) {
+    auto is_taken = [&](const std::string& n) {
+      return std::find(taken.begin(), taken.end(), to_lower(n)) != taken.end();
+    };
+    std::string out = name;
+    if (is_taken(out) && !jc.alias.empty()) out = jc.alias + "." + name;
+    for (int n = 2; is_taken(out); ++n) out = name + "_" + std::to_string(n);
+    taken.push_back(to_lower(out));
+    return out;
+  };
+  std::vector<int> added;
+  for (size_t col = 0; col < lookup.size(); ++col)
+    if (!joined_away[col]) added.push_back(static_cast<int>(col));
+  if (!post_) {
+    if (scan_joins_.size() >= static_cast<size_t>(kMaxScanJoins))
+      fail(st.pos, "usage error",
+           "at most " + std::to_string(kMaxScanJoins) + " joins come before the scan ends (before agg, sort, limit, "
+           "top or distinct)");
+    BoundJoin bj{j, keys, key_texts, next_leaf_, static_cast<int>(lookup.size())};
+    for (int col : added)
+      scope_.push_back(ScopeCol{free_name(lookup[static_cast<size_t>(col)].name), lookup[static_cast<size_t>(col)].type,
+                                column_leaf(next_leaf_ + col, lookup[static_cast<size_t>(col)].type),
+                                "join " + std::to_string(j) + " " + std::to_string(col)});
+    next_leaf_ += static_cast<int>(lookup.size());
+    scan_joins_.push_back(std::move(bj));
+    plan_.joins.push_back(std::move(spec));
+    return;
+  }
+  PostStage ps = post_stage(PostStage::Join, st);
+  for (size_t k = 0; k < keys.size(); ++k) ps.exprs.push_back(lower_post(keys[k], key_texts[k]));
+  ps.join = j;
+  spec.columns = added;
+  for (int col : added)
+    scope_.push_back(ScopeCol{free_name(lookup[static_cast<size_t>(col)].name), lookup[static_cast<size_t>(col)].type,
+                              nullptr, "join " + std::to_string(j) + " " + std::to_string(col)});
+  scope_to_slots();
+  ps.output = scope_to_schema();
+  plan_.post.push_back(std::move(ps));
+  plan_.joins.push_back(std::move(spec));
 }
 
 void Binder::order_items(const Stage& st, PostStage* ps) {
@@ -944,16 +1050,36 @@ void Binder::lower_scan() {
     if (a.arg1) collect_inputs(*a.arg1, &used);
   }
   for (const auto& o : scan_outputs_) collect_inputs(*o, &used);
+  for (const auto& j : scan_joins_)
+    for (const auto& k : j.keys) collect_inputs(*k, &used);
   // The columns --schema names are parsed, so checked (any text fits a string: no need).
   for (size_t c = 0; c < checked_.size() && c < plan_.input.size(); ++c)
     if (checked_[c] && plan_.input[c].type.type != Type::String) used.insert(static_cast<int>(c));
   ScanPlan& s = plan_.scan;
-  s.used_columns.assign(used.begin(), used.end());
-  std::vector<int> slot_of(plan_.input.size(), -1);
+  const int ninput = static_cast<int>(plan_.input.size());
+  for (int c : used)
+    if (c < ninput) s.used_columns.push_back(c);
+  std::vector<int> slot_of(static_cast<size_t>(next_leaf_), -1);
   for (size_t k = 0; k < s.used_columns.size(); ++k) {
     slot_of[s.used_columns[k]] = static_cast<int>(k);
     s.slot_types.push_back(plan_.input[s.used_columns[k]].type);
   }
+  // Each join's columns that the pipeline reads take the slots after the input's.
+  int next_slot = static_cast<int>(s.used_columns.size());
+  for (const BoundJoin& bj : scan_joins_) {
+    JoinSpec& spec = plan_.joins[static_cast<size_t>(bj.join)];
+    ScanJoin sj{bj.join, {}, next_slot, 0};
+    for (int c = 0; c < bj.ncols; ++c)
+      if (used.count(bj.first_leaf + c)) {
+        spec.columns.push_back(c);
+        slot_of[static_cast<size_t>(bj.first_leaf + c)] = next_slot++;
+      }
+    sj.width = static_cast<int>(spec.columns.size());
+    s.joins.push_back(std::move(sj));
+  }
+  for (size_t j = 0; j < scan_joins_.size(); ++j)
+    for (size_t k = 0; k < scan_joins_[j].keys.size(); ++k)
+      s.joins[j].keys.push_back(lower(scan_joins_[j].keys[k], scan_joins_[j].key_texts[k], slot_of));
   if (filter) {
     std::string text;
     for (size_t k = 0; k < scan_filter_texts_.size(); ++k) {
@@ -1000,15 +1126,23 @@ std::string Binder::misplaced_agg_reason(size_t i) const {
 }  // namespace spec
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
-                const std::vector<bool>& checked_columns, const NullLikeTokens& null_like) {
+                const std::vector<bool>& checked_columns, const NullLikeTokens& null_like,
+                const LookupSchemas& lookup_schemas) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
-  spec::binding::Binder b(p, input_schema, null_like);
+  spec::binding::Binder b(p, input_schema, null_like, lookup_schemas);
   b.checked_ = checked_columns;
   Plan plan = b.run();
   spec::mark_wide_ints(plan);
   spec::finish_output_columns(plan);
   return plan;
+}
+
+std::vector<JoinFileRef> join_files(const std::string& pipeline) {
+  std::vector<JoinFileRef> files;
+  for (const spec::Stage& st : spec::parse_pipeline(pipeline).stages)
+    if (st.kind == spec::Stage::Join) files.push_back(JoinFileRef{st.join->file, st.join->delimiter});
+  return files;
 }
 
 void check_pipeline_syntax(const std::string& pipeline) {

@@ -12,6 +12,7 @@
 #include "spec/ast.hpp"
 #include "warpcsv/core/datetime.hpp"
 #include "warpcsv/core/eval.hpp"
+#include "warpcsv/core/lookup.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/spec.hpp"
 
@@ -142,13 +143,15 @@ inline std::string item_name(const Item& it, const std::string& resolved) {
 
 class Binder {
  public:
-  Binder(const Pipeline& p, const std::vector<OutputColumn>& input, const NullLikeTokens& null_like)
-      : p_(p), src_(p.src), null_like_(null_like) {
+  Binder(const Pipeline& p, const std::vector<OutputColumn>& input, const NullLikeTokens& null_like,
+         const LookupSchemas& lookup_schemas)
+      : p_(p), src_(p.src), null_like_(null_like), lookup_schemas_(lookup_schemas) {
     plan_.input = input;
     for (size_t i = 0; i < input.size(); ++i)
       scope_.push_back(ScopeCol{input[i].name, input[i].type,
                                 column_leaf(static_cast<int>(i), input[i].type), "$" + std::to_string(i + 1)});
     for (const auto& c : scope_) input_leaves_.push_back(c.expr);
+    next_leaf_ = static_cast<int>(input.size());
     collect_names();
   }
 
@@ -321,6 +324,14 @@ class Binder {
 
   void agg_stage(const Stage& st);
 
+  // `[left] join FILE on KEYS`: before the scan ends, the lookup's columns
+  // are leaves past the input's (scan_joins_); after it, a post stage.
+  void join_stage(const Stage& st);
+
+  // The type a join key is compared in: the row key's and the lookup column's common type.
+  ColumnType join_key_type(const Bound& row, const OutputColumn& lookup, const JoinClause& jc,
+                           const JoinClause::Key& key) const;
+
   // ---- lowering to programs -------------------------------------------------
 
   static void collect_inputs(const BNode& n, std::set<int>* out);
@@ -341,6 +352,18 @@ class Binder {
   const Pipeline& p_;
   const std::string& src_;
   const NullLikeTokens& null_like_;
+  const LookupSchemas& lookup_schemas_;
+  // A join before the scan ends: its lookup columns are column leaves
+  // first_leaf + c (past the input's columns).
+  struct BoundJoin {
+    int join;
+    std::vector<BPtr> keys;
+    std::vector<std::string> key_texts;
+    int first_leaf;
+    int ncols;
+  };
+  std::vector<BoundJoin> scan_joins_;
+  int next_leaf_ = 0;  // the next free leaf index past the input's columns and the joins' so far
   std::vector<BPtr> input_leaves_;  // the scope's leaf of each input column
   std::map<const Expr*, const Expr*> comparands_;  // a bare name in a comparison -> the other side
   Plan plan_;

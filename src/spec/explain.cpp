@@ -13,6 +13,21 @@ std::string schema_text(const std::vector<OutputColumn>& cols) {
     out += (i ? ", " : "") + cols[i].name + " " + spec::type_name(cols[i].type);
   return out;
 }
+// A join: its file, how keys match, and the columns its rows add.
+std::string describe_join(const JoinSpec& j, const std::vector<Program>& keys) {
+  std::string out = std::string(j.left ? "left join" : "join") + " '" + j.path + "' (read whole, indexed by its keys) on ";
+  for (size_t k = 0; k < keys.size(); ++k)
+    out += (k ? ", " : "") + keys[k].text + " = " + j.lookup_schema[static_cast<size_t>(j.key_columns[k])].name + " (" +
+           spec::type_name(j.key_types[k]) + ")";
+  out += "; its rows add:";
+  if (j.columns.empty()) out += " nothing (it only keeps or repeats rows)";
+  for (size_t c = 0; c < j.columns.size(); ++c) {
+    const OutputColumn& col = j.lookup_schema[static_cast<size_t>(j.columns[c])];
+    out += (c ? ", " : " ") + col.name + " " + spec::type_name(col.type);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string explain_plan(const Plan& plan) {
@@ -27,6 +42,7 @@ std::string explain_plan(const Plan& plan) {
            std::to_string(s.used_columns[k] + 1) + ")";
   }
   out += "\n";
+  for (const ScanJoin& sj : s.joins) out += "    " + describe_join(plan.joins[static_cast<size_t>(sj.join)], sj.keys) + "\n";
   if (!s.filter.empty()) out += "    filter: " + s.filter.text + "\n";
   if (s.aggregate) {
     const size_t nkeys = plan.group_keys;
@@ -59,8 +75,12 @@ std::string explain_plan(const Plan& plan) {
   } else {
     out += "    output: " + schema_text(plan.scan_output) + "\n";
   }
-  for (const PostStage& p : plan.post)
-    if (!p.text.empty()) out += "  then: " + p.text + "\n";
+  for (const PostStage& p : plan.post) {
+    if (p.kind == PostStage::Join)
+      out += "  then: " + describe_join(plan.joins[static_cast<size_t>(p.join)], p.exprs) + "\n";
+    else if (!p.text.empty())
+      out += "  then: " + p.text + "\n";
+  }
   out += "  result: " + schema_text(plan.output) + "\n";
   return out;
 }

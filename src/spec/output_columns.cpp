@@ -23,25 +23,25 @@ void rename_repeated(std::vector<OutputColumn>& cols) {
 }  // namespace
 
 void finish_output_columns(Plan& plan) {
-  if (!plan.scan.aggregate) {
-    // A scan output that only reads a slot is the input column's field; a
-    // select after the scan that only reads a column keeps what it held.
+  // A scan output that only reads a slot is the input column's field; a
+  // select after the scan that only reads a column keeps what it held; a
+  // join's lookup values keep their fields' text (as an input column's).
+  if (!plan.scan.aggregate)
     for (size_t c = 0; c < plan.scan_output.size() && c < plan.scan.outputs.size(); ++c)
       plan.scan_output[c].as_written = bare_slot(plan.scan.outputs[c]) >= 0;
-    const std::vector<OutputColumn>* in = &plan.scan_output;
-    for (PostStage& st : plan.post) {
-      for (size_t c = 0; c < st.output.size(); ++c) {
-        if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) {
-          const int s = c < st.exprs.size() ? bare_slot(st.exprs[c]) : -1;
-          st.output[c].as_written = s >= 0 && static_cast<size_t>(s) < in->size() && (*in)[s].as_written;
-        } else {
-          st.output[c].as_written = c < in->size() && (*in)[c].as_written;
-        }
+  const std::vector<OutputColumn>* in = plan.scan.aggregate ? &plan.finalized_output : &plan.scan_output;
+  for (PostStage& st : plan.post) {
+    for (size_t c = 0; c < st.output.size(); ++c) {
+      if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) {
+        const int s = c < st.exprs.size() ? bare_slot(st.exprs[c]) : -1;
+        st.output[c].as_written = s >= 0 && static_cast<size_t>(s) < in->size() && (*in)[s].as_written;
+      } else {
+        st.output[c].as_written = c < in->size() ? (*in)[c].as_written : st.kind == PostStage::Join;
       }
-      in = &st.output;
     }
-    for (size_t c = 0; c < plan.output.size() && c < in->size(); ++c) plan.output[c].as_written = (*in)[c].as_written;
+    in = &st.output;
   }
+  for (size_t c = 0; c < plan.output.size() && c < in->size(); ++c) plan.output[c].as_written = (*in)[c].as_written;
   // Names as the writers print them: JSON keys (and CSV headers) must differ.
   for (PostStage& st : plan.post) rename_repeated(st.output);
   rename_repeated(plan.output);

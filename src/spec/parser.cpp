@@ -128,6 +128,9 @@ class Lexer {
       return number();
     if (ident_start(c)) {
       while (ident_char(at(i_))) ++i_;
+      // alias.column: a lookup column named after its join's alias, one name
+      while (at(i_) == '.' && ident_start(at(i_ + 1)))
+        for (++i_; ident_char(at(i_));) ++i_;
       return make(Tok::Ident, s, src_.substr(s, i_ - s));
     }
     if (c == '&')
@@ -218,8 +221,8 @@ class Lexer {
 };
 
 const char* const kStageNames[] = {"filter", "groupby", "agg", "select", "sort", "limit",
-                                   "top", "distinct", "dropna", "assert"};
-const std::string kStageList = "filter, groupby, agg, select, sort, limit, top, distinct, dropna, assert";
+                                   "top", "distinct", "join", "dropna", "assert"};
+const std::string kStageList = "filter, groupby, agg, select, sort, limit, top, distinct, join, dropna, assert";
 
 // A word from SQL or the shell that does what a stage does (order: sort), or a stage's own name.
 const char* stage_for_word(const std::string& low) {
@@ -424,6 +427,8 @@ class Parser {
       if (!is_word(peek(), "by")) expected("'by' and the order, like top " + t.text + " by amount desc");
       advance();
       sort_items(st);
+    } else if (name == "join" || (name == "left" && is_word(peek(), "join"))) {
+      join_stage(st, name == "left");
     } else if (name == "distinct") {
       st.kind = Stage::Distinct;
       if (peek().kind != Tok::Pipe && peek().kind != Tok::End) named_items(st, true);
@@ -507,6 +512,76 @@ class Parser {
       if (peek().kind != Tok::Comma) break;
       advance();
     }
+  }
+
+  // `[left] join 'FILE' [delimiter D] on KEY [= NAME], ... [as ALIAS]` (the keyword read).
+  void join_stage(Stage& st, bool left) {
+    st.kind = Stage::Join;
+    auto jc = std::make_shared<JoinClause>();
+    jc->left = left;
+    if (left) {
+      advance();
+      st.keyword = "left join";
+    }
+    const char* const kLike = "like join 'customers.csv' on customer_id";
+    const Token& f = peek();
+    if (f.kind != Tok::Str)
+      fail(f, std::string("join takes the lookup file's name in quotes, then its key, ") + kLike + "; found " +
+                  describe(f));
+    if (f.value.empty()) fail(f, "the lookup file's name is empty");
+    jc->file = f.value;
+    jc->file_pos = f.pos;
+    advance();
+    if (is_word(peek(), "delimiter")) {
+      advance();
+      jc->delimiter = join_delimiter(peek());
+      advance();
+    }
+    if (!is_word(peek(), "on")) expected(std::string("'on' and the key column, ") + kLike);
+    advance();
+    for (;;) {
+      JoinClause::Key k;
+      k.row = concat_expr();  // `=` after it names the lookup's column
+      if (peek().kind == Tok::Eq) {
+        advance();
+        const Token& t = peek();
+        if (t.kind != Tok::Ident && t.kind != Tok::QIdent)
+          expected("the lookup file's column after '=', like on customer = id");
+        k.lookup = t.value;
+        k.lookup_pos = t.pos;
+        advance();
+      } else if (k.row->kind == Expr::Name) {
+        k.lookup = k.row->name;
+        k.lookup_pos = k.row->pos;
+        k.same_name = true;
+      } else {
+        expected("'=' and the lookup file's column after an expression key, like on lower(name) = name");
+      }
+      jc->keys.push_back(std::move(k));
+      if (peek().kind != Tok::Comma) break;
+      advance();
+    }
+    if (is_word(peek(), "as")) {
+      advance();
+      const Token& t = peek();
+      if (t.kind != Tok::Ident && t.kind != Tok::QIdent) expected("a name for the lookup file, like as c");
+      jc->alias = t.value;
+      jc->alias_pos = t.pos;
+      advance();
+    }
+    st.join = std::move(jc);
+  }
+
+  // A join's delimiter: tab, comma, semicolon, pipe, space, or one character in quotes.
+  char join_delimiter(const Token& t) {
+    static const std::pair<const char*, char> kNamed[] = {
+        {"tab", '\t'}, {"comma", ','}, {"semicolon", ';'}, {"pipe", '|'}, {"space", ' '}};
+    if (t.kind == Tok::Ident)
+      for (const auto& [word, c] : kNamed)
+        if (lower(t.text) == word) return c;
+    if (t.kind == Tok::Str && t.value.size() == 1 && t.value[0] != '\n' && t.value[0] != '\r') return t.value[0];
+    fail(t, "expected the lookup file's delimiter (tab, comma, semicolon, pipe, space, or one character in "
+            "quotes, like delimiter ';'), found " + describe(t));
   }
 
   void sort_items(Stage& st) {

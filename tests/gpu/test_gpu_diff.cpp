@@ -418,6 +418,40 @@ TEST_CASE("gpu: date parts and truncations give the CPU's bytes", "[gpu]") {
   }
 }
 
+TEST_CASE("gpu: lookup joins, inner and left, one and two, give the CPU's bytes on the GPU", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("in.csv");
+  testing::DatasetOptions o;
+  o.rows = 3000;
+  write_file(f, testing::make_dataset(77, o).text);
+  // k2 from -20 to 20: some keys have no lookup row, some two, one a null key.
+  std::string ranks = "k2,name,w\n,none,1\n";
+  for (int k = -20; k <= 25; k += 1 + (k % 3 == 0)) {
+    ranks += std::to_string(k) + ",n" + std::to_string((k + 40) % 7) + "," + std::to_string(k * 3) + "\n";
+    if (k % 5 == 0) ranks += std::to_string(k) + ",\"dup, " + std::to_string(k) + "\"," + std::to_string(k) + ".5\n";
+  }
+  write_file(dir.file("ranks.csv"), ranks);
+  write_file(dir.file("labels.csv"), "code;label\nalpha;A\nbeta;B\nhas,comma;C\nbeta;B2\n");
+  const std::string ranks_f = "'" + dir.file("ranks.csv") + "'", labels_f = "'" + dir.file("labels.csv") + "'";
+  const CudaRunInfo before = cuda_run_info();
+  for (const std::string& p :
+       {"join " + ranks_f + " on k2 | groupby name | agg count(), sum(v1), max(w)",
+        "left join " + ranks_f + " on k2 | groupby name, k1 | agg count(), sum(w * v1), min(w)",
+        "join " + labels_f + " delimiter ';' on lower(k1) = code | join " + ranks_f +
+            " on k2 | filter w > 0 | groupby label, name | agg count(), min(v2), sum(f)",
+        "left join " + labels_f + " delimiter ';' on k1 = code as l | groupby label is null, k2 % 3 | agg count(), "
+        "sum(v1)",
+        "join " + ranks_f + " on v2 = w | agg count(), sum(v1)"}) {
+    const RunResult r = check_same(dir, p, f);
+    CHECK(r.code == 0);
+    CHECK(r.out.size() > 10);
+  }
+  const CudaRunInfo after = cuda_run_info();
+  CHECK(after.cpu_reruns == before.cpu_reruns);  // every join ran on the GPU
+  CHECK(after.gpu_scans > before.gpu_scans);
+}
+
 TEST_CASE("gpu: polluted files under --bad-rows pad give the CPU's bytes", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
