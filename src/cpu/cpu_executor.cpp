@@ -609,7 +609,7 @@ class CpuScan {
     WCSV_EXPECTS(s.lookups != nullptr, "a scan with joins runs without its lookup tables");
     const JoinSpec& spec = s.plan->joins[static_cast<size_t>(sj.join)];
     JoinView j{};
-    j.table = s.lookups->tables[static_cast<size_t>(sj.join)].view();
+    j.table = (*s.lookups)[static_cast<size_t>(sj.join)].view();
     for (size_t k = 0; k < sj.keys.size(); ++k) {
       j.keys[k] = sj.keys[k].view();
       j.key_types[k] = spec.key_types[k].type;

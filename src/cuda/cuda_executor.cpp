@@ -1095,7 +1095,7 @@ class Gpu {
     // Each join's lookup table, copied to this GPU once for the run.
     for (size_t j = 0; j < s.joins.size(); ++j) {
       for (size_t k = 0; k < s.joins[j].keys.size(); ++k) add(&hplan_.joins[j].keys[k], s.joins[j].keys[k]);
-      lookups_.push_back(std::make_unique<DeviceLookup>(lookups->tables[static_cast<size_t>(s.joins[j].join)]));
+      lookups_.push_back(std::make_unique<DeviceLookup>((*lookups)[static_cast<size_t>(s.joins[j].join)]));
       hplan_.joins[j].table = lookups_.back()->view();
     }
     std::vector<uint32_t> null_offsets{0};

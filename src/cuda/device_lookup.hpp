@@ -1,6 +1,6 @@
 // A lookup join's table copied to one GPU, once per run, for the row kernel's probes.
 #pragma once
-#include "io/lookup_table.hpp"
+#include "exec/lookup_table.hpp"
 #include "warpcsv/core/lookup.hpp"
 
 namespace warpcsv {
@@ -8,8 +8,8 @@ namespace cuda {
 
 class DeviceLookup {
  public:
-  // Copies `t` to the current device: cells (their strings moved to the
-  // device's copy of the text, as-written texts dropped), hashes, chains and buckets.
+  // Copies `t` to the current device: cells (their strings gathered into one
+  // block, as-written texts dropped), hashes, chains and buckets.
   explicit DeviceLookup(const LookupTable& t);
   ~DeviceLookup();
   DeviceLookup(const DeviceLookup&) = delete;

@@ -20,7 +20,7 @@
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
 #include "exec/stream_out.hpp"
-#include "io/lookup_table.hpp"
+#include "exec/lookup_table.hpp"
 #include "output/output_file.hpp"
 #include "result/group_rows.hpp"
 #include "result/spill.hpp"
@@ -38,11 +38,6 @@ namespace warpcsv {
 namespace {
 
 constexpr uint64_t kMaxChunk = 1ull << 30;  // order keys hold a row index in 32 bits
-
-// The most bytes a lookup file may take: a quarter of the memory limit.
-uint64_t lookup_budget(const Options& opts) {
-  return (opts.memory_limit ? opts.memory_limit : host_memory_bytes()) / 4;
-}
 
 // A notice on stderr: best effort (a full or closed stderr changes no exit code).
 void note_stderr(const std::string& text) { std::fputs(text.c_str(), stderr); }
@@ -220,27 +215,23 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     for (const auto& o : parse_schema_option(opts.schema))
       for (size_t c = 0; c < inferred.size(); ++c)
         if (inferred[c].name == o.name) from_schema[c] = true;
-  // The join stages' files, read whole before the plan is bound (their columns are names it resolves).
-  LookupTables lookups;
-  LookupSchemas lookup_schemas;
-  const auto t_lookups = std::chrono::steady_clock::now();
-  for (const JoinFileRef& f : join_files(opts.pipeline)) {
-    lookups.files.push_back(read_lookup_file(f.path, f.delimiter, opts.dialect, lookup_budget(opts)));
-    lookup_schemas.push_back(lookups.files.back().schema);
-  }
-  if (!lookups.files.empty())
-    driver_stages.push_back(StageTiming{"read lookup files", "cpu", seconds_since(t_lookups), 0, 0});
+  // The join stages' files: opened and typed before the plan is bound (their columns are names it resolves).
+  LookupFiles lookup_files(opts, threads);
   std::map<int, ColumnType> widened;
   StreamedOutput streamed(in.rereadable());  // rows that went out as they came, in every attempt
 
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
+    const LookupSchemas lookup_schemas = lookup_files.schemas();
     const Plan plan =
         bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_schemas, in, opts);
-    lookups.tables.clear();
-    for (size_t j = 0; j < plan.joins.size(); ++j)
-      lookups.tables.emplace_back(lookups.files[j], plan.joins[j], opts.dialect.null_tokens);
+    if (!opts.explain && !lookup_files.empty()) {
+      const auto t_lookups = std::chrono::steady_clock::now();
+      if (!lookup_files.load(plan)) continue;  // a lookup column widened: bind again
+      driver_stages.push_back(StageTiming{"read lookup files", "cpu", seconds_since(t_lookups), 0, 0});
+    }
+    const LookupTables& lookups = lookup_files.tables();
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
@@ -343,7 +334,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_schemas);
+        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_files.schemas());
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

@@ -162,7 +162,7 @@ bool PostPipeline::push_joined(size_t i, const Value* row) {
   const PostStage& st = plan_.post[i];
   const JoinSpec& spec = plan_.joins[static_cast<size_t>(st.join)];
   WCSV_EXPECTS(lookups_ != nullptr, "a join stage runs without its lookup tables");
-  const LookupView& t = lookups_->tables[static_cast<size_t>(st.join)].view();
+  const LookupView& t = (*lookups_)[static_cast<size_t>(st.join)].view();
   Value keys[kMaxJoinKeys];
   Type types[kMaxJoinKeys];
   EvalContext ctx = make_eval_context(scratch_.data(), kScratch);

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "io/lookup_table.hpp"
+#include "exec/lookup_table.hpp"
 #include "result/top_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"

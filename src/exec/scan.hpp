@@ -44,7 +44,7 @@ namespace trace {
 class Tracer;
 }
 
-struct LookupTables;
+class LookupTable;
 
 struct ScanSettings {
   const Plan* plan = nullptr;
@@ -79,7 +79,7 @@ struct ScanSettings {
   // and leaves the host table empty. Null: the groups come to the host table.
   const std::function<void(OrderedGroups&)>* device_result = nullptr;
   // The join stages' lookup tables (Plan::joins), read before the scan.
-  const LookupTables* lookups = nullptr;
+  const std::vector<LookupTable>* lookups = nullptr;
 };
 
 // The CPU executor maps the input a window at a time and runs the window's

@@ -781,10 +781,8 @@ ColumnType Binder::join_key_type(const Bound& row, const OutputColumn& lookup, c
   const bool dates = (a.type == Type::Date || a.type == Type::Timestamp) &&
                      (b.type == Type::Date || b.type == Type::Timestamp);
   if (dates) return ct(Type::Timestamp, a.scale | b.scale);
-  const std::string fix = b.type == Type::String
-                              ? "cast(" + canon_text(*key.row) + " as string) = " + quote_name(lookup.name)
-                              : canon_text(*key.row) + " = " + quote_name(lookup.name) + " with the row key cast, like cast(" +
-                                    canon_text(*key.row) + " as " + schema_type_name(b) + ")";
+  const std::string fix =
+      "cast(" + canon_text(*key.row) + " as " + schema_type_name(b) + ") = " + quote_name(lookup.name);
   fail(key.row->pos, "type error",
        "join '" + jc.file + "' compares " + describe(row) + " with the lookup file's " + type_name(b) + " column '" +
            lookup.name + "'; keys must be of one kind: write on " + fix);

@@ -1,10 +1,12 @@
 // Lookup joins: reading a lookup file, its typed index, and the loop over a
 // row's joined copies (core/lookup.hpp), as the executors use them.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
-#include "io/lookup_table.hpp"
+#include "exec/lookup_table.hpp"
+#include "warpcsv/spec.hpp"
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -13,38 +15,43 @@ using namespace warpcsv::testing;
 
 namespace {
 
-JoinSpec spec_of(const LookupFile& f, std::vector<int> keys, std::vector<ColumnType> key_types, std::vector<int> cols) {
-  JoinSpec s;
-  s.path = f.path;
-  s.key_columns = std::move(keys);
-  s.key_types = std::move(key_types);
-  s.columns = std::move(cols);
-  s.lookup_schema = f.schema;
-  return s;
-}
-
 std::string str(const Value& v) { return v.null ? "null" : std::string(v.s.ptr, v.s.len); }
+
+// A pipeline's lookup files opened, its plan bound against `input`, and its tables loaded.
+struct Loaded {
+  Options opts;
+  std::unique_ptr<LookupFiles> files;
+  Plan plan;
+  Loaded(const std::string& pipeline, const std::vector<OutputColumn>& input, std::vector<std::string> nulls = {}) {
+    opts.pipeline = pipeline;
+    opts.dialect.null_tokens = std::move(nulls);
+    files = std::make_unique<LookupFiles>(opts, 2);
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      plan = build_plan(pipeline, input, {}, {}, files->schemas());
+      if (files->load(plan)) return;
+    }
+    FAIL("the lookup columns kept widening");
+  }
+  const LookupView& view() const { return files->tables().at(0).view(); }
+};
+
+const std::vector<OutputColumn> kInput = {{"id", {Type::Int, 0}}, {"code", {Type::String, 0}}};
 
 }  // namespace
 
-TEST_CASE("lookup file: header names, types from every value, quoted fields, a trailing delimiter") {
+TEST_CASE("lookup file: header names, types, quoted fields, as-written text, nulls and null keys") {
   TempDir dir;
   write_file(dir.file("l.csv"), "\xEF\xBB\xBFid,name,price,\n1,\"a, \"\"b\"\"\",1.50,\n2,c,7,\n,d,NA,\n");
-  DialectOptions opts;
-  opts.null_tokens = {"NA"};
-  const LookupFile f = read_lookup_file(dir.file("l.csv"), 0, opts, 1 << 20);
-  REQUIRE(f.schema.size() == 4);
-  CHECK(f.schema[0].name == "id");
-  CHECK(f.schema[0].type.type == Type::Int);
-  CHECK(f.schema[1].type.type == Type::String);
-  CHECK(f.schema[2].type == ColumnType{Type::Decimal, 2});
-  CHECK(f.schema[3].name == "c4");  // an empty header name gets its position
-  CHECK(f.rows() == 3);
-  CHECK(f.line == std::vector<uint64_t>{2, 3, 4});
-
-  const LookupTable t(f, spec_of(f, {0}, {ColumnType{Type::Int, 0}}, {1, 2}), opts.null_tokens);
-  const LookupView& v = t.view();
-  CHECK(v.width == 3);
+  const Loaded l("join '" + dir.file("l.csv") + "' on id | select name, price", kInput, {"NA"});
+  const auto schema = l.files->schemas().at(0);
+  REQUIRE(schema.size() == 4);
+  CHECK(schema[0].type.type == Type::Int);
+  CHECK(schema[1].type.type == Type::String);
+  CHECK(schema[2].type == ColumnType{Type::Decimal, 2});
+  CHECK(schema[3].name == "c4");  // an empty header name gets its position
+  const LookupView& v = l.view();
+  CHECK(l.files->tables().at(0).rows() == 3);
+  REQUIRE(v.width == 3);  // the key, then name and price (what the pipeline reads)
   CHECK(str(v.cells[1]) == "a, \"b\"");
   CHECK(std::string(v.cells[2].text, v.cells[2].text_len) == "1.50");  // printed as written
   CHECK(v.cells[2 * 3 + 2].null);                                      // NA
@@ -57,30 +64,32 @@ TEST_CASE("lookup file: header names, types from every value, quoted fields, a t
   CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == kNoLookupRow);
 }
 
-TEST_CASE("lookup file: a ragged row, a bad quote, an empty file and one too large are errors naming it") {
+TEST_CASE("lookup file: a ragged row, an empty file, a missing one and one too large are errors naming it") {
   TempDir dir;
-  DialectOptions opts;
-  write_file(dir.file("ragged.csv"), "a,b\n1,2\n3\n");
-  CHECK_THROWS_WITH(read_lookup_file(dir.file("ragged.csv"), 0, opts, 1 << 20),
-                    Catch::Contains("ragged.csv:3: the lookup file of a join has a row of 1 fields where its header has 2"));
-  write_file(dir.file("quote.csv"), "a,b\n1,\"2\n");
-  CHECK_THROWS_AS(read_lookup_file(dir.file("quote.csv"), 0, opts, 1 << 20), InputError);
+  write_file(dir.file("ragged.csv"), "code,b\nx,2\ny\n");
+  CHECK_THROWS_WITH(Loaded("join '" + dir.file("ragged.csv") + "' on code", kInput),
+                    Catch::Contains("the lookup file of a join: ") && Catch::Contains("ragged.csv:3"));
   write_file(dir.file("empty.csv"), "");
-  CHECK_THROWS_WITH(read_lookup_file(dir.file("empty.csv"), 0, opts, 1 << 20), Catch::Contains("is empty"));
-  write_file(dir.file("big.csv"), "a\n" + std::string(4000, '1') + "\n");
-  CHECK_THROWS_AS(read_lookup_file(dir.file("big.csv"), 0, opts, 1000), ResourceError);
-  write_file(dir.file("semi.csv"), "a;b\n1;x\n");
-  CHECK(read_lookup_file(dir.file("semi.csv"), ';', opts, 1 << 20).schema.size() == 2);
+  CHECK_THROWS_WITH(Loaded("join '" + dir.file("empty.csv") + "' on code", kInput), Catch::Contains("is empty"));
+  CHECK_THROWS_WITH(Loaded("join '" + dir.file("none.csv") + "' on code", kInput),
+                    Catch::Contains("the lookup file of a join: cannot open"));
+  write_file(dir.file("big.csv"), "code\n" + std::string(4000, '1') + "\n");
+  Options opts;
+  opts.pipeline = "join '" + dir.file("big.csv") + "' on code";
+  opts.memory_limit = 4000;
+  CHECK_THROWS_AS(LookupFiles(opts, 1), ResourceError);
+  write_file(dir.file("semi.csv"), "code;b\nx;1\n");
+  CHECK(Loaded("join '" + dir.file("semi.csv") + "' delimiter ';' on code", kInput).files->schemas().at(0).size() == 2);
 }
 
 TEST_CASE("lookup table: rows of one key chain in file order; keys widen to the row key's type") {
   TempDir dir;
+  // 1.5 past the inference sample's rows would widen the column; here the sample holds it.
   write_file(dir.file("l.csv"), "k,v\n1,a\n2,b\n1,c\n1.5,d\n2,e\n");
-  const LookupFile f = read_lookup_file(dir.file("l.csv"), 0, DialectOptions{}, 1 << 20);
-  REQUIRE(f.schema[0].type == ColumnType{Type::Decimal, 1});
-  // Compared as decimal(2): the row key 1.50 finds 1.5.
-  const LookupTable t(f, spec_of(f, {0}, {ColumnType{Type::Decimal, 2}}, {1}), {});
-  const LookupView& v = t.view();
+  const std::vector<OutputColumn> input = {{"x", {Type::Decimal, 2}}};
+  const Loaded l("join '" + dir.file("l.csv") + "' on x = k | select v", input);
+  REQUIRE(l.plan.joins.at(0).key_types.at(0) == ColumnType{Type::Decimal, 2});
+  const LookupView& v = l.view();
   const Type types[] = {Type::Decimal};
   auto rows_of = [&](int128 scaled) {
     Value key = Value::of_int(scaled);
@@ -95,24 +104,35 @@ TEST_CASE("lookup table: rows of one key chain in file order; keys widen to the 
   CHECK(rows_of(300).empty());
 }
 
+TEST_CASE("lookup table: a value past the sample widens its column, and the plan is bound again") {
+  TempDir dir;
+  std::string text = "code,n\n";
+  for (int i = 0; i < 100000; ++i) text += "c" + std::to_string(i) + "," + std::to_string(i) + "\n";
+  text += "late,2.5\n";  // past the 1 MiB sample: n becomes a decimal
+  write_file(dir.file("l.csv"), text);
+  const Loaded l("join '" + dir.file("l.csv") + "' on code | select n", kInput);
+  CHECK(l.files->schemas().at(0).at(1).type == ColumnType{Type::Decimal, 1});
+  CHECK(l.plan.output.at(0).type == ColumnType{Type::Decimal, 1});
+  CHECK(l.files->tables().at(0).rows() == 100001);
+}
+
 TEST_CASE("joined rows: every combination of two joins in file order; a left join's nulls; an inner join's none") {
   TempDir dir;
   write_file(dir.file("a.csv"), "k,x\n1,a1\n2,a2\n1,a3\n");
   write_file(dir.file("b.csv"), "x,y\na1,b1\na3,b3\na3,b4\n");
-  const LookupFile fa = read_lookup_file(dir.file("a.csv"), 0, DialectOptions{}, 1 << 20);
-  const LookupFile fb = read_lookup_file(dir.file("b.csv"), 0, DialectOptions{}, 1 << 20);
-  const LookupTable ta(fa, spec_of(fa, {0}, {ColumnType{Type::Int, 0}}, {1}), {});
-  const LookupTable tb(fb, spec_of(fb, {0}, {ColumnType{Type::String, 0}}, {1}), {});
+  const Loaded la("join '" + dir.file("a.csv") + "' on id = k | select x", kInput);
+  const Loaded lb("join '" + dir.file("b.csv") + "' on code = x | select y", kInput);
+  const LookupView ta = la.view(), tb = lb.view();
   // Slot 0: the row's k; slot 1: a's x (join 0's key for b); slot 2: b's y.
   const Instr key_a[] = {{Op::Column, Type::Int, 0, Type::Int, 0, 0}};
   const Instr key_b[] = {{Op::Column, Type::String, 0, Type::String, 0, 1}};
   JoinView joins[2] = {};
-  joins[0].table = ta.view();
+  joins[0].table = ta;
   joins[0].keys[0] = ProgramView{key_a, 1, nullptr, ""};
   joins[0].key_types[0] = Type::Int;
   joins[0].first_slot = 1;
   joins[0].width = 1;
-  joins[1].table = tb.view();
+  joins[1].table = tb;
   joins[1].keys[0] = ProgramView{key_b, 1, nullptr, ""};
   joins[1].key_types[0] = Type::String;
   joins[1].first_slot = 2;

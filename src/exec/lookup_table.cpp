@@ -1,0 +1,190 @@
+// Lookup joins' files and tables (see lookup_table.hpp).
+#include "exec/lookup_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "exec/device.hpp"
+#include "exec/scan.hpp"
+#include "io/input.hpp"
+#include "runtime/parallel.hpp"
+#include "runtime/progress.hpp"
+#include "warpcsv/core/eval.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/io.hpp"
+#include "warpcsv/spec.hpp"
+
+namespace warpcsv {
+
+LookupTable::LookupTable(Table rows, const JoinSpec& spec, int threads) : rows_(std::move(rows)) {
+  const size_t nkeys = spec.key_columns.size(), width = rows_.width(), n = rows_.rows();
+  if (n >= kNoLookupRow - 1) throw ResourceError(fmt::format("join '{}': the lookup file has 4 billion rows or more", spec.path));
+  std::vector<Type> key_types;
+  for (const ColumnType& t : spec.key_types) key_types.push_back(t.type);
+  hashes_.resize(n);
+  next_.assign(n, kNoLookupRow);
+  // Keys in the join's key types (a number or date widened to the row key's), then hashed.
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    char scratch[64];
+    for (size_t r = b; r < e; ++r) {
+      Value* row = rows_.row(r);
+      for (size_t k = 0; k < nkeys; ++k) {
+        const ColumnType from = rows_.columns[k].type, to = spec.key_types[k];
+        if (row[k].null || from == to) continue;
+        const Instr cast{Op::Cast, to.type, to.scale, from.type, from.scale, 0};
+        EvalContext ctx = make_eval_context(scratch, sizeof scratch);
+        row[k] = detail::cast_value(cast, row[k], ctx);
+        if (ctx.status != EvalStatus::Ok) row[k] = Value::make_null();  // out of the key type's range: no match
+      }
+      hashes_[r] = lookup_hash(row, key_types.data(), static_cast<uint32_t>(nkeys));
+    }
+  });
+  // Buckets at most half full: each distinct key's first row; later rows of the key chain in file order.
+  uint32_t nb = 16;
+  while (nb < 2ull * n + 2) nb *= 2;
+  buckets_.assign(nb, kNoLookupRow);
+  std::vector<uint32_t> last(nb, kNoLookupRow);
+  for (uint32_t r = 0; r < n; ++r) {
+    const Value* row = rows_.row(r);
+    bool null_key = false;
+    for (size_t k = 0; k < nkeys; ++k) null_key |= row[k].null;
+    if (null_key) continue;  // never matched
+    for (uint32_t b = static_cast<uint32_t>(hashes_[r]) & (nb - 1);; b = (b + 1) & (nb - 1)) {
+      const uint32_t first = buckets_[b];
+      if (first == kNoLookupRow) {
+        buckets_[b] = last[b] = r;
+        break;
+      }
+      bool same = hashes_[first] == hashes_[r];
+      const Value* other = rows_.row(first);
+      for (size_t k = 0; k < nkeys && same; ++k) same = key_equal(other[k], row[k], key_types[k]);
+      if (same) {
+        next_[last[b]] = r;
+        last[b] = r;
+        break;
+      }
+    }
+  }
+  view_ = LookupView{rows_.cells.data(), hashes_.data(), next_.data(), buckets_.data(), nb - 1,
+                     static_cast<uint32_t>(width), static_cast<uint32_t>(nkeys)};
+}
+
+// One join's file: its options, opened input and schema.
+struct LookupFiles::File {
+  std::string path;
+  Options opts;
+  std::unique_ptr<InputSet> in;
+  std::vector<OutputColumn> schema;
+  std::map<int, ColumnType> widened;
+};
+
+LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
+  const uint64_t budget = (opts.memory_limit ? opts.memory_limit : host_memory_bytes()) / 4;
+  for (const JoinFileRef& ref : join_files(opts.pipeline)) {
+    auto f = std::make_unique<File>();
+    f->path = ref.path;
+    // The input's dialect, read as a file of its own: its first line names its columns.
+    Options& o = f->opts;
+    o.files = {ref.path};
+    o.dialect = opts.dialect;
+    o.dialect.header = true;
+    o.dialect.names.clear();
+    o.dialect.skip_lines = 0;
+    if (ref.delimiter) {
+      o.dialect.delimiter = std::string(1, ref.delimiter);
+      o.dialect.delimiter_auto = false;
+    }
+    o.bad_rows = BadRows::Fail;  // a lookup with a bad row is wrong, not partly right
+    o.device = "cpu";
+    o.quiet = true;
+    o.threads = opts.threads;
+    o.memory_limit = opts.memory_limit;
+    if (ref.path == "-") throw UsageError("join '-': a lookup file is read whole as a file; standard input is the input's");
+    try {
+      f->in = std::make_unique<InputSet>(InputSet::open(o));
+    } catch (const InputError& e) {
+      throw InputError(std::string("the lookup file of a join: ") + e.what());
+    }
+    uint64_t bytes = 0;
+    for (const auto& src : f->in->sources) bytes += src->size_bytes();
+    if (bytes > budget)
+      throw ResourceError(fmt::format(
+          "join '{}': the lookup file holds {:.1f} MiB, past the {:.1f} MiB a lookup may take (a quarter of the "
+          "memory limit): a lookup join reads its file whole into memory. Join a smaller file (only the columns "
+          "and rows needed), or raise --memory-limit",
+          ref.path, bytes / 1048576.0, budget / 1048576.0));
+    if (f->in->column_names.empty())
+      throw InputError(ref.path + ": the lookup file of a join is empty: it needs a header line that names its columns");
+    f->schema = infer_schema(*f->in, o, threads);
+    files_.push_back(std::move(f));
+  }
+}
+
+LookupFiles::~LookupFiles() = default;
+
+std::vector<std::vector<OutputColumn>> LookupFiles::schemas() const {
+  std::vector<std::vector<OutputColumn>> out;
+  for (const auto& f : files_) {
+    std::vector<OutputColumn> s = f->schema;
+    for (const auto& [c, t] : f->widened) s[static_cast<size_t>(c)].type = t;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool LookupFiles::load(const Plan& plan) {
+  tables_.clear();
+  const std::vector<std::vector<OutputColumn>> schemas = this->schemas();
+  for (size_t j = 0; j < plan.joins.size(); ++j) {
+    File& f = *files_[j];
+    const JoinSpec& spec = plan.joins[j];
+    // The key columns, then the columns the joined rows take, by position.
+    std::string select = "select ";
+    std::vector<int> cols = spec.key_columns;
+    cols.insert(cols.end(), spec.columns.begin(), spec.columns.end());
+    for (size_t k = 0; k < cols.size(); ++k) select += (k ? ", $" : "$") + std::to_string(cols[k] + 1);
+    Table rows;
+    {
+      const Plan scan_plan = build_plan(select, schemas[j]);
+      rows.columns = scan_plan.output;
+      ScanSettings settings;
+      settings.plan = &scan_plan;
+      settings.opts = &f.opts;
+      settings.type_from_schema.assign(schemas[j].size(), false);
+      settings.chunk_size = default_cpu_chunk(threads_);
+      settings.threads = threads_;
+      Progress quiet(0, 0);
+      settings.progress = &quiet;
+      ScanStats stats;
+      try {
+        make_cpu_executor()->scan(
+            *f.in, settings, nullptr,
+            [&](const Table& t, size_t b, size_t e) {
+              for (size_t r = b; r < e; ++r) rows.append_owned(t.row(r));
+              return true;
+            },
+            [](const RowIssue&) {}, stats);
+      } catch (const TypeWidening& tw) {
+        const OutputColumn& col = schemas[j][static_cast<size_t>(tw.column)];
+        if (!f.in->rereadable())
+          throw InputError(fmt::format("{}:{}:{}: the lookup file's column '{}' was read as {} from its first rows, "
+                                       "but this row has '{}'; give the lookup as a regular file, which is read again "
+                                       "with the wider type",
+                                       tw.where.source, tw.where.line, tw.where.column, col.name,
+                                       schema_type_name(col.type), tw.text));
+        f.widened[tw.column] = widen_for(col.type, tw.text.data(), static_cast<uint32_t>(tw.text.size()));
+        f.in = std::make_unique<InputSet>(InputSet::open(f.opts));
+        tables_.clear();
+        return false;
+      } catch (const InputError& e) {
+        throw InputError(std::string("the lookup file of a join: ") + e.what());
+      }
+    }
+    tables_.emplace_back(std::move(rows), spec, threads_);
+  }
+  return true;
+}
+
+}  // namespace warpcsv

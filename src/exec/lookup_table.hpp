@@ -1,0 +1,68 @@
+// Lookup joins' tables: each join's file read with the tool's own scan, its
+// rows typed and indexed by their keys (core/lookup.hpp probes the index on
+// CPU threads and in the GPU's row kernel).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpcsv/core/lookup.hpp"
+#include "warpcsv/options.hpp"
+#include "warpcsv/plan.hpp"
+#include "warpcsv/table.hpp"
+
+namespace warpcsv {
+
+struct InputSet;
+
+// The rows of one join and their key index.
+class LookupTable {
+ public:
+  // `rows`: the file's rows in file order, each its key columns
+  // (spec.key_columns, in the file's types) then spec.columns. The keys are
+  // converted to spec.key_types in place.
+  LookupTable(Table rows, const JoinSpec& spec, int threads);
+  const LookupView& view() const { return view_; }
+  uint32_t rows() const { return static_cast<uint32_t>(rows_.rows()); }
+  const Table& table() const { return rows_; }
+  const std::vector<uint64_t>& hashes() const { return hashes_; }
+  const std::vector<uint32_t>& next() const { return next_; }
+  const std::vector<uint32_t>& buckets() const { return buckets_; }
+
+ private:
+  Table rows_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> next_, buckets_;
+  LookupView view_{};
+};
+
+// The join stages' files: opened (header read, types inferred from a sample,
+// as the input's) before the plan is bound, then scanned into their tables.
+class LookupFiles {
+ public:
+  // Opens the files the pipeline's join stages name, with the input's
+  // dialect unless a stage gives a delimiter. Files past a quarter of the
+  // memory limit are refused (a ResourceError that says so).
+  LookupFiles(const Options& opts, int threads);
+  ~LookupFiles();
+  bool empty() const { return files_.empty(); }
+  // The columns of each join's file, in join order (the binder's lookup schemas).
+  std::vector<std::vector<OutputColumn>> schemas() const;
+  // Scans each join's file for the columns `plan` reads of it and indexes
+  // them. A later value that does not fit a column's inferred type widens it
+  // and returns false: bind again with schemas() and call again.
+  bool load(const Plan& plan);
+  const std::vector<LookupTable>& tables() const { return tables_; }
+
+ private:
+  struct File;
+  std::vector<std::unique_ptr<File>> files_;
+  std::vector<LookupTable> tables_;
+  int threads_;
+};
+
+// What a run's executors and post stages read the joins' tables from (Plan::joins order).
+using LookupTables = std::vector<LookupTable>;
+
+}  // namespace warpcsv
