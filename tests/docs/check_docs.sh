@@ -137,7 +137,7 @@ expect_completion "--names --no-header --no-output-header --no-progress --null" 
 expect_completion "--trace" warpcsv --tr
 expect_completion "" warpcsv --skip ""
 expect_completion "filter" warpcsv fil
-expect_completion "agg assert distinct dropna filter groupby limit select sort top" warpcsv ""
+expect_completion "agg assert distinct dropna filter groupby join limit select sort top" warpcsv ""
 expect_completion "" warpcsv "'filter x > 1 | gr"
 mkdir -p "$tmp/files" && touch "$tmp/files/sales.csv"
 expect_completion "$tmp/files/sales.csv" warpcsv -o "$tmp/files/sa"

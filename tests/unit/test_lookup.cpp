@@ -37,6 +37,17 @@ struct Loaded {
 
 const std::vector<OutputColumn> kInput = {{"id", {Type::Int, 0}}, {"code", {Type::String, 0}}};
 
+// The message of the exception `load` throws ("" when it throws none).
+template <class Fn>
+std::string error_of(Fn&& load) {
+  try {
+    load();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("lookup file: header names, types, quoted fields, as-written text, nulls and null keys") {
@@ -67,12 +78,14 @@ TEST_CASE("lookup file: header names, types, quoted fields, as-written text, nul
 TEST_CASE("lookup file: a ragged row, an empty file, a missing one and one too large are errors naming it") {
   TempDir dir;
   write_file(dir.file("ragged.csv"), "code,b\nx,2\ny\n");
-  CHECK_THROWS_WITH(Loaded("join '" + dir.file("ragged.csv") + "' on code", kInput),
-                    Catch::Contains("the lookup file of a join: ") && Catch::Contains("ragged.csv:3"));
+  const std::string ragged = error_of([&] { Loaded("join '" + dir.file("ragged.csv") + "' on code", kInput); });
+  CHECK(ragged.find("the lookup file of a join: ") != std::string::npos);
+  CHECK(ragged.find("ragged.csv:3") != std::string::npos);
   write_file(dir.file("empty.csv"), "");
-  CHECK_THROWS_WITH(Loaded("join '" + dir.file("empty.csv") + "' on code", kInput), Catch::Contains("is empty"));
-  CHECK_THROWS_WITH(Loaded("join '" + dir.file("none.csv") + "' on code", kInput),
-                    Catch::Contains("the lookup file of a join: cannot open"));
+  CHECK(error_of([&] { Loaded("join '" + dir.file("empty.csv") + "' on code", kInput); }).find("is empty") !=
+        std::string::npos);
+  CHECK(error_of([&] { Loaded("join '" + dir.file("none.csv") + "' on code", kInput); })
+            .find("the lookup file of a join: cannot open") != std::string::npos);
   write_file(dir.file("big.csv"), "code\n" + std::string(4000, '1') + "\n");
   Options opts;
   opts.pipeline = "join '" + dir.file("big.csv") + "' on code";
