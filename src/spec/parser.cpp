@@ -427,7 +427,10 @@ class Parser {
       if (!is_word(peek(), "by")) expected("'by' and the order, like top " + t.text + " by amount desc");
       advance();
       sort_items(st);
-    } else if (name == "join" || (name == "left" && is_word(peek(), "join"))) {
+    } else if (name == "join" || ((name == "left" || name == "inner") && is_word(peek(), "join")) ||
+               (name == "left" && is_word(peek(), "outer") && is_word(peek(1), "join"))) {
+      if (name == "inner") advance();  // SQL's words for the same joins
+      if (name == "left" && is_word(peek(), "outer")) advance();
       join_stage(st, name == "left");
     } else if (name == "distinct") {
       st.kind = Stage::Distinct;
@@ -536,6 +539,11 @@ class Parser {
       advance();
       jc->delimiter = join_delimiter(peek());
       advance();
+    }
+    if (is_word(peek(), "using")) {  // SQL's USING (k)
+      std::string keys = stage_rest(i_ + (peek(1).kind == Tok::LParen ? 2 : 1));
+      if (!keys.empty() && keys.back() == ')') keys.pop_back();
+      fail(peek(), "write the key after 'on': join '" + jc->file + "' on " + keys);
     }
     if (!is_word(peek(), "on")) expected(std::string("'on' and the key column, ") + kLike);
     advance();
