@@ -1,6 +1,7 @@
 // Small helpers shared by the parser, binder and --explain: type names, name
 // suggestions by edit distance, list formatting.
 #pragma once
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,11 @@
 namespace warpcsv {
 namespace spec {
 
+// ASCII lower case (names and keywords compare case-insensitively).
+inline std::string to_lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 // Type as users write it in --schema ("int", "decimal(2)", "string").
 std::string type_name(ColumnType t);
 // Levenshtein distance (case-insensitive).

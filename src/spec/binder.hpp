@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec/ast.hpp"
+#include "spec/bind_util.hpp"
 #include "warpcsv/core/datetime.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/lookup.hpp"
@@ -83,11 +84,6 @@ inline bool is_comparison(BinOp op) {
 
 inline bool is_holistic(AggKind k) {
   return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
-}
-
-inline std::string to_lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 inline ColumnType ct(Type t, int scale = 0) {

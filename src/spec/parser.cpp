@@ -1,4 +1,4 @@
-// Lexer and recursive-descent parser of the pipeline language (README.md, "The pipeline language").
+// Recursive-descent parser of the pipeline language (README.md, "The pipeline language").
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -8,6 +8,7 @@
 
 #include "spec/ast.hpp"
 #include "spec/bind_util.hpp"
+#include "spec/lexer.hpp"
 #include "warpcsv/core/int128.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -15,210 +16,6 @@ namespace warpcsv {
 namespace spec {
 
 namespace {
-
-enum class Tok : uint8_t {
-  End, Ident, QIdent, Dollar, Int, Dec, Float, Str, Pipe, Comma, LParen, RParen,
-  Plus, Minus, Star, Slash, Percent, Eq, Ne, Lt, Le, Gt, Ge, Concat,
-};
-
-struct Token {
-  Tok kind;
-  int pos;
-  int end;
-  std::string text;   // as written
-  std::string value;  // decoded: string contents, identifier name
-};
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-bool ident_char(char c) {
-  return ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
-}
-
-class Lexer {
- public:
-  explicit Lexer(const std::string& src) : src_(src) {}
-
-  std::vector<Token> run() {
-    std::vector<Token> out;
-    for (;;) {
-      while (i_ < n() && std::isspace(static_cast<unsigned char>(src_[i_]))) ++i_;
-      if (i_ >= n()) break;
-      out.push_back(next());
-    }
-    out.push_back(Token{Tok::End, n(), n(), "", ""});
-    return out;
-  }
-
- private:
-  int n() const { return static_cast<int>(src_.size()); }
-  char at(int k) const { return k < n() ? src_[k] : '\0'; }
-
-  [[noreturn]] void fail(int pos, const std::string& detail) {
-    throw_at(src_, pos, "syntax error", detail);
-  }
-
-  Token make(Tok k, int start, std::string value = "") {
-    return Token{k, start, i_, src_.substr(start, i_ - start), std::move(value)};
-  }
-
-  Token next() {
-    int s = i_;
-    char c = src_[i_];
-    switch (c) {
-      case '|':
-        if (at(i_ + 1) == '|') {
-          i_ += 2;
-          return make(Tok::Concat, s);
-        }
-        ++i_;
-        return make(Tok::Pipe, s);
-      case ',': ++i_; return make(Tok::Comma, s);
-      case '(': ++i_; return make(Tok::LParen, s);
-      case ')': ++i_; return make(Tok::RParen, s);
-      case '+': ++i_; return make(Tok::Plus, s);
-      case '-': ++i_; return make(Tok::Minus, s);
-      case '*': ++i_; return make(Tok::Star, s);
-      case '/': ++i_; return make(Tok::Slash, s);
-      case '%': ++i_; return make(Tok::Percent, s);
-      case '=':
-        i_ += at(i_ + 1) == '=' ? 2 : 1;
-        return make(Tok::Eq, s);
-      case '!':
-        if (at(i_ + 1) == '=') {
-          i_ += 2;
-          return make(Tok::Ne, s);
-        }
-        fail(s, "unexpected '!'; write 'not' for negation or '!=' for inequality");
-      case '<':
-        if (at(i_ + 1) == '=') { i_ += 2; return make(Tok::Le, s); }
-        if (at(i_ + 1) == '>') { i_ += 2; return make(Tok::Ne, s); }
-        ++i_;
-        return make(Tok::Lt, s);
-      case '>':
-        if (at(i_ + 1) == '=') { i_ += 2; return make(Tok::Ge, s); }
-        ++i_;
-        return make(Tok::Gt, s);
-      case '"':
-      case '\'':
-        return string_lit(c);
-      case '`':
-        return quoted_ident();
-      case '$': {
-        ++i_;
-        if (!std::isdigit(static_cast<unsigned char>(at(i_))))
-          fail(s, "expected a column number after '$' (like $3), found " + found_here());
-        while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
-        if (ident_char(at(i_))) fail(i_, "unexpected character '" + std::string(1, at(i_)) +
-                                             "' after column number; write $N, like $3");
-        return make(Tok::Dollar, s, src_.substr(s + 1, i_ - s - 1));
-      }
-      default:
-        break;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) ||
-        (c == '.' && std::isdigit(static_cast<unsigned char>(at(i_ + 1)))))
-      return number();
-    if (ident_start(c)) {
-      while (ident_char(at(i_))) ++i_;
-      // alias.column: a lookup column named after its join's alias, one name
-      while (at(i_) == '.' && ident_start(at(i_ + 1)))
-        for (++i_; ident_char(at(i_));) ++i_;
-      return make(Tok::Ident, s, src_.substr(s, i_ - s));
-    }
-    if (c == '&')
-      fail(s, std::string("unexpected '") + (at(i_ + 1) == '&' ? "&&" : "&") +
-                  "'; join conditions with 'and', like v1 > 1 and v2 < 3");
-    fail(s, std::string("unexpected character '") + c +
-                "'; column names with special characters go in backticks, like `my col`");
-  }
-
-  std::string found_here() {
-    if (i_ >= n()) return "end of spec";
-    return "'" + std::string(1, src_[i_]) + "'";
-  }
-
-  Token number() {
-    int s = i_;
-    bool dot = false, exp = false;
-    while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
-    if (at(i_) == '.') {
-      dot = true;
-      ++i_;
-      while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
-    }
-    if ((at(i_) == 'e' || at(i_) == 'E') &&
-        (std::isdigit(static_cast<unsigned char>(at(i_ + 1))) ||
-         ((at(i_ + 1) == '+' || at(i_ + 1) == '-') &&
-          std::isdigit(static_cast<unsigned char>(at(i_ + 2)))))) {
-      exp = true;
-      i_ += 2;
-      while (std::isdigit(static_cast<unsigned char>(at(i_)))) ++i_;
-    }
-    if (ident_char(at(i_)) || at(i_) == '.')
-      fail(i_, "unexpected '" + std::string(1, at(i_)) + "' in the number '" +
-                   src_.substr(s, i_ - s + 1) +
-                   "'; column names that start with a digit go in backticks, like `2x`");
-    return make(exp ? Tok::Float : dot ? Tok::Dec : Tok::Int, s);
-  }
-
-  Token string_lit(char q) {
-    int s = i_++;
-    std::string v;
-    for (;;) {
-      if (i_ >= n())
-        fail(s, std::string("unterminated string: add the closing ") + q);
-      char c = src_[i_++];
-      if (c == q) break;
-      if (c == '\\') {
-        if (i_ >= n()) fail(s, std::string("unterminated string: add the closing ") + q);
-        char e = src_[i_++];
-        switch (e) {
-          case 'n': v += '\n'; break;
-          case 't': v += '\t'; break;
-          case 'r': v += '\r'; break;
-          case '\\': case '"': case '\'': v += e; break;
-          default:
-            fail(i_ - 2, std::string("unknown escape '\\") + e +
-                             "' in string; use \\\" \\' \\\\ \\n or \\t");
-        }
-        continue;
-      }
-      v += c;
-    }
-    return make(Tok::Str, s, v);
-  }
-
-  Token quoted_ident() {
-    int s = i_++;
-    std::string v;
-    for (;;) {
-      if (i_ >= n()) fail(s, "unterminated column name: add the closing `");
-      char c = src_[i_++];
-      if (c == '`') {
-        if (at(i_) == '`') {  // `` inside backticks is one backtick
-          v += '`';
-          ++i_;
-          continue;
-        }
-        break;
-      }
-      v += c;
-    }
-    if (v.empty()) fail(s, "empty column name ``; write the name between the backticks");
-    return make(Tok::QIdent, s, v);
-  }
-
-  const std::string& src_;
-  int i_ = 0;
-};
 
 const char* const kStageNames[] = {"filter", "groupby", "agg", "select", "sort", "limit",
                                    "top", "distinct", "join", "dropna", "assert"};
@@ -285,7 +82,7 @@ class Parser {
   std::string prev_text() const { return i_ == 0 ? std::string() : t_[i_ - 1].text; }
 
   bool is_word(const Token& t, const char* w) const {
-    return t.kind == Tok::Ident && lower(t.text) == w;
+    return t.kind == Tok::Ident && to_lower(t.text) == w;
   }
 
   static std::string describe(const Token& t) {
@@ -301,7 +98,7 @@ class Parser {
   std::string missing_pipe_hint(const Stage& st) const {
     const Token& t = peek();
     if (t.kind != Tok::Ident) return "";
-    const std::string low = lower(t.text);
+    const std::string low = to_lower(t.text);
     if (low == "from") return std::string("; ") + kNoFrom;
     const char* stage = stage_for_word(low);
     if (!stage) return "";
@@ -371,7 +168,7 @@ class Parser {
         expected("a stage (" + kStageList + ")");
       fail(kw, "expected a stage name (" + kStageList + "), found " + describe(kw));
     }
-    std::string name = lower(kw.text);
+    std::string name = to_lower(kw.text);
     Stage st;
     st.pos = kw.pos;
     advance();
@@ -563,7 +360,7 @@ class Parser {
         k.lookup_pos = k.row->pos;
         k.same_name = true;
       } else {
-        expected("'=' and the lookup file's column after an expression key, like on lower(name) = name");
+        expected("'=' and the lookup file's column after an expression key, like on to_lower(name) = name");
       }
       jc->keys.push_back(std::move(k));
       if (peek().kind != Tok::Comma) break;
@@ -586,7 +383,7 @@ class Parser {
         {"tab", '\t'}, {"comma", ','}, {"semicolon", ';'}, {"pipe", '|'}, {"space", ' '}};
     if (t.kind == Tok::Ident)
       for (const auto& [word, c] : kNamed)
-        if (lower(t.text) == word) return c;
+        if (to_lower(t.text) == word) return c;
     if (t.kind == Tok::Str && t.value.size() == 1 && t.value[0] != '\n' && t.value[0] != '\r') return t.value[0];
     fail(t, "expected the lookup file's delimiter (tab, comma, semicolon, pipe, space, or one character in "
             "quotes, like delimiter ';'), found " + describe(t));
@@ -717,7 +514,7 @@ class Parser {
     const bool not_like = is_word(peek(), "not") && (is_word(peek(1), "like") || is_word(peek(1), "ilike"));
     if (is_word(peek(), "like") || is_word(peek(), "ilike") || not_like) {
       if (not_like) advance();
-      const std::string word = lower(advance().text);
+      const std::string word = to_lower(advance().text);
       ExprPtr pattern = concat_expr();
       auto e = node(Expr::Like, a->pos, pattern->end);
       e->name = word;
@@ -891,7 +688,7 @@ class Parser {
   bool starts_case(const Token& next) const {
     switch (next.kind) {
       case Tok::Ident: {
-        const std::string w = lower(next.text);
+        const std::string w = to_lower(next.text);
         return w == "when" || !(is_reserved(w) || w == "like" || w == "ilike" || w == "between");
       }
       case Tok::QIdent:
@@ -944,7 +741,7 @@ class Parser {
     advance();
     const Token& ty = peek();
     if (ty.kind != Tok::Ident) expected("a type: int, float, decimal(S), string, bool, date or timestamp");
-    e->sval = lower(advance().text);
+    e->sval = to_lower(advance().text);
     if (peek().kind == Tok::LParen) {
       advance();
       // decimal(S) or SQL's decimal(P, S): the last number is the digits after the point
@@ -966,7 +763,7 @@ class Parser {
 
   ExprPtr ident() {
     const Token& t = peek();
-    std::string low = lower(t.text);
+    std::string low = to_lower(t.text);
     if (low == "true" || low == "false") {
       advance();
       auto e = node(Expr::BoolLit, t.pos, t.end);
@@ -1070,8 +867,7 @@ void throw_at(const std::string& src, int pos, const std::string& head,
 }
 
 Pipeline parse_pipeline(const std::string& src) {
-  Lexer lex(src);
-  Parser p(src, lex.run());
+  Parser p(src, lex_pipeline(src));
   return p.run();
 }
 
@@ -1096,7 +892,7 @@ const char* binop_text(BinOp op) {
 }
 
 std::string quote_name(const std::string& name) {
-  bool bare = !name.empty() && ident_start(name[0]) && !is_reserved(lower(name));
+  bool bare = !name.empty() && ident_start(name[0]) && !is_reserved(to_lower(name));
   for (char c : name) bare = bare && ident_char(c);
   if (bare) return name;
   std::string out = "`";
