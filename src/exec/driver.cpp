@@ -309,7 +309,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
         post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups);
         exec->scan(
             in, settings, nullptr,
-            [&](const Table& t, size_t begin, size_t end) {
+            [&](Table& t, size_t begin, size_t end) {
               for (size_t r = begin; r < end; ++r)
                 if (!post->push(t.row(r))) return false;
               if (streaming) {  // out at once

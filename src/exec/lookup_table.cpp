@@ -18,8 +18,18 @@
 
 namespace warpcsv {
 
-LookupTable::LookupTable(Table rows, const JoinSpec& spec, int threads) : rows_(std::move(rows)) {
-  const size_t nkeys = spec.key_columns.size(), width = rows_.width(), n = rows_.rows();
+LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int threads) {
+  // The parts' rows into one table, copied on threads; their strings stay where they are.
+  const size_t nkeys = spec.key_columns.size(), width = spec.key_columns.size() + spec.columns.size();
+  std::vector<size_t> first_row{0};
+  for (const Table& p : parts) first_row.push_back(first_row.back() + p.rows());
+  const size_t n = first_row.back();
+  if (!parts.empty()) rows_.columns = parts.front().columns;
+  rows_.cells.resize(n * width);
+  parallel_for(parts.size(), threads, [&](size_t i, int) {
+    std::copy(parts[i].cells.begin(), parts[i].cells.end(), rows_.cells.begin() + first_row[i] * width);
+  });
+  for (Table& p : parts) rows_.strings.absorb(std::move(p.strings));
   if (n >= kNoLookupRow - 1) throw ResourceError(fmt::format("join '{}': the lookup file has 4 billion rows or more", spec.path));
   std::vector<Type> key_types;
   for (const ColumnType& t : spec.key_types) key_types.push_back(t.type);
@@ -41,33 +51,56 @@ LookupTable::LookupTable(Table rows, const JoinSpec& spec, int threads) : rows_(
       hashes_[r] = lookup_hash(row, key_types.data(), static_cast<uint32_t>(nkeys));
     }
   });
-  // Buckets at most half full: each distinct key's first row; later rows of the key chain in file order.
-  uint32_t nb = 16;
-  while (nb < 2ull * n + 2) nb *= 2;
-  buckets_.assign(nb, kNoLookupRow);
-  std::vector<uint32_t> last(nb, kNoLookupRow);
-  for (uint32_t r = 0; r < n; ++r) {
-    const Value* row = rows_.row(r);
-    bool null_key = false;
-    for (size_t k = 0; k < nkeys; ++k) null_key |= row[k].null;
-    if (null_key) continue;  // never matched
-    for (uint32_t b = static_cast<uint32_t>(hashes_[r]) & (nb - 1);; b = (b + 1) & (nb - 1)) {
-      const uint32_t first = buckets_[b];
-      if (first == kNoLookupRow) {
-        buckets_[b] = last[b] = r;
-        break;
-      }
-      bool same = hashes_[first] == hashes_[r];
-      const Value* other = rows_.row(first);
-      for (size_t k = 0; k < nkeys && same; ++k) same = key_equal(other[k], row[k], key_types[k]);
-      if (same) {
-        next_[last[b]] = r;
-        last[b] = r;
+  // Each part's rows, in file order: counted and placed per chunk of rows on threads.
+  const size_t chunks = std::max<size_t>(1, std::min<size_t>(n / 65536 + 1, static_cast<size_t>(threads) * 4));
+  std::vector<uint32_t> counts(chunks * kLookupParts, 0);
+  parallel_for(chunks, threads, [&](size_t c, int) {
+    for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r) ++counts[c * kLookupParts + lookup_part(hashes_[r])];
+  });
+  std::vector<size_t> at(chunks * kLookupParts), part_begin(kLookupParts + 1, 0);
+  size_t max_part = 0;
+  for (uint32_t p = 0, pos = 0; p < kLookupParts; ++p) {
+    part_begin[p] = pos;
+    for (size_t c = 0; c < chunks; ++c) {
+      at[c * kLookupParts + p] = pos;
+      pos += counts[c * kLookupParts + p];
+    }
+    part_begin[p + 1] = pos;
+    max_part = std::max<size_t>(max_part, pos - part_begin[p]);
+  }
+  std::vector<uint32_t> by_part(n);
+  parallel_for(chunks, threads, [&](size_t c, int) {
+    for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r)
+      by_part[at[c * kLookupParts + lookup_part(hashes_[r])]++] = static_cast<uint32_t>(r);
+  });
+  // Buckets at most half full. A part's rows go in from its last: each is put
+  // at the head of its key's chain, so the chain runs in file order and the
+  // bucket ends up holding the key's first row.
+  uint32_t bits = 4;
+  while ((size_t{1} << bits) < 2 * max_part + 2) ++bits;
+  const uint32_t mask = (1u << bits) - 1;
+  buckets_.assign(static_cast<size_t>(kLookupParts) << bits, kNoLookupRow);
+  parallel_for(kLookupParts, threads, [&](size_t p, int) {
+    uint32_t* buckets = buckets_.data() + (p << bits);
+    for (size_t i = part_begin[p + 1]; i-- > part_begin[p];) {
+      const uint32_t r = by_part[i];
+      const Value* row = rows_.row(r);
+      bool null_key = false;
+      for (size_t k = 0; k < nkeys; ++k) null_key |= row[k].null;
+      if (null_key) continue;  // never matched
+      for (uint32_t b = static_cast<uint32_t>(hashes_[r]) & mask;; b = (b + 1) & mask) {
+        const uint32_t head = buckets[b];
+        bool same = head != kNoLookupRow && hashes_[head] == hashes_[r];
+        const Value* other = head == kNoLookupRow ? nullptr : rows_.row(head);
+        for (size_t k = 0; k < nkeys && same; ++k) same = key_equal(other[k], row[k], key_types[k]);
+        if (head != kNoLookupRow && !same) continue;
+        next_[r] = head;  // kNoLookupRow for a key's last row
+        buckets[b] = r;
         break;
       }
     }
-  }
-  view_ = LookupView{rows_.cells.data(), hashes_.data(), next_.data(), buckets_.data(), nb - 1,
+  });
+  view_ = LookupView{rows_.cells.data(), hashes_.data(), next_.data(), buckets_.data(), bits,
                      static_cast<uint32_t>(width), static_cast<uint32_t>(nkeys)};
 }
 
@@ -145,10 +178,10 @@ bool LookupFiles::load(const Plan& plan) {
     std::vector<int> cols = spec.key_columns;
     cols.insert(cols.end(), spec.columns.begin(), spec.columns.end());
     for (size_t k = 0; k < cols.size(); ++k) select += (k ? ", $" : "$") + std::to_string(cols[k] + 1);
-    Table rows;
+    std::vector<Table> parts;
     {
       const Plan scan_plan = build_plan(select, schemas[j]);
-      rows.columns = scan_plan.output;
+
       ScanSettings settings;
       settings.plan = &scan_plan;
       settings.opts = &f.opts;
@@ -161,8 +194,15 @@ bool LookupFiles::load(const Plan& plan) {
       try {
         make_cpu_executor()->scan(
             *f.in, settings, nullptr,
-            [&](const Table& t, size_t b, size_t e) {
-              for (size_t r = b; r < e; ++r) rows.append_owned(t.row(r));
+            [&](Table& t, size_t b, size_t e) {
+              if (b == 0 && e == t.rows()) {  // a partition's rows whole (as a lookup's always come): taken
+                parts.push_back(std::move(t));
+                return true;
+              }
+              Table some;
+              some.columns = t.columns;
+              for (size_t r = b; r < e; ++r) some.append_owned(t.row(r));
+              parts.push_back(std::move(some));
               return true;
             },
             [](const RowIssue&) {}, stats);
@@ -182,7 +222,7 @@ bool LookupFiles::load(const Plan& plan) {
         throw InputError(std::string("the lookup file of a join: ") + e.what());
       }
     }
-    tables_.emplace_back(std::move(rows), spec, threads_);
+    tables_.emplace_back(std::move(parts), spec, threads_);
   }
   return true;
 }

@@ -19,10 +19,10 @@ struct InputSet;
 // The rows of one join and their key index.
 class LookupTable {
  public:
-  // `rows`: the file's rows in file order, each its key columns
+  // `parts`: the file's rows in file order, each its key columns
   // (spec.key_columns, in the file's types) then spec.columns. The keys are
-  // converted to spec.key_types in place.
-  LookupTable(Table rows, const JoinSpec& spec, int threads);
+  // converted to spec.key_types.
+  LookupTable(std::vector<Table> parts, const JoinSpec& spec, int threads);
   const LookupView& view() const { return view_; }
   uint32_t rows() const { return static_cast<uint32_t>(rows_.rows()); }
   const Table& table() const { return rows_; }

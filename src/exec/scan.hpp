@@ -100,8 +100,9 @@ inline uint64_t default_cpu_chunk(int threads) {
 
 // Receives the non-aggregate rows, rows [begin, end) of a partition's table
 // at a time, in input order. Returns false once it needs no more rows (a
-// limit was reached).
-using RowBatchSink = std::function<bool(const Table&, size_t begin, size_t end)>;
+// limit was reached). The table is not read after its last rows went out, so
+// a sink given all of its rows at once may take its storage (std::move).
+using RowBatchSink = std::function<bool(Table&, size_t begin, size_t end)>;
 
 // One line of --profile: a stage on a device, its time and the bytes it moved.
 struct StageTiming {

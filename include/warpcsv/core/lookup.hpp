@@ -17,17 +17,23 @@ constexpr uint32_t kNoLookupRow = 0xffffffffu;
 
 // A lookup table. Row r's values are cells[r * width, (r + 1) * width): its
 // keys (converted to the join's key types) first, then the columns the
-// joined rows take. `buckets` (a power of two) holds, per distinct key, its
-// first row in file order; `next` chains the rows of one key in file order.
+// joined rows take. The buckets hold, per distinct key, its first row in file
+// order (kNoLookupRow: empty); `next` chains the rows of one key in file
+// order. They are kLookupParts parts of 2^bucket_bits buckets, a key's part
+// the top bits of its hash, so that threads build the parts apart.
+constexpr int kLookupPartBits = 6;
+constexpr uint32_t kLookupParts = 1u << kLookupPartBits;
 struct LookupView {
   const Value* cells;
   const uint64_t* hashes;  // per row: the hash of its keys
   const uint32_t* next;
   const uint32_t* buckets;
-  uint32_t bucket_mask;
+  uint32_t bucket_bits;  // per part
   uint32_t width;
   uint32_t nkeys;
 };
+
+WCSV_HD inline uint32_t lookup_part(uint64_t h) { return static_cast<uint32_t>(h >> (64 - kLookupPartBits)); }
 
 WCSV_HD inline uint64_t lookup_hash(const Value* keys, const Type* types, uint32_t n) {
   uint64_t h = 0x7a3c5e1b9d2f4861ull;
@@ -40,8 +46,10 @@ WCSV_HD inline uint64_t lookup_hash(const Value* keys, const Type* types, uint32
 WCSV_HD inline uint32_t lookup_first(const LookupView& t, const Value* keys, const Type* types, uint64_t h) {
   for (uint32_t k = 0; k < t.nkeys; ++k)
     if (keys[k].null) return kNoLookupRow;
-  for (uint32_t b = static_cast<uint32_t>(h) & t.bucket_mask;; b = (b + 1) & t.bucket_mask) {
-    const uint32_t r = t.buckets[b];
+  const uint32_t mask = (1u << t.bucket_bits) - 1;
+  const uint32_t* buckets = t.buckets + (static_cast<uint64_t>(lookup_part(h)) << t.bucket_bits);
+  for (uint32_t b = static_cast<uint32_t>(h) & mask;; b = (b + 1) & mask) {
+    const uint32_t r = buckets[b];
     if (r == kNoLookupRow) return kNoLookupRow;
     if (t.hashes[r] != h) continue;
     const Value* cells = t.cells + static_cast<uint64_t>(r) * t.width;
