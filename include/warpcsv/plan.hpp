@@ -2,6 +2,7 @@
 // schema, and that every executor runs.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,10 +126,12 @@ struct ScanPlan {
   }
 };
 
+struct Plan;
+
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join } kind;
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join, Agg } kind;
   // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
   // the group keys (group_keys of them), then the order; Join: the row's keys
   std::vector<Program> exprs;
@@ -139,6 +142,11 @@ struct PostStage {
   int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
+  // Agg (a groupby/agg after an earlier agg): its grouping planned as an
+  // aggregate scan whose input rows are this stage's (scan slot i is row slot
+  // i): scan.keys, scan.aggs, group_keys, agg_sources, holistic, finalize and
+  // finalized_output (== output) as the first agg's; nothing else is set.
+  std::shared_ptr<Plan> agg;
 };
 
 struct Plan {
