@@ -7,6 +7,8 @@
 #include "result/group_rows.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/eval.hpp"
+#include "warpcsv/errors.hpp"
+#include "warpcsv/signals.hpp"
 
 namespace warpcsv {
 
@@ -71,6 +73,7 @@ void PostAggregate::finish(size_t run_rows, const std::function<bool(const Table
   SortedHostGroups ordered(plan_, {groups_.groups.get()}, holistic, threads_, run_rows);
   Table rows;
   for (;;) {
+    if (interrupted()) throw Interrupted();  // between runs, as the first agg's result
     const GroupRun run = ordered.next();
     if (run.n == 0) break;
     finalize_run(plan_, *groups_.layout, run, rows, threads_);

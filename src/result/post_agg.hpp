@@ -2,8 +2,8 @@
 // it are grouped in a host table by the stage's keys and aggregated with the
 // scan's own machinery (its aggregate states, holistic lists, group order and
 // finalize), so its result reads as the scan's agg would over those rows.
-// Memory grows with its groups (and a holistic argument's distinct values),
-// not with the rows.
+// Memory grows with its groups, not with the rows; a holistic argument's
+// values are listed, as the scan lists them (equal ones merged when that pays).
 #pragma once
 #include <cstdint>
 #include <functional>
