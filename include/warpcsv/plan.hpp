@@ -142,10 +142,11 @@ struct PostStage {
   int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
-  // Agg (a groupby/agg after an earlier agg): its grouping planned as an
-  // aggregate scan whose input rows are this stage's (scan slot i is row slot
-  // i): scan.keys, scan.aggs, group_keys, agg_sources, holistic, finalize and
-  // finalized_output (== output) as the first agg's; nothing else is set.
+  // Agg (a groupby/agg after an earlier agg): an aggregate plan whose input
+  // is this stage's rows (scan slot i is row slot i), with keys, aggregates,
+  // holistic ones, finalize and finalized_output (== output) as the first
+  // agg's; no filter, no post stages, and no holistic_weight (its holistic
+  // arguments are listed per group, not regrouped).
   std::shared_ptr<Plan> agg;
 };
 
