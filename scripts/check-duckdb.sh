@@ -92,6 +92,8 @@ sales_join_segment|$S|1|kee|join '$C' on customer_id | groupby segment | agg sum
 sales_join_month|$S|1|kke|join '$C' on customer_id | groupby strftime(ts, "%Y-%m") as month, country | agg sum(sales_amount) as revenue|SELECT strftime(ts, '%Y-%m'), country, sum(sales_amount::DECIMAL(18,2)) FROM t JOIN read_csv('$C') c USING (customer_id) GROUP BY ALL
 sales_left_join|$S|1|kee|left join '$C' on customer_id | filter segment is null | groupby region | agg count() as n, count_distinct(customer_id) as customers|SELECT region, count(*), count(DISTINCT customer_id) FROM t LEFT JOIN read_csv('$C') c USING (customer_id) WHERE segment IS NULL GROUP BY region
 sales_join_after|$S|0|kek|groupby customer_id | agg sum(sales_amount) as total | join '$C' on customer_id | sort total desc, customer_id, segment | limit 20 | select customer_id, total, segment|SELECT customer_id, total, segment FROM (SELECT customer_id, sum(sales_amount::DECIMAL(18,2)) AS total FROM t GROUP BY customer_id) JOIN read_csv('$C') c USING (customer_id) ORDER BY total DESC, customer_id, segment LIMIT 20
+nested|$G|1|kef|groupby id1, id2 | agg sum(v1) as s | groupby id1 | agg max(s) as top, mean(s) as avg_s|SELECT id1, max(s), avg(s) FROM (SELECT id1, id2, sum(v1) AS s FROM t GROUP BY id1, id2) GROUP BY id1
+sales_nested|$S|1|keeef|groupby customer_id, region | agg sum(sales_amount) as total | filter total > 0 | groupby region | agg count() as customers, count_distinct(customer_id) as cd, sum(total) as revenue, median(total) as med|SELECT region, count(*), count(DISTINCT customer_id), sum(total), median(total::DOUBLE) FROM (SELECT customer_id, region, sum(sales_amount::DECIMAL(18,2)) AS total FROM t GROUP BY ALL HAVING sum(sales_amount::DECIMAL(18,2)) > 0) GROUP BY region
 EOF
 )
 

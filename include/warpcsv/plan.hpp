@@ -2,6 +2,7 @@
 // schema, and that every executor runs.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,10 +126,12 @@ struct ScanPlan {
   }
 };
 
+struct Plan;
+
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join } kind;
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join, Agg } kind;
   // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
   // the group keys (group_keys of them), then the order; Join: the row's keys
   std::vector<Program> exprs;
@@ -139,6 +142,12 @@ struct PostStage {
   int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
+  // Agg (a groupby/agg after an earlier agg): an aggregate plan whose input
+  // is this stage's rows (scan slot i is row slot i), with keys, aggregates,
+  // holistic ones, finalize and finalized_output (== output) as the first
+  // agg's; no filter, no post stages, and no holistic_weight (its holistic
+  // arguments are listed per group, not regrouped).
+  std::shared_ptr<Plan> agg;
 };
 
 struct Plan {

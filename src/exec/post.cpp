@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/parallel.hpp"
+#include "result/group_rows.hpp"
 #include "result/order.hpp"
 #include "result/row_key.hpp"
 #include "warpcsv/core/eval.hpp"
@@ -49,7 +50,8 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
                            std::function<void(const std::string&)> note, const LookupTables* lookups)
     : plan_(plan), writer_(writer), lookups_(lookups), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
-      seen_(plan.post.size()), output_types_(plan.post.size()), limit_seen_(plan.post.size(), 0),
+      aggs_(plan.post.size()), seen_(plan.post.size()), output_types_(plan.post.size()),
+      limit_seen_(plan.post.size(), 0),
       scratch_(kScratch), threads_(threads),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
       note_(std::move(note)) {
@@ -63,6 +65,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
         i == 0 ? (plan.scan.aggregate ? plan.finalized_output : plan.scan_output) : plan.post[i - 1].output;
     if (st.kind == PostStage::Sort) sort_buffers_[i].columns = input;
     if (st.kind == PostStage::Top) tops_[i] = std::make_unique<TopRowsPerGroup>(st, input);
+    if (st.kind == PostStage::Agg) aggs_[i] = std::make_unique<PostAggregate>(*st.agg, threads);
     for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
   }
   writer_.begin(plan.output);
@@ -116,6 +119,9 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       }
       case PostStage::Join:
         return push_joined(i, row);
+      case PostStage::Agg:  // its rows come at finish()
+        if (!aggs_[i]->add(row)) throw_evaluation_failed(st);
+        return true;
       case PostStage::DropNa:
         for (int c : st.columns)
           if (row[c].null) return true;
@@ -218,6 +224,16 @@ void PostPipeline::prune(size_t i) {
 
 void PostPipeline::finish() {
   for (size_t i = 0; i < plan_.post.size(); ++i) {
+    if (plan_.post[i].kind == PostStage::Agg) {
+      done_ = false;
+      aggs_[i]->finish(kResultRunRows, [&](const Table& rows) {
+        for (size_t r = 0; r < rows.rows(); ++r)
+          if (!push_from(i + 1, rows.row(r))) return false;
+        return true;
+      });
+      aggs_[i].reset();  // its groups go before a later stage's are made
+      continue;
+    }
     if (plan_.post[i].kind != PostStage::Sort && plan_.post[i].kind != PostStage::Top) continue;
     Table& t = sort_buffers_[i];
     if (plan_.post[i].kind == PostStage::Top)
@@ -235,11 +251,11 @@ void PostPipeline::finish() {
 
 bool limit_ends_input(const Plan& plan, size_t stage) {
   if (plan.post[stage].kind != PostStage::Limit) return false;
-  // A sort needs every row, and so does an assert: it checks each row that
-  // reaches it, also those a later limit leaves out.
+  // A sort (or an agg) needs every row, and so does an assert: it checks each
+  // row that reaches it, also those a later limit leaves out.
   for (size_t k = 0; k < stage; ++k)
     if (plan.post[k].kind == PostStage::Sort || plan.post[k].kind == PostStage::Top ||
-        plan.post[k].kind == PostStage::Assert)
+        plan.post[k].kind == PostStage::Assert || plan.post[k].kind == PostStage::Agg)
       return false;
   return true;
 }

@@ -1,5 +1,5 @@
 // The stages after the scan (HAVING-style filter, select, sort, limit, dropna,
-// assert) over rows that arrive in order, ending in a RowWriter.
+// assert, a later agg) over rows that arrive in order, ending in a RowWriter.
 #pragma once
 #include <algorithm>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/lookup_table.hpp"
+#include "result/post_agg.hpp"
 #include "result/top_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"
@@ -59,6 +60,7 @@ class PostPipeline {
   const LookupTables* lookups_;
   std::vector<Table> sort_buffers_;  // per stage (used by Sort stages)
   std::vector<std::unique_ptr<TopRowsPerGroup>> tops_;  // per stage (used by Top stages)
+  std::vector<std::unique_ptr<PostAggregate>> aggs_;    // per stage (used by Agg stages)
   std::vector<std::unordered_set<std::string>> seen_;   // per stage: the rows a Distinct stage has passed
   std::vector<std::vector<Type>> output_types_;          // per stage
   std::string row_key_;                                  // a Distinct row's key, reused

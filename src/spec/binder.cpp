@@ -33,11 +33,12 @@ namespace {
 using binding::canon_text;
 using binding::kTopUnsupported;
 
-// Why an agg stage at `i` cannot run there (an earlier agg, sort, limit or assert).
+// Why an agg stage at `i` cannot run there (a sort, limit or assert before the scan's agg).
 std::string misplaced_agg_reason(const Pipeline& p, size_t i) {
   for (size_t k = 0; k < i; ++k) {
     const Stage& s = p.stages[k];
-    if (s.kind == Stage::Agg) return "only one agg stage is allowed per pipeline";
+    // A later agg aggregates rows after the scan, whatever stages came between.
+    if (s.kind == Stage::Agg) return "";
     if (s.kind == Stage::Sort || s.kind == Stage::Limit || s.kind == Stage::Assert || s.kind == Stage::Top ||
         s.kind == Stage::Distinct)
       return "aggregation after '" + s.keyword + "' is not supported";
@@ -748,7 +749,8 @@ void Binder::stage(size_t i) {
              "groupby must be followed by agg or top, like: groupby " +
                  canon_text(*st.items[0].expr) + " | agg count()");
       }
-      if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
+      if (post_ && !plan_.scan.aggregate)
+        fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
       Ctx c{&scope_, false, false, "groupby"};
       for (const auto& it : st.items) {
         check_quoted_name(*it.expr, scope_);
@@ -763,8 +765,8 @@ void Binder::stage(size_t i) {
       return;
     }
     case Stage::Agg: {
-      if (post_) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move agg before it");
-      agg_stage(st);
+      if (post_ && !plan_.scan.aggregate) fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move agg before it");
+      agg_stage(i);
       return;
     }
     case Stage::Join:
@@ -911,7 +913,8 @@ void Binder::top_stage(size_t i) {
   plan_.post.push_back(std::move(limit));
 }
 
-void Binder::agg_stage(const Stage& st) {
+void Binder::agg_stage(size_t i) {
+  const Stage& st = p_.stages[i];
   Ctx c{&scope_, true, false, "agg"};
   std::vector<std::pair<std::string, BPtr>> items;
   std::vector<std::string> texts, origins;
@@ -932,38 +935,75 @@ void Binder::agg_stage(const Stage& st) {
     origins.push_back(origin);
     types.push_back(b.type());
   }
-  scan_keys_.clear();
-  scan_key_texts_.clear();
+  std::vector<BPtr> key_exprs;
+  std::vector<std::string> key_texts;
   for (const auto& k : keys_) {
-    scan_keys_.push_back(k.expr);
-    scan_key_texts_.push_back(k.canon);
+    key_exprs.push_back(k.expr);
+    key_texts.push_back(k.canon);
   }
-  // Holistic arguments follow the keys (one scan key per distinct argument;
+  // Holistic arguments follow the keys (one key per distinct argument;
   // an argument that is a key is that key).
   for (auto& a : aggs_) {
     if (!is_holistic(a.kind)) continue;
     size_t k = 0;
-    while (k < scan_key_texts_.size() && scan_key_texts_[k] != a.argtext) ++k;
-    if (k == scan_key_texts_.size()) {
-      scan_keys_.push_back(a.arg0);
-      scan_key_texts_.push_back(a.argtext);
+    while (k < key_texts.size() && key_texts[k] != a.argtext) ++k;
+    if (k == key_texts.size()) {
+      key_exprs.push_back(a.arg0);
+      key_texts.push_back(a.argtext);
     }
     a.key = static_cast<int>(k);
   }
-  plan_.scan.aggregate = true;
-  plan_.scan_output.clear();
-  for (const auto& k : keys_) plan_.scan_output.push_back(OutputColumn{k.name, k.type});
-  for (const auto& a : aggs_) plan_.scan_output.push_back(OutputColumn{a.text, a.result});
+  std::vector<OutputColumn> grouped;  // the row finalize reads: keys, then aggregates
+  for (const auto& k : keys_) grouped.push_back(OutputColumn{k.name, k.type});
+  for (const auto& a : aggs_) grouped.push_back(OutputColumn{a.text, a.result});
+  std::vector<Program> finalize;
   Scope out;
   for (const auto& k : keys_) out.push_back(ScopeCol{k.name, k.type, nullptr, "key " + k.canon});
   for (size_t k = 0; k < items.size(); ++k) {
-    plan_.finalize.push_back(lower_post(items[k].second, texts[k]));
+    finalize.push_back(lower_post(items[k].second, texts[k]));
     out.push_back(ScopeCol{items[k].first, types[k], nullptr, origins[k]});
   }
+  if (post_) {
+    post_agg_stage(i, key_exprs, key_texts, std::move(grouped), std::move(finalize), out);
+  } else {
+    plan_.scan.aggregate = true;
+    scan_keys_ = std::move(key_exprs);
+    scan_key_texts_ = std::move(key_texts);
+    plan_.scan_output = std::move(grouped);
+    plan_.finalize = std::move(finalize);
+    plan_.group_keys = keys_.size();
+    scan_aggs_ = std::move(aggs_);
+  }
+  keys_.clear();  // a later groupby/agg binds its own
+  aggs_.clear();
   scope_ = std::move(out);
-  plan_.finalized_output = scope_to_schema();
+  if (!post_) plan_.finalized_output = scope_to_schema();
   scope_to_slots();
   post_ = true;
+}
+
+void Binder::post_agg_stage(size_t i, const std::vector<BPtr>& key_exprs, const std::vector<std::string>& key_texts,
+                            std::vector<OutputColumn> grouped, std::vector<Program> finalize, const Scope& out) {
+  auto sub = std::make_shared<Plan>();
+  sub->input = scope_to_schema();
+  for (size_t k = 0; k < scope_.size(); ++k) {
+    sub->scan.used_columns.push_back(static_cast<int>(k));
+    sub->scan.slot_types.push_back(scope_[k].type);
+  }
+  sub->scan.aggregate = true;
+  for (size_t k = 0; k < key_exprs.size(); ++k) sub->scan.keys.push_back(lower_post(key_exprs[k], key_texts[k]));
+  sub->group_keys = keys_.size();
+  lower_aggs(aggs_, {}, sub.get());
+  sub->scan_output = std::move(grouped);
+  sub->finalize = std::move(finalize);
+  for (const auto& c : out) sub->finalized_output.push_back(OutputColumn{c.name, c.type});
+  sub->output = sub->finalized_output;
+  const bool grouped_by = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
+  PostStage ps = post_stage(PostStage::Agg, p_.stages[grouped_by ? i - 1 : i]);
+  if (grouped_by) ps.text += " | " + stage_text(p_.stages[i]);
+  ps.output = sub->finalized_output;
+  ps.agg = std::move(sub);
+  plan_.post.push_back(std::move(ps));
 }
 
 void Binder::collect_inputs(const BNode& n, std::set<int>* out) {
@@ -1043,7 +1083,7 @@ void Binder::lower_scan() {
     collect_inputs(*f, &used);
   }
   for (const auto& k : scan_keys_) collect_inputs(*k, &used);
-  for (const auto& a : aggs_) {
+  for (const auto& a : scan_aggs_) {
     if (a.arg0) collect_inputs(*a.arg0, &used);
     if (a.arg1) collect_inputs(*a.arg1, &used);
   }
@@ -1089,22 +1129,7 @@ void Binder::lower_scan() {
   }
   for (size_t k = 0; k < scan_keys_.size(); ++k)
     s.keys.push_back(lower(scan_keys_[k], scan_key_texts_[k], slot_of));
-  plan_.group_keys = keys_.size();
-  for (const auto& a : aggs_) {
-    if (is_holistic(a.kind)) {
-      plan_.agg_sources.push_back(~static_cast<int>(plan_.holistic.size()));
-      plan_.holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
-      continue;
-    }
-    plan_.agg_sources.push_back(static_cast<int>(s.aggs.size()));
-    AggSpec spec;
-    spec.kind = a.kind;
-    if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
-    if (a.arg1) spec.arg1 = lower(a.arg1, a.text, slot_of);
-    spec.result = a.result;
-    spec.text = a.text;
-    s.aggs.push_back(std::move(spec));
-  }
+  lower_aggs(scan_aggs_, slot_of, &plan_);
   if (!plan_.holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
     size_t w = 0;
     while (w < s.aggs.size() && s.aggs[w].kind != AggKind::CountStar) ++w;
@@ -1113,6 +1138,24 @@ void Binder::lower_scan() {
   }
   for (size_t k = 0; k < scan_outputs_.size(); ++k)
     s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
+}
+
+void Binder::lower_aggs(const std::vector<AggCall>& aggs, const std::vector<int>& slot_of, Plan* target) const {
+  for (const auto& a : aggs) {
+    if (is_holistic(a.kind)) {
+      target->agg_sources.push_back(~static_cast<int>(target->holistic.size()));
+      target->holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
+      continue;
+    }
+    target->agg_sources.push_back(static_cast<int>(target->scan.aggs.size()));
+    AggSpec spec;
+    spec.kind = a.kind;
+    if (a.arg0) spec.arg0 = lower(a.arg0, a.text, slot_of);
+    if (a.arg1) spec.arg1 = lower(a.arg1, a.text, slot_of);
+    spec.result = a.result;
+    spec.text = a.text;
+    target->scan.aggs.push_back(std::move(spec));
+  }
 }
 
 std::string Binder::misplaced_agg_reason(size_t i) const {

@@ -318,7 +318,15 @@ class Binder {
 
   void top_stage(size_t i);
 
-  void agg_stage(const Stage& st);
+  // The agg stage at `i` (after its groupby's keys_): the scan's, or, after
+  // the scan, a post stage of its own (post_agg_stage).
+  void agg_stage(size_t i);
+
+  // An agg after the scan aggregates the rows that reach it: a PostStage::Agg
+  // whose plan groups by `key_exprs` (over the row's slots) and finalizes as
+  // the scan's agg does.
+  void post_agg_stage(size_t i, const std::vector<BPtr>& key_exprs, const std::vector<std::string>& key_texts,
+                      std::vector<OutputColumn> grouped, std::vector<Program> finalize, const Scope& out);
 
   // `[left] join FILE on KEYS`: before the scan ends, the lookup's columns
   // are leaves past the input's (scan_joins_); after it, a post stage.
@@ -345,6 +353,10 @@ class Binder {
 
   void lower_scan();
 
+  // `aggs` into target's scan.aggs and holistic, and where each one's value
+  // is (agg_sources); their programs read slot_of's slots (empty: row slots).
+  void lower_aggs(const std::vector<AggCall>& aggs, const std::vector<int>& slot_of, Plan* target) const;
+
   const Pipeline& p_;
   const std::string& src_;
   const NullLikeTokens& null_like_;
@@ -368,11 +380,12 @@ class Binder {
   std::set<std::string> used_names_;
   std::vector<BPtr> scan_filters_;
   std::vector<std::string> scan_filter_texts_;
-  std::vector<Key> keys_;
+  std::vector<Key> keys_;  // the groupby/agg being bound (keys_ and aggs_)
   std::vector<BPtr> scan_keys_;
   std::vector<std::string> scan_key_texts_;
   int select_stages_ = 0;  // select stages bound so far: a computed column's origin names its stage
   std::vector<AggCall> aggs_;
+  std::vector<AggCall> scan_aggs_;  // the scan's agg stage's, once bound
   std::vector<BPtr> scan_outputs_;
   std::vector<std::string> scan_output_texts_;
 

@@ -28,6 +28,41 @@ std::string describe_join(const JoinSpec& j, const std::vector<Program>& keys) {
   return out;
 }
 
+// An aggregate plan's groups.
+std::string groups_text(const Plan& plan) {
+  const ScanPlan& s = plan.scan;
+  if (plan.group_keys == 0) return "    aggregate: all rows as one group\n";
+  std::string out = "    group by:";
+  for (size_t k = 0; k < plan.group_keys; ++k)
+    out += (k ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
+  return out + " (output ordered by the keys unless sorted)\n";
+}
+
+std::string aggregates_text(const Plan& plan) {
+  std::string out;
+  for (const AggSpec& a : plan.scan.aggs) out += "    aggregate: " + a.text + " -> " + spec::type_name(a.result) + "\n";
+  return out;
+}
+
+// The agg stage's items over its groups' keys and aggregates.
+std::string finalize_text(const Plan& plan) {
+  std::string out = "finalize:";
+  for (size_t k = 0; k < plan.finalize.size(); ++k) {
+    const OutputColumn& c = plan.finalized_output[plan.group_keys + k];
+    out += (k ? ", " : " ") + c.name;
+    if (c.name != plan.finalize[k].text) out += " = " + plan.finalize[k].text;
+  }
+  return out + "\n";
+}
+
+// A groupby/agg after the scan: its plan's groups, aggregates and items.
+std::string post_agg_text(const Plan& agg) {
+  std::string out = groups_text(agg) + aggregates_text(agg);
+  for (const HolisticSpec& h : agg.holistic)
+    out += "    holistic: " + h.text + " -> " + spec::type_name(h.result) + " (from the values of " +
+           agg.scan.keys[static_cast<size_t>(h.key)].text + ")\n";
+  return out + "    " + finalize_text(agg);
+}
 }  // namespace
 
 std::string explain_plan(const Plan& plan) {
@@ -46,32 +81,18 @@ std::string explain_plan(const Plan& plan) {
   if (!s.filter.empty()) out += "    filter: " + s.filter.text + "\n";
   if (s.aggregate) {
     const size_t nkeys = plan.group_keys;
-    if (nkeys == 0) {
-      out += "    aggregate: all rows as one group\n";
-    } else {
-      out += "    group by:";
-      for (size_t k = 0; k < nkeys; ++k)
-        out += (k ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
-      out += " (output ordered by the keys unless sorted)\n";
-    }
+    out += groups_text(plan);
     if (s.keys.size() > nkeys) {
       out += "    and by the values of:";
       for (size_t k = nkeys; k < s.keys.size(); ++k)
         out += (k > nkeys ? ", " : " ") + s.keys[k].text + " " + spec::type_name(s.keys[k].result);
       out += " (for the holistic aggregates; regrouped after the scan)\n";
     }
-    for (const AggSpec& a : s.aggs)
-      out += "    aggregate: " + a.text + " -> " + spec::type_name(a.result) + "\n";
+    out += aggregates_text(plan);
     for (const HolisticSpec& h : plan.holistic)
       out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) + " (from the distinct values of " +
              s.keys[static_cast<size_t>(h.key)].text + " and their row counts)\n";
-    out += "  finalize:";
-    for (size_t k = 0; k < plan.finalize.size(); ++k) {
-      const OutputColumn& c = plan.finalized_output[nkeys + k];
-      out += (k ? ", " : " ") + c.name;
-      if (c.name != plan.finalize[k].text) out += " = " + plan.finalize[k].text;
-    }
-    out += "\n";
+    out += "  " + finalize_text(plan);
   } else {
     out += "    output: " + schema_text(plan.scan_output) + "\n";
   }
@@ -80,6 +101,7 @@ std::string explain_plan(const Plan& plan) {
       out += "  then: " + describe_join(plan.joins[static_cast<size_t>(p.join)], p.exprs) + "\n";
     else if (!p.text.empty())
       out += "  then: " + p.text + "\n";
+    if (p.kind == PostStage::Agg) out += post_agg_text(*p.agg);
   }
   out += "  result: " + schema_text(plan.output) + "\n";
   return out;

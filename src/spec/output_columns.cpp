@@ -32,7 +32,9 @@ void finish_output_columns(Plan& plan) {
   const std::vector<OutputColumn>* in = plan.scan.aggregate ? &plan.finalized_output : &plan.scan_output;
   for (PostStage& st : plan.post) {
     for (size_t c = 0; c < st.output.size(); ++c) {
-      if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) {
+      if (st.kind == PostStage::Agg) {
+        st.output[c].as_written = false;  // its keys and values are made anew: one text per value
+      } else if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) {
         const int s = c < st.exprs.size() ? bare_slot(st.exprs[c]) : -1;
         st.output[c].as_written = s >= 0 && static_cast<size_t>(s) < in->size() && (*in)[s].as_written;
       } else {

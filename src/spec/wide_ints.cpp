@@ -87,18 +87,45 @@ bool mark(Program& p, const std::vector<bool>& slot_wide) {
 
 }  // namespace
 
+namespace {
+
+// Marks an aggregate plan's programs: its keys and arguments over `in` (the
+// slots of the rows it aggregates), then its finalize programs. Returns which
+// slots of its finalized row may pass 64 bits.
+std::vector<bool> mark_aggregate(Plan& plan, const std::vector<bool>& in) {
+  std::vector<bool> raw;  // the finalize row: the keys, then the agg stage's aggregates
+  for (size_t k = 0; k < plan.scan.keys.size(); ++k) {
+    const bool wide = mark(plan.scan.keys[k], in);
+    if (k < plan.group_keys) raw.push_back(wide);
+  }
+  std::vector<bool> arg_wide;
+  for (AggSpec& a : plan.scan.aggs) {
+    arg_wide.push_back(!a.arg0.empty() && mark(a.arg0, in));
+    if (!a.arg1.empty()) mark(a.arg1, in);
+  }
+  for (int src : plan.agg_sources) {
+    if (src < 0) {  // holistic: a count, or a median of numbers (a float) or of other types
+      raw.push_back(false);
+      continue;
+    }
+    const AggSpec& a = plan.scan.aggs[static_cast<size_t>(src)];
+    const bool picks = a.kind == AggKind::Min || a.kind == AggKind::Max || a.kind == AggKind::First ||
+                       a.kind == AggKind::Last;  // one of the argument's values
+    raw.push_back(a.result.type == Type::Int &&
+                  (a.kind == AggKind::Sum || (picks && arg_wide[static_cast<size_t>(src)])));
+  }
+  std::vector<bool> out(raw.begin(), raw.begin() + static_cast<ptrdiff_t>(plan.group_keys));
+  for (Program& f : plan.finalize) out.push_back(mark(f, raw));
+  return out;
+}
+
+}  // namespace
+
 void mark_wide_ints(Plan& plan) {
   std::vector<bool> slots;  // the current row's slots that may pass 64 bits
   if (plan.scan.aggregate) {
-    // The finalize row: the keys (64-bit), then the agg stage's aggregates.
-    std::vector<bool> raw(plan.group_keys, false);
-    for (int src : plan.agg_sources) {
-      const bool sum = src >= 0 && plan.scan.aggs[static_cast<size_t>(src)].kind == AggKind::Sum &&
-                       plan.scan.aggs[static_cast<size_t>(src)].result.type == Type::Int;
-      raw.push_back(sum);
-    }
-    slots.assign(plan.group_keys, false);
-    for (Program& f : plan.finalize) slots.push_back(mark(f, raw));
+    // Scan programs read input columns only: none is wide.
+    slots = mark_aggregate(plan, std::vector<bool>(plan.scan.used_columns.size(), false));
   } else {
     slots.assign(plan.scan_output.size(), false);
   }
@@ -106,6 +133,7 @@ void mark_wide_ints(Plan& plan) {
     std::vector<bool> next;
     for (Program& e : st.exprs) next.push_back(mark(e, slots));
     if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) slots = next;
+    if (st.kind == PostStage::Agg) slots = mark_aggregate(*st.agg, slots);
   }
 }
 

@@ -78,6 +78,7 @@ const std::vector<std::string> kResultPipelines = {
     "groupby s, i | agg sum(v) as t | sort t desc, s | limit 9",
     "groupby s | agg median(v), count_distinct(i), sum(v)",
     "groupby s | agg count() | limit 3",
+    "groupby s, i | agg sum(v) as t | groupby s | agg median(t), sum(t), count() as n | filter n > 1",  // a later agg
     "groupby upper(s) | agg sum(v * 1000000000000000000000000000000000000)",  // overflows in some group
 };
 
@@ -188,4 +189,39 @@ TEST_CASE("result: a spill directory that cannot be written is a resource error 
   CHECK(got.code == kExitResource);
   CHECK(got.error.find("missing/dir") != std::string::npos);
   CHECK(got.error.find("set TMPDIR to a directory with room, or raise --memory-limit") != std::string::npos);
+}
+
+// A later agg over a first agg's groups of one row each (keyed by a row
+// number first, so its rows come in input order) sees the input's own rows:
+// it must write what the scan's agg writes over the file, the same groups in
+// the same order with the same values, first() and last() included.
+TEST_CASE("result: an agg over a first agg's one-row groups writes what the scan's agg writes") {
+  TempDir dir;
+  const std::string text = key_types_csv(23, 4000, 300);
+  std::string numbered;
+  for (size_t at = 0, row = 0; at < text.size(); ++row) {
+    const size_t end = text.find('\n', at) + 1;
+    numbered += (row ? std::to_string(row) : "id") + "," + text.substr(at, end - at);
+    at = end;
+  }
+  const std::string input = dir.file("numbered.csv");
+  write_file(input, numbered);
+  const std::string one_row_groups = "groupby id, s, i, d, f, dt, ts, b, v | agg count() as c | ";
+  const std::string aggs =
+      "agg count() as n, count(s), sum(v) as sv, min(v) as lo, max(s) as hs, first(s) as fs, last(dt) as ld, "
+      "mean(v), var(v), sum(d), max(i) - min(v) as span, median(v), median(s), quantile(f, 0.3), quantile(d, 0.9), "
+      "count_distinct(i), count_distinct(s), min(ts), max(b)";
+  for (const std::string keys : {"", "s", "i", "d", "f", "dt, ts", "b, s", "v % 7 as m, s"}) {
+    const std::string scan = (keys.empty() ? "" : "groupby " + keys + " | ") + aggs;
+    const Outcome want = run_with_runs(dir, scan, input, 0, 2);
+    INFO("keys: " << keys << "\nerror: " << want.error);
+    REQUIRE(want.code == 0);
+    CHECK(std::count(want.out.begin(), want.out.end(), '\n') > 1);
+    for (int threads : {1, 3}) {
+      const Outcome got = run_with_runs(dir, one_row_groups + scan, input, 5, threads);
+      INFO("threads " << threads);
+      CHECK(got.code == 0);
+      CHECK(got.out == want.out);
+    }
+  }
 }

@@ -209,6 +209,10 @@ const std::vector<std::string> kGpuPipelines = {
     "min(v2)",
     "groupby try_cast(s as int), cast(v2 as decimal(1)), cast(k2 as string) | agg count(), sum(cast(v1 as float)), "
     "max(cast(f as int))",
+    // A later agg runs on the host over the GPU's groups (written from the GPU in key order).
+    "groupby k1, k2 | agg sum(v1) as t, count() as n | groupby k1 | agg median(t), count_distinct(k2), sum(n), "
+    "first(t), last(k2)",
+    "groupby k2 % 7 as b | agg sum(v2) as s, min(v1) as lo | agg sum(s), mean(lo), count() | select *",
 };
 
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).

@@ -231,8 +231,15 @@ TEST_CASE("aggregate misuse", "[spec]") {
   CHECK(has(error_of("agg v1 + 1"), "neither a group key nor inside an aggregate"));
   CHECK(has(error_of("groupby id"), "groupby must be followed by agg"));
   CHECK(has(error_of("groupby id | select id"), "groupby must be followed by agg"));
-  CHECK(has(error_of("agg count() | agg count()"), "only one agg stage"));
   CHECK(has(error_of("sort v1 | agg count()"), "aggregation after 'sort' is not supported"));
+  // A later agg: its items and keys read the first agg's columns, aggregates stay in agg.
+  CHECK(has(error_of("agg count() as n | groupby n"), "groupby must be followed by agg"));
+  CHECK(has(error_of("agg count() as n | filter sum(n) > 1"), "only allowed in an agg stage (not in filter)"));
+  CHECK(has(error_of("agg count() as n | agg sum(max(n))"), "aggregate 'max' inside another aggregate"));
+  CHECK(has(error_of("groupby id | agg count() as n | agg id"),
+            "column id in agg is neither a group key nor inside an aggregate"));
+  CHECK(has(error_of("groupby id | agg count() as n | agg sum(v1)"), "no column named 'v1'"));
+  CHECK(has(error_of("groupby id | agg count() as n | groupby region | agg count()"), "no column named 'region'"));
   CHECK(has(error_of("limit 5 | groupby id | agg count()"),
             "aggregation after 'limit' is not supported"));
   CHECK(has(error_of("agg count(v1, x)"), "count() takes 0 to 1 arguments"));
@@ -547,7 +554,61 @@ TEST_CASE("check_pipeline_syntax catches what needs no schema", "[spec]") {
   CHECK(has(msg("agg sum(sum(a))"), "inside another aggregate"));
   CHECK(has(msg("sort a | agg count()"), "aggregation after 'sort' is not supported; move agg "
                                          "before it"));
-  CHECK(has(msg("agg count() | groupby a | agg count()"), "only one agg stage"));
+  CHECK_NOTHROW(check_pipeline_syntax("agg count() | groupby a | agg count()"));
+  CHECK_NOTHROW(check_pipeline_syntax("agg count() as n | sort n | limit 1 | agg sum(n)"));
+  CHECK(has(msg("agg count() as n | groupby n | select n"), "groupby must be followed by agg"));
+}
+
+TEST_CASE("an agg after an agg is a post stage over the first one's rows", "[spec]") {
+  Plan p = build_plan("groupby region, id | agg sum(v1) as t, count() as n | groupby region | agg median(t) as m, "
+                      "count_distinct(id), sum(n) / count() as per | filter m > 1 | agg count() as c",
+                      schema());
+  CHECK(p.scan.aggregate);
+  CHECK(p.group_keys == 2);
+  CHECK(names(p.finalized_output) == std::vector<std::string>{"region", "id", "t", "n"});
+  REQUIRE(p.post.size() == 3);
+  REQUIRE(p.post[0].kind == PostStage::Agg);
+  CHECK(p.post[0].text == "groupby region | agg median(t) as m, count_distinct(id), sum(n) / count() as per");
+  const Plan& a = *p.post[0].agg;
+  CHECK(a.group_keys == 1);
+  REQUIRE(a.scan.keys.size() == 3);  // region, then the holistic arguments t and id
+  CHECK(a.scan.keys[0].code[0].arg == 0);  // region: slot 0 of the first agg's rows
+  CHECK(a.scan.keys[1].code[0].arg == 2);  // t
+  CHECK(a.scan.keys[2].code[0].arg == 1);  // id
+  REQUIRE(a.holistic.size() == 2);
+  CHECK(a.holistic[0].key == 1);
+  CHECK(a.holistic[1].key == 2);
+  REQUIRE(a.scan.aggs.size() == 2);  // sum(n) and count(); the holistic ones come from lists
+  CHECK(a.scan.aggs[0].text == "sum(n)");
+  CHECK(a.scan.aggs[1].kind == AggKind::CountStar);
+  CHECK(a.agg_sources == std::vector<int>{~0, ~1, 0, 1});
+  CHECK(names(p.post[0].output) == std::vector<std::string>{"region", "m", "count_distinct(id)", "per"});
+  CHECK(p.post[0].output[3].type == T(Type::Float));
+  CHECK(p.post[1].kind == PostStage::Filter);
+  CHECK(p.post[1].exprs[0].code[0].arg == 1);  // m
+  REQUIRE(p.post[2].kind == PostStage::Agg);
+  CHECK(p.post[2].text == "agg count() as c");
+  CHECK(p.post[2].agg->group_keys == 0);
+  CHECK(names(p.output) == std::vector<std::string>{"c"});
+  const std::string e = explain_plan(p);
+  CHECK(has(e, "then: groupby region | agg median(t) as m, count_distinct(id), sum(n) / count() as per\n"
+               "    group by: region string (output ordered by the keys unless sorted)\n"
+               "    aggregate: sum(n) -> int\n"
+               "    aggregate: count() -> int\n"
+               "    holistic: median(t) -> float (from the values of t)\n"
+               "    holistic: count_distinct(id) -> int (from the values of id)\n"
+               "    finalize: m = median(t), count_distinct(id), per = sum(n) / count()\n"
+               "  then: filter m > 1\n"
+               "  then: agg count() as c\n"
+               "    aggregate: all rows as one group\n"
+               "    aggregate: count() -> int\n"
+               "    finalize: c = count()\n"));
+  // Sums of ints may pass 64 bits: a later agg's keys and values over them are 128-bit.
+  Plan w = build_plan("groupby id | agg sum(v1) as t | groupby t | agg max(t) + 1 as m, count() + 1 as n", schema());
+  const Plan& wa = *w.post[0].agg;
+  CHECK(wa.scan.keys[0].code[0].wide == 1);
+  CHECK(wa.finalize[0].code.back().wide == 1);  // max(t) + 1
+  CHECK(wa.finalize[1].code.back().wide == 0);  // count() + 1
 }
 
 TEST_CASE("casts of constants are folded at bind time", "[spec]") {
