@@ -41,6 +41,9 @@ enum class AggKind : uint8_t {
   CountDistinct,
   Median,
   Quantile,
+  // The value at a rank of a group's sorted non-null values (HolisticSpec::
+  // rank, from the largest or the smallest): `groupby | top N` in the scan.
+  NthValue,
 };
 
 // One aggregate call (deduplicated: `sum(v1)` used twice is computed once).
@@ -52,7 +55,7 @@ struct AggSpec {
   std::string text;  // e.g. "sum(v1)"
 };
 
-// A holistic aggregate (count_distinct, median, quantile). The scan cannot
+// A holistic aggregate (count_distinct, median, quantile, nth value). The scan cannot
 // keep a fixed-size state for it: its argument is a scan key past the agg's
 // own (ScanPlan::keys[key]), and either the executor lists each row's value
 // of it with the row's group (exec/holistic.hpp: the CPU executor, and one
@@ -67,6 +70,10 @@ struct HolisticSpec {
   int q_scale = 1;
   ColumnType result;
   std::string text;  // e.g. "median(v1)"
+  // NthValue: the rank-th value (1: the first) counting from the smallest,
+  // or from the largest; null past the group's values.
+  int64_t rank = 0;
+  bool from_largest = false;
 };
 
 struct OutputColumn {

@@ -1093,7 +1093,8 @@ void Binder::lower_scan() {
   for (const auto& a : aggs_) {
     if (is_holistic(a.kind)) {
       plan_.agg_sources.push_back(~static_cast<int>(plan_.holistic.size()));
-      plan_.holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
+      plan_.holistic.push_back(
+          HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text, a.rank, a.from_largest});
       continue;
     }
     plan_.agg_sources.push_back(static_cast<int>(s.aggs.size()));

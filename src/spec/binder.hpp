@@ -70,6 +70,8 @@ struct AggCall {
   int64_t q_units = 5;  // quantile's fraction: q_units / 10^q_scale
   int q_scale = 1;
   int key = -1;         // holistic: its argument's index in the scan keys
+  int64_t rank = 0;     // NthValue (HolisticSpec)
+  bool from_largest = false;
 };
 
 inline const char* const kTopUnsupported =
@@ -82,7 +84,7 @@ inline bool is_comparison(BinOp op) {
 }
 
 inline bool is_holistic(AggKind k) {
-  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
+  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile || k == AggKind::NthValue;
 }
 
 inline std::string to_lower(std::string s) {

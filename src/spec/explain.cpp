@@ -62,9 +62,12 @@ std::string explain_plan(const Plan& plan) {
     }
     for (const AggSpec& a : s.aggs)
       out += "    aggregate: " + a.text + " -> " + spec::type_name(a.result) + "\n";
-    for (const HolisticSpec& h : plan.holistic)
-      out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) + " (from the distinct values of " +
-             s.keys[static_cast<size_t>(h.key)].text + " and their row counts)\n";
+    for (const HolisticSpec& h : plan.holistic) {
+      const std::string& arg = s.keys[static_cast<size_t>(h.key)].text;
+      out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) +
+             (h.kind == AggKind::NthValue ? " (an order statistic of the group's sorted values of " + arg + ")\n"
+                                          : " (from the distinct values of " + arg + " and their row counts)\n");
+    }
     out += "  finalize:";
     for (size_t k = 0; k < plan.finalize.size(); ++k) {
       const OutputColumn& c = plan.finalized_output[nkeys + k];
