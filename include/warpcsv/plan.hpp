@@ -135,14 +135,17 @@ struct ScanPlan {
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join } kind;
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join, Unfold } kind;
   // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
   // the group keys (group_keys of them), then the order; Join: the row's keys
   std::vector<Program> exprs;
   std::vector<bool> descending;     // Sort; Top: per order expression
   std::vector<int> columns;         // DropNa: slots checked
-  int64_t limit = 0;                // Limit; Top: rows per group
-  size_t group_keys = 0;            // Top
+  int64_t limit = 0;                // Limit; Top and Unfold: rows per group
+  // Top: the group keys; Unfold: each input row (keys..., v_1..v_limit, n),
+  // the group_keys keys, `limit` values and a row count, becomes min(limit,
+  // n) rows (keys..., v_i) (result/unfold_rows.hpp)
+  size_t group_keys = 0;
   int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage

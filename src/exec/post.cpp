@@ -9,6 +9,7 @@
 #include "runtime/parallel.hpp"
 #include "result/order.hpp"
 #include "result/row_key.hpp"
+#include "result/unfold_rows.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/lookup.hpp"
 #include "warpcsv/errors.hpp"
@@ -116,6 +117,14 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       }
       case PostStage::Join:
         return push_joined(i, row);
+      case PostStage::Unfold: {  // each row becomes its group's top rows, each through the stages after
+        std::vector<Value> out(st.output.size());
+        for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
+          unfold_row(st, row, r, out.data());
+          if (!push_from(i + 1, out.data())) return false;
+        }
+        return true;
+      }
       case PostStage::DropNa:
         for (int c : st.columns)
           if (row[c].null) return true;

@@ -317,12 +317,24 @@ class Binder {
 
   std::string misplaced_agg_reason(size_t i) const;
 
-  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
-  // first rows in that order, as `sort ORDER | limit N` gives them.
+  // A groupby item bound over the current scope.
+  Key group_key(const Item& it);
+
+  // An item of a sort or top stage's order, bound over the current scope.
+  Bound order_item(const Item& it, const Stage& st);
+
   // The order of a sort or top stage (ORDER [asc|desc], ...), bound into ps's exprs.
   void order_items(const Stage& st, PostStage* ps);
 
+  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
+  // first rows in that order, as `sort ORDER | limit N` gives them.
   void top_stage(size_t i);
+
+  // `groupby KEYS | top N by O | select ...` whose select reads only key
+  // columns and O's: binds it as an aggregate scan (the N first values of O
+  // in each group, holistic NthValue, and its row count) and an Unfold post
+  // stage, and returns true; false, with nothing bound, where it does not fit.
+  bool top_in_scan(size_t i);
 
   void agg_stage(const Stage& st);
 
