@@ -42,6 +42,9 @@ enum class AggKind : uint8_t {
   CountDistinct,
   Median,
   Quantile,
+  // The value at a rank of a group's sorted non-null values (HolisticSpec::
+  // rank, from the largest or the smallest): `groupby | top N` in the scan.
+  NthValue,
 };
 
 // One aggregate call (deduplicated: `sum(v1)` used twice is computed once).
@@ -53,7 +56,7 @@ struct AggSpec {
   std::string text;  // e.g. "sum(v1)"
 };
 
-// A holistic aggregate (count_distinct, median, quantile). The scan cannot
+// A holistic aggregate (count_distinct, median, quantile, nth value). The scan cannot
 // keep a fixed-size state for it: its argument is a scan key past the agg's
 // own (ScanPlan::keys[key]), and either the executor lists each row's value
 // of it with the row's group (exec/holistic.hpp: the CPU executor, and one
@@ -68,6 +71,10 @@ struct HolisticSpec {
   int q_scale = 1;
   ColumnType result;
   std::string text;  // e.g. "median(v1)"
+  // NthValue: the rank-th value (1: the first) counting from the smallest,
+  // or from the largest; null past the group's values.
+  int64_t rank = 0;
+  bool from_largest = false;
 };
 
 struct OutputColumn {
@@ -131,14 +138,17 @@ struct Plan;
 // Stages run on the (small or streamed) rows after the scan. Programs read the
 // slots of the stage's input row.
 struct PostStage {
-  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join, Agg } kind;
+  enum Kind : uint8_t { Filter, Select, Sort, Limit, Assert, DropNa, Distinct, Top, Join, Agg, Unfold } kind;
   // Filter/Assert: one; Select and Distinct: one per column; Sort: keys; Top:
   // the group keys (group_keys of them), then the order; Join: the row's keys
   std::vector<Program> exprs;
   std::vector<bool> descending;     // Sort; Top: per order expression
   std::vector<int> columns;         // DropNa: slots checked
-  int64_t limit = 0;                // Limit; Top: rows per group
-  size_t group_keys = 0;            // Top
+  int64_t limit = 0;                // Limit; Top and Unfold: rows per group
+  // Top: the group keys; Unfold: each input row (keys..., v_1..v_limit, n),
+  // the group_keys keys, `limit` values and a row count, becomes min(limit,
+  // n) rows (keys..., v_i) (result/unfold_rows.hpp)
+  size_t group_keys = 0;
   int join = -1;                    // Join: index into Plan::joins
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage

@@ -28,7 +28,8 @@ AggOp op_for(const AggSpec& s) {
       return exact && is_exact_input(s.arg1.result.type) ? AggOp::CorrExact : AggOp::CorrFloat;
     case AggKind::CountDistinct:
     case AggKind::Median:
-    case AggKind::Quantile: break;  // holistic: never a scan aggregate
+    case AggKind::Quantile:
+    case AggKind::NthValue: break;  // holistic: never a scan aggregate
   }
   throw InternalError("unknown aggregate kind");
 }

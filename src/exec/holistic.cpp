@@ -25,6 +25,23 @@ Value quantile_value(ColumnType arg, const Value& lo, const Value& hi, const Qua
   return Value::of_float(interpolate(lo, hi, arg.type, arg.scale, pos));
 }
 
+// Where an nth value lies among `rows` sorted values (0: the smallest);
+// false past them.
+bool nth_position(const HolisticSpec& spec, uint64_t rows, uint64_t* at) {
+  if (spec.rank < 1 || static_cast<uint64_t>(spec.rank) > rows) return false;
+  *at = spec.from_largest ? rows - static_cast<uint64_t>(spec.rank) : static_cast<uint64_t>(spec.rank) - 1;
+  return true;
+}
+
+// The index of the value at sorted position `at` of a run (see below),
+// with the rows of the values before it in *before.
+template <class Run>
+size_t value_at_position(const Run& run, uint64_t at, uint64_t* before) {
+  size_t i = 0;
+  while (*before + run.weight(i) <= at) *before += run.weight(i++);
+  return i;
+}
+
 // A holistic aggregate over one group's values, sorted ascending. A Run has
 // size(), value(i), weight(i) (the rows value i stands for) and differs(i)
 // (whether value i is another value than value i - 1).
@@ -38,12 +55,17 @@ Value holistic_value(const HolisticSpec& spec, const Run& run, ColumnType arg) {
   }
   uint64_t rows = 0;
   for (size_t i = 0; i < n; ++i) rows += run.weight(i);
+  if (spec.kind == AggKind::NthValue) {
+    uint64_t at;
+    if (!nth_position(spec, rows, &at)) return Value::make_null();
+    uint64_t before = 0;
+    return run.value(value_at_position(run, at, &before));
+  }
   if (rows == 0) return Value::make_null();
   const QuantilePosition pos = quantile_position(rows, spec.q_units, spec.q_scale);
   // The values at sorted positions pos.lo and pos.lo + 1.
-  size_t i = 0;
   uint64_t before = 0;  // rows of the values before i
-  while (before + run.weight(i) <= pos.lo) before += run.weight(i++);
+  const size_t i = value_at_position(run, pos.lo, &before);
   const Value lo = run.value(i);
   const bool next_same = pos.lo + 1 < before + run.weight(i) || i + 1 == n;
   return quantile_value(arg, lo, next_same ? lo : run.value(i + 1), pos);
@@ -163,23 +185,44 @@ void for_each_bucket(Item* items, const std::vector<uint64_t>& start, int thread
 }
 
 // The aggregates `hs` over an argument of type `arg` from its items, bucketed by
-// group (start) and, unless `sorted`, sorted here. Only a median or one
-// quantile over an argument, without weights, selects its two values
-// (nth_element) instead of sorting.
+// group (start) and, unless `sorted`, sorted here. Without weights, a lone
+// median or quantile over an argument selects its two values (nth_element)
+// instead of sorting, and nth values alone (`top N` in the scan) are read at
+// their positions: unless sorted, the span of positions they read is
+// selected and only that sorted.
 template <class Item>
 void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, Item* items,
                        const std::vector<uint64_t>& start, bool sorted, int threads, std::vector<Value>& values) {
   const size_t nh = plan.holistic.size();
   auto by_key = [](const Item& x, const Item& y) { return key_of(x) < key_of(y); };
-  const bool select = !sorted && std::is_same_v<Item, uint64_t> && hs.size() == 1 &&
-                      plan.holistic[hs[0]].kind != AggKind::CountDistinct;
+  constexpr bool unweighted = std::is_same_v<Item, uint64_t>;
+  const AggKind kind = plan.holistic[hs[0]].kind;
+  const bool select =
+      !sorted && unweighted && hs.size() == 1 && (kind == AggKind::Median || kind == AggKind::Quantile);
+  const bool pick_nth = unweighted && std::all_of(hs.begin(), hs.end(), [&](size_t h) {
+                          return plan.holistic[h].kind == AggKind::NthValue;
+                        });
   // Big buckets are sorted first, unless selected (a selection is linear,
   // ten times faster than the sort on one big bucket).
   const uint64_t big = big_bucket(start.back(), threads);
-  if (!sorted && !select)
+  if (!sorted && !select && !pick_nth)
     for (size_t g = 0; g + 1 < start.size(); ++g)
       if (start[g + 1] - start[g] > big) parallel_stable_sort(items + start[g], items + start[g + 1], by_key, threads);
   for_each_bucket(items, start, threads, [&](size_t g, Item* first, size_t n) {
+    if (pick_nth) {
+      uint64_t lo = n, hi = 0, at = 0;
+      for (size_t h : hs)
+        if (nth_position(plan.holistic[h], n, &at)) lo = std::min(lo, at), hi = std::max(hi, at);
+      if (lo > hi) return;  // every rank past the values: null, as set
+      if (!sorted) {
+        std::nth_element(first, first + lo, first + n, by_key);
+        std::partial_sort(first + lo + 1, first + hi + 1, first + n, by_key);
+      }
+      for (size_t h : hs)
+        if (nth_position(plan.holistic[h], n, &at))
+          values[g * nh + h] = holistic_value_of_key(key_of(first[at]), arg.type);
+      return;
+    }
     if (!select) {
       if (!sorted && n <= big) std::sort(first, first + n, by_key);
       for (size_t h : hs) values[g * nh + h] = holistic_value(plan.holistic[h], KeyRun<Item>{first, n, arg.type}, arg);
@@ -707,18 +750,26 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
   out.ensure_group_without_keys();
   const size_t ngroups = out.size(), nh = plan.holistic.size();
   hg.values = empty_values(plan, ngroups);
-  // An argument that is one of the agg's keys has one value in each group.
+  // An argument that is one of the agg's keys has one value in each group,
+  // in each of its rows (the count() that weighs them).
   for (size_t h = 0; h < nh; ++h) {
     const HolisticSpec& spec = plan.holistic[h];
     if (static_cast<size_t>(spec.key) >= plan.group_keys) continue;
     const ColumnType arg = plan.scan.keys[static_cast<size_t>(spec.key)].result;
+    const uint32_t weight_offset = out.layout().aggs[static_cast<size_t>(plan.holistic_weight)].offset;
     parallel_ranges(ngroups, threads, [&](size_t b, size_t e) {
       for (size_t g = b; g < e; ++g) {
         const Value v = out.key(g, static_cast<size_t>(spec.key));
         if (v.null) continue;
-        hg.values[g * nh + h] = spec.kind == AggKind::CountDistinct
-                                    ? Value::of_int(1)
-                                    : quantile_value(arg, v, v, quantile_position(1, spec.q_units, spec.q_scale));
+        if (spec.kind == AggKind::NthValue) {
+          const int64_t rows = reinterpret_cast<const CountState*>(out.state(g) + weight_offset)->n;
+          uint64_t at;
+          if (nth_position(spec, static_cast<uint64_t>(rows), &at)) hg.values[g * nh + h] = v;
+        } else {
+          hg.values[g * nh + h] = spec.kind == AggKind::CountDistinct
+                                      ? Value::of_int(1)
+                                      : quantile_value(arg, v, v, quantile_position(1, spec.q_units, spec.q_scale));
+        }
       }
     });
   }

@@ -10,6 +10,7 @@
 #include "result/group_rows.hpp"
 #include "result/order.hpp"
 #include "result/row_key.hpp"
+#include "result/unfold_rows.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/lookup.hpp"
 #include "warpcsv/errors.hpp"
@@ -122,6 +123,14 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       case PostStage::Agg:  // its rows come at finish()
         if (!aggs_[i]->add(row)) throw_evaluation_failed(st);
         return true;
+      case PostStage::Unfold: {  // each row becomes its group's top rows, each through the stages after
+        std::vector<Value> out(st.output.size());
+        for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
+          unfold_row(st, row, r, out.data());
+          if (!push_from(i + 1, out.data())) return false;
+        }
+        return true;
+      }
       case PostStage::DropNa:
         for (int c : st.columns)
           if (row[c].null) return true;

@@ -751,17 +751,7 @@ void Binder::stage(size_t i) {
       }
       if (post_ && !plan_.scan.aggregate)
         fail(st.pos, "usage error", misplaced_agg_reason(i) + "; move groupby/agg before it");
-      Ctx c{&scope_, false, false, "groupby"};
-      for (const auto& it : st.items) {
-        check_quoted_name(*it.expr, scope_);
-        Bound b = bind(*it.expr, c);
-        if (b.null_lit) b = coerce(b, ct(Type::String));
-        std::string resolved;
-        if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar)
-          resolved = scope_[resolve(*it.expr, scope_)].name;
-        keys_.push_back(Key{item_name(it, resolved), canon_text(*it.expr), b.type(),
-                            b.node});
-      }
+      for (const auto& it : st.items) keys_.push_back(group_key(it));
       return;
     }
     case Stage::Agg: {
@@ -875,28 +865,41 @@ void Binder::join_stage(const Stage& st) {
   plan_.joins.push_back(std::move(spec));
 }
 
-void Binder::order_items(const Stage& st, PostStage* ps) {
+Key Binder::group_key(const Item& it) {
+  Ctx c{&scope_, false, false, "groupby"};
+  check_quoted_name(*it.expr, scope_);
+  Bound b = bind(*it.expr, c);
+  if (b.null_lit) b = coerce(b, ct(Type::String));
+  std::string resolved;
+  if (it.expr->kind == Expr::Name || it.expr->kind == Expr::Dollar) resolved = scope_[resolve(*it.expr, scope_)].name;
+  return Key{item_name(it, resolved), canon_text(*it.expr), b.type(), b.node};
+}
+
+Bound Binder::order_item(const Item& it, const Stage& st) {
   Ctx c{&scope_, false, false, st.keyword.c_str()};
+  check_quoted_name(*it.expr, scope_);
+  Bound b = bind(*it.expr, c);
+  if (b.null_lit) b = coerce(b, ct(Type::Int));
+  return b;
+}
+
+void Binder::order_items(const Stage& st, PostStage* ps) {
   for (const auto& it : st.items) {
-    check_quoted_name(*it.expr, scope_);
-    Bound b = bind(*it.expr, c);
-    if (b.null_lit) b = coerce(b, ct(Type::Int));
-    ps->exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+    ps->exprs.push_back(lower_post(order_item(it, st).node, canon_text(*it.expr)));
     ps->descending.push_back(it.desc);
   }
 }
 
 void Binder::top_stage(size_t i) {
   const Stage& st = p_.stages[i];
+  if (top_in_scan(i)) return;
   if (!post_) finish_scan();
   const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
   PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
   if (grouped) {
-    Ctx c{&scope_, false, false, "groupby"};
     for (const auto& it : p_.stages[i - 1].items) {
-      Bound b = bind(*it.expr, c);
-      if (b.null_lit) b = coerce(b, ct(Type::String));
-      ps.exprs.push_back(lower_post(b.node, canon_text(*it.expr)));
+      const Key k = group_key(it);
+      ps.exprs.push_back(lower_post(k.expr, k.canon));
     }
     ps.group_keys = ps.exprs.size();
     ps.limit = st.limit;
@@ -1144,7 +1147,8 @@ void Binder::lower_aggs(const std::vector<AggCall>& aggs, const std::vector<int>
   for (const auto& a : aggs) {
     if (is_holistic(a.kind)) {
       target->agg_sources.push_back(~static_cast<int>(target->holistic.size()));
-      target->holistic.push_back(HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text});
+      target->holistic.push_back(
+          HolisticSpec{a.kind, a.key, a.q_units, a.q_scale, a.result, a.text, a.rank, a.from_largest});
       continue;
     }
     target->agg_sources.push_back(static_cast<int>(target->scan.aggs.size()));

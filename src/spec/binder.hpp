@@ -71,6 +71,8 @@ struct AggCall {
   int64_t q_units = 5;  // quantile's fraction: q_units / 10^q_scale
   int q_scale = 1;
   int key = -1;         // holistic: its argument's index in the scan keys
+  int64_t rank = 0;     // NthValue (HolisticSpec)
+  bool from_largest = false;
 };
 
 inline const char* const kTopUnsupported =
@@ -83,7 +85,7 @@ inline bool is_comparison(BinOp op) {
 }
 
 inline bool is_holistic(AggKind k) {
-  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile;
+  return k == AggKind::CountDistinct || k == AggKind::Median || k == AggKind::Quantile || k == AggKind::NthValue;
 }
 
 inline ColumnType ct(Type t, int scale = 0) {
@@ -311,11 +313,17 @@ class Binder {
 
   std::string misplaced_agg_reason(size_t i) const;
 
-  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
-  // first rows in that order, as `sort ORDER | limit N` gives them.
+  // A groupby item bound over the current scope.
+  Key group_key(const Item& it);
+
+  // An item of a sort or top stage's order, bound over the current scope.
+  Bound order_item(const Item& it, const Stage& st);
+
   // The order of a sort or top stage (ORDER [asc|desc], ...), bound into ps's exprs.
   void order_items(const Stage& st, PostStage* ps);
 
+  // `top N by ORDER`: after `groupby KEYS`, N rows per group; else the N
+  // first rows in that order, as `sort ORDER | limit N` gives them.
   void top_stage(size_t i);
 
   // The agg stage at `i` (after its groupby's keys_): the scan's, or, after
@@ -327,6 +335,11 @@ class Binder {
   // the scan's agg does.
   void post_agg_stage(size_t i, const std::vector<BPtr>& key_exprs, const std::vector<std::string>& key_texts,
                       std::vector<OutputColumn> grouped, std::vector<Program> finalize, const Scope& out);
+  // `groupby KEYS | top N by O | select ...` whose select reads only key
+  // columns and O's: binds it as an aggregate scan (the N first values of O
+  // in each group, holistic NthValue, and its row count) and an Unfold post
+  // stage, and returns true; false, with nothing bound, where it does not fit.
+  bool top_in_scan(size_t i);
 
   // `[left] join FILE on KEYS`: before the scan ends, the lookup's columns
   // are leaves past the input's (scan_joins_); after it, a post stage.

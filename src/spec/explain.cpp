@@ -89,9 +89,12 @@ std::string explain_plan(const Plan& plan) {
       out += " (for the holistic aggregates; regrouped after the scan)\n";
     }
     out += aggregates_text(plan);
-    for (const HolisticSpec& h : plan.holistic)
-      out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) + " (from the distinct values of " +
-             s.keys[static_cast<size_t>(h.key)].text + " and their row counts)\n";
+    for (const HolisticSpec& h : plan.holistic) {
+      const std::string& arg = s.keys[static_cast<size_t>(h.key)].text;
+      out += "  holistic: " + h.text + " -> " + spec::type_name(h.result) +
+             (h.kind == AggKind::NthValue ? " (an order statistic of the group's sorted values of " + arg + ")\n"
+                                          : " (from the distinct values of " + arg + " and their row counts)\n");
+    }
     out += "  " + finalize_text(plan);
   } else {
     out += "    output: " + schema_text(plan.scan_output) + "\n";

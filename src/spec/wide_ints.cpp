@@ -134,6 +134,7 @@ void mark_wide_ints(Plan& plan) {
     for (Program& e : st.exprs) next.push_back(mark(e, slots));
     if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) slots = next;
     if (st.kind == PostStage::Agg) slots = mark_aggregate(*st.agg, slots);
+    if (st.kind == PostStage::Unfold) slots.assign(st.output.size(), false);  // keys and picked values
   }
 }
 

@@ -579,6 +579,36 @@ TEST_CASE("gpu: holistic lists grow over many batches and give the CPU's bytes",
   CHECK(cuda_run_info().cpu_reruns > before.cpu_reruns);
 }
 
+// `groupby KEYS | top N by O | select` of keys and O runs in the scan as
+// order statistics of each group's listed values (spec/bind_top.cpp): on
+// the GPU too, with the CPU's bytes: ties, nulls (after the values), NaN,
+// -0.0 and infinities, N past the groups' rows, O grouped by too.
+TEST_CASE("gpu: top N per group in the scan gives the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  const std::vector<std::string> pipelines = {
+      "groupby s | top 3 by v desc | select s, v",
+      "groupby b, dt | top 2 by f | select b, dt, f",
+      "groupby i | top 16 by d desc | select i, d as top_d",
+      "groupby s, b | top 4 by ts | select ts, s",
+      "groupby dt | top 1 by b desc | select dt, b",
+      "groupby s | top 5 by i desc | select s, i",
+      "groupby s, v | top 2 by v | select s, v",
+      "filter v > 0 | groupby d | top 3 by v * 2 desc | select d | limit 50",
+  };
+  TempDir dir;
+  for (int distinct : {5, 300}) {
+    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
+    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct) + 3, 6000, distinct));
+    const CudaRunInfo before = cuda_run_info();
+    for (const std::string& p : pipelines) {
+      const RunResult cpu = check_same(dir, p, input, RunConfig{}, {7, 4096, 0});
+      CHECK(std::count(cpu.out.begin(), cpu.out.end(), '\n') > 3);
+    }
+    CHECK(cuda_run_info().cpu_plans == before.cpu_plans);  // the GPU ran every one
+    CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
+  }
+}
+
 TEST_CASE("gpu: GPUs that join the scan when ready give the CPU's bytes", "[gpu]") {
   if (!have_gpu() || cuda_device_count() < 2) return;
   TempDir dir;

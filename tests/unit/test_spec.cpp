@@ -442,6 +442,84 @@ TEST_CASE("holistic aggregates: their arguments join the scan keys, the finalize
   CHECK(c.holistic[0].result == T(Type::Float));
 }
 
+TEST_CASE("groupby | top N by a number | select of keys and it: an aggregate scan of order statistics", "[spec]") {
+  Plan p = build_plan("filter v1 > 0 | groupby region | top 3 by price desc | select region, price as p", schema());
+  CHECK(p.scan.aggregate);
+  CHECK(p.group_keys == 1);
+  REQUIRE(p.scan.keys.size() == 2);  // region, then price listed per row
+  CHECK(p.scan.keys[1].text == "price");
+  REQUIRE(p.holistic.size() == 3);
+  for (int64_t r = 0; r < 3; ++r) {
+    INFO("rank " << r + 1);
+    CHECK(p.holistic[r].kind == AggKind::NthValue);
+    CHECK(p.holistic[r].key == 1);
+    CHECK(p.holistic[r].rank == r + 1);
+    CHECK(p.holistic[r].from_largest);
+    CHECK(p.holistic[r].result == T(Type::Decimal, 2));  // a picked value keeps its type
+  }
+  CHECK(p.holistic[1].text == "2nd largest of price");
+  REQUIRE(p.scan.aggs.size() == 1);  // the rows of each group
+  CHECK(p.scan.aggs[0].kind == AggKind::CountStar);
+  CHECK(p.holistic_weight == 0);
+  CHECK(names(p.finalized_output) ==
+        std::vector<std::string>{"region", "1st largest of price", "2nd largest of price", "3rd largest of price",
+                                 "count()"});
+  REQUIRE(p.post.size() == 2);
+  CHECK(p.post[0].kind == PostStage::Unfold);
+  CHECK(p.post[0].group_keys == 1);
+  CHECK(p.post[0].limit == 3);
+  CHECK(names(p.post[0].output) == std::vector<std::string>{"region", "price"});
+  CHECK(p.post[1].kind == PostStage::Select);
+  CHECK(names(p.output) == std::vector<std::string>{"region", "p"});
+  CHECK(p.output[1].type == T(Type::Decimal, 2));
+  CHECK_FALSE(p.has_sort);
+  const std::string e = explain_plan(p);
+  CHECK(has(e, "holistic: 1st largest of price -> decimal(2) (an order statistic of the group's sorted values of price)"));
+  CHECK(has(e, "then: top 3 by price desc (in the scan: each group's 3 largest values of price"));
+
+  // Ascending, keys of two columns, the select by $N and in any order; the
+  // order column grouped by too is read from its key.
+  Plan a = build_plan("groupby day, v1 | top 2 by v1 | select $3, day, v1 as again, day", schema());
+  REQUIRE(a.post.size() == 2);
+  CHECK(a.post[0].kind == PostStage::Unfold);
+  CHECK(a.scan.keys.size() == 2);  // v1 is a key: no list of its own
+  REQUIRE(a.holistic.size() == 2);
+  CHECK(a.holistic[0].key == 1);
+  CHECK_FALSE(a.holistic[1].from_largest);
+  CHECK(a.holistic[1].text == "2nd smallest of v1");
+  CHECK(names(a.output) == std::vector<std::string>{"v1", "day", "again", "day_2"});
+  // An order expression, the select reading keys only; every number-like type.
+  for (const char* o : {"v1 * 2", "x", "ok", "day", "price + 1"}) {
+    INFO(o);
+    Plan k = build_plan(std::string("groupby region, id | top 16 by ") + o + " | select id", schema());
+    REQUIRE_FALSE(k.post.empty());
+    CHECK(k.post[0].kind == PostStage::Unfold);
+    CHECK(k.holistic.size() == 16);
+  }
+
+  // Whole rows, other columns, several orders, strings, or many rows a group: the post stage.
+  for (const char* q : {"groupby region | top 2 by v1", "groupby region | top 2 by v1 | select *",
+                        "groupby region | top 2 by v1 | select region, v1, x",
+                        "groupby region | top 2 by v1 | select region, v1 + 0",
+                        "groupby region | top 2 by v1 * 2 | select region, v1",
+                        "groupby region | top 2 by v1 desc, x | select region, v1",
+                        "groupby region | top 2 by id | select region, id",
+                        "groupby region | top 17 by v1 | select region, v1", "top 2 by v1 | select v1",
+                        "groupby region | top 2 by v1 | filter v1 > 1 | select region"}) {
+    INFO(q);
+    Plan g = build_plan(q, schema());
+    CHECK_FALSE(g.scan.aggregate);
+    CHECK(g.holistic.empty());
+    REQUIRE_FALSE(g.post.empty());
+    CHECK(g.post[0].kind != PostStage::Unfold);
+  }
+  // Mistakes are reported as the post stage reports them.
+  CHECK(has(error_of("groupby region | top 2 by v1 | select region, nope"), "no column named 'nope'"));
+  CHECK(has(error_of("groupby region | top 2 by nope | select region"), "no column named 'nope'"));
+  CHECK(has(error_of("groupby region | top 2 by v1 | select $12"), "$12 is out of range"));
+  CHECK(has(error_of("groupby \"region\" | top 2 by v1 | select region"), "is a string, not a column name"));
+}
+
 TEST_CASE("group keys: expressions, aliases, references from agg", "[spec]") {
   Plan p = build_plan("groupby lower(region) as r, v1 % 10 | agg r, v1 % 10, count() as n, "
                       "max(x)",

@@ -1,0 +1,95 @@
+// The nth values of `top N` in the scan (AggKind::NthValue, exec/holistic.*)
+// against a sort per group: from one list sorted by (group, value), as a
+// GPU hands it back, and from threads' unsorted lists, as the CPU executor
+// fills them; ranks past a group's values are null, groups without values
+// too.
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catch.hpp"
+#include "exec/group_table.hpp"
+#include "exec/holistic.hpp"
+#include "warpcsv/spec.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+// Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with empty lists.
+HolisticGroups empty_groups(const Plan& plan, size_t ngroups) {
+  HolisticGroups hg;
+  hg.layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
+  hg.layout->key_types.resize(plan.group_keys);
+  hg.layout->narrow_keys.resize(plan.group_keys);
+  hg.groups = std::make_unique<GroupTable>(hg.layout.get());
+  for (size_t g = 0; g < ngroups; ++g) {
+    const Value k = Value::of_int(static_cast<int64_t>(g));
+    REQUIRE(hg.groups->group_of(hg.groups->find_or_insert(&k, hg.groups->hash_keys(&k))) == g);
+  }
+  hg.from_lists = true;
+  hg.lists.resize(1);
+  return hg;
+}
+
+}  // namespace
+
+TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of each group", "[top]") {
+  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
+  for (const char* pipeline : {"groupby g | top 3 by v desc | select g, v", "groupby g | top 5 by v | select v"}) {
+    INFO(pipeline);
+    const Plan plan = build_plan(pipeline, schema);
+    const size_t nh = plan.holistic.size();
+    REQUIRE(nh >= 3);
+    // Group 0 has no values, group 1 one, the others a few to hundreds, with ties.
+    constexpr size_t kGroups = 60;
+    std::mt19937_64 rng(11);
+    std::vector<std::pair<uint32_t, int64_t>> items;
+    std::vector<std::vector<int64_t>> sorted(kGroups);
+    items.emplace_back(1, -7);
+    for (int i = 0; i < 6000; ++i) {
+      const auto g = static_cast<uint32_t>(2 + rng() % (rng() % 2 ? 4 : kGroups - 2));
+      items.emplace_back(g, static_cast<int64_t>(rng() % 41) - 20);
+    }
+    for (const auto& [g, v] : items) sorted[g].push_back(v);
+    for (auto& s : sorted) std::sort(s.begin(), s.end());
+
+    HolisticGroups from_gpu = empty_groups(plan, kGroups);
+    ArgList gpu_list(Type::Int);
+    std::vector<std::pair<uint32_t, uint64_t>> keyed;
+    for (const auto& [g, v] : items) keyed.emplace_back(g, holistic_key(Value::of_int(v), Type::Int));
+    std::sort(keyed.begin(), keyed.end());
+    uint32_t* groups = nullptr;
+    uint64_t* keys = nullptr;
+    gpu_list.fill_sorted(keyed.size(), &groups, &keys);
+    for (size_t i = 0; i < keyed.size(); ++i) groups[i] = keyed[i].first, keys[i] = keyed[i].second;
+    from_gpu.lists[0].push_back(std::move(gpu_list));
+    finish_holistic_lists(plan, from_gpu, 2);
+
+    HolisticGroups from_threads = empty_groups(plan, kGroups);
+    for (int t = 0; t < 3; ++t) from_threads.lists[0].emplace_back(Type::Int);
+    for (size_t i = 0; i < items.size(); ++i)
+      from_threads.lists[0][i % 3].add(items[i].first, Value::of_int(items[i].second));
+    finish_holistic_lists(plan, from_threads, 2);
+
+    for (size_t g = 0; g < kGroups; ++g)
+      for (size_t h = 0; h < nh; ++h) {
+        const HolisticSpec& spec = plan.holistic[h];
+        const std::vector<int64_t>& s = sorted[g];
+        const auto rank = static_cast<size_t>(spec.rank);
+        INFO("group " << g << " of " << s.size() << " values, rank " << rank);
+        for (const HolisticGroups* hg : {&from_gpu, &from_threads}) {
+          const Value got = hg->values[g * nh + h];
+          if (rank > s.size()) {
+            CHECK(got.null);
+            continue;
+          }
+          REQUIRE_FALSE(got.null);
+          CHECK(static_cast<int64_t>(got.i) == (spec.from_largest ? s[s.size() - rank] : s[rank - 1]));
+        }
+      }
+  }
+}
