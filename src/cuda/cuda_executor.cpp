@@ -245,6 +245,16 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   return "";
 }
 
+// The bytes the joins' tables take on each GPU (cells, index, strings).
+uint64_t lookup_bytes(const ScanSettings& settings) {
+  uint64_t bytes = 0;
+  if (settings.lookups)
+    for (const LookupTable& t : *settings.lookups)
+      bytes += t.table().cells.size() * sizeof(Value) + t.table().strings.bytes() + t.hashes().size() * 8 +
+               (t.next().size() + t.buckets().size()) * 4;
+  return bytes;
+}
+
 // Whether the CUDA executor lists the plan's holistic arguments per row on
 // one GPU (as the CPU executor does) instead of grouping by them: numbers,
 // dates, timestamps and bools (their holistic keys), at most kMaxLists.
@@ -1565,7 +1575,8 @@ class CudaExecutor : public ScanExecutor {
             const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) override {
     const Plan& plan = *settings.plan;
     const size_t ncols = in.column_names.size();
-    if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols).empty() || !in.rereadable()) {
+    if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols).empty() || !in.rereadable() ||
+        lookup_bytes(settings) > kMaxGpuLookupBytes) {
       if (plan_.required() && cuda_device_count() == 0) throw no_gpu_error(plan_.option, "no CUDA device was found");
       ++g_cpu_plans;
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);

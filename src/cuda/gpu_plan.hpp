@@ -41,6 +41,9 @@ constexpr int kRowBlock = 512;         // threads per block of the row kernel
 constexpr int kRowScratch = 256;       // evaluator scratch per thread (lower/upper)
 constexpr int kUnescapeBytes = 512;    // unescaped field bytes per row
 constexpr int kJoinKeyScratch = 64;    // evaluator scratch per thread for join keys (lower(name))
+// Joins whose tables take more (on every GPU) run on the CPU: the group
+// table and the batches need the GPU's memory too.
+constexpr uint64_t kMaxGpuLookupBytes = 8ull << 30;
 constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per row block, at most
 
 // Set by kernels when a batch needs the host path: a bad row or value, an
