@@ -3,10 +3,14 @@
 
 #include <cuda_runtime.h>
 
-#include <string>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "cuda/gpu_plan.hpp"
+#include "runtime/parallel.hpp"
 
 namespace warpcsv {
 namespace cuda {
@@ -18,34 +22,54 @@ size_t aligned(size_t n) { return (n + 255) & ~size_t{255}; }
 DeviceLookup::DeviceLookup(const LookupTable& t) {
   const LookupView& host = t.view();
   const Table& rows = t.table();
-  // The strings of the cells, gathered into one block the device copy points into.
-  std::vector<Value> cells(rows.cells.begin(), rows.cells.end());
-  std::string text;
-  std::vector<size_t> string_at(cells.size(), 0);
-  for (size_t i = 0; i < cells.size(); ++i) {
-    Value& v = cells[i];
-    v.text = nullptr;  // the GPU formats no output
-    v.text_len = 0;
-    if (v.null || rows.columns[i % host.width].type.type != Type::String) continue;
-    string_at[i] = text.size();
-    text.append(v.s.ptr, v.s.len);
-  }
-  const size_t strings_at = 0, cells_at = aligned(text.size() + 1);
-  const size_t hashes_at = cells_at + aligned(cells.size() * sizeof(Value));
-  const size_t next_at = hashes_at + aligned(t.hashes().size() * sizeof(uint64_t));
-  const size_t buckets_at = next_at + aligned(t.next().size() * sizeof(uint32_t));
+  const size_t n = t.rows(), width = host.width;
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<size_t> string_columns;
+  for (size_t c = 0; c < width; ++c)
+    if (rows.columns[c].type.type == Type::String) string_columns.push_back(c);
+  // The block is laid out on the host as on the device and copied at once;
+  // chunks of rows fill it on threads, each chunk's strings after the last's.
+  const size_t chunks = std::max<size_t>(1, std::min<size_t>(n / 65536 + 1, static_cast<size_t>(threads) * 4));
+  auto first = [&](size_t c) { return n * c / chunks; };
+  std::vector<size_t> string_at(chunks + 1, 0);
+  parallel_for(chunks, threads, [&](size_t c, int) {
+    size_t bytes = 0;
+    for (size_t r = first(c); r < first(c + 1); ++r)
+      for (size_t k : string_columns)
+        if (!rows.row(r)[k].null) bytes += rows.row(r)[k].s.len;
+    string_at[c + 1] = bytes;
+  });
+  for (size_t c = 0; c < chunks; ++c) string_at[c + 1] += string_at[c];
+  const size_t cells_at = aligned(string_at[chunks] + 1);
+  const size_t hashes_at = cells_at + aligned(n * width * sizeof(Value));
+  const size_t next_at = hashes_at + aligned(n * sizeof(uint64_t));
+  const size_t buckets_at = next_at + aligned(n * sizeof(uint32_t));
   const size_t total = buckets_at + aligned(t.buckets().size() * sizeof(uint32_t));
   WCSV_CUDA_TRY(cudaMalloc(&mem_, total));
-  for (size_t i = 0; i < cells.size(); ++i)
-    if (!cells[i].null && rows.columns[i % host.width].type.type == Type::String)
-      cells[i].s.ptr = mem_ + strings_at + string_at[i];
-  WCSV_CUDA_TRY(cudaMemcpy(mem_ + strings_at, text.data(), text.size() + 1, cudaMemcpyHostToDevice));
-  WCSV_CUDA_TRY(cudaMemcpy(mem_ + cells_at, cells.data(), cells.size() * sizeof(Value), cudaMemcpyHostToDevice));
-  WCSV_CUDA_TRY(cudaMemcpy(mem_ + hashes_at, t.hashes().data(), t.hashes().size() * sizeof(uint64_t),
-                           cudaMemcpyHostToDevice));
-  WCSV_CUDA_TRY(cudaMemcpy(mem_ + next_at, t.next().data(), t.next().size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
-  WCSV_CUDA_TRY(cudaMemcpy(mem_ + buckets_at, t.buckets().data(), t.buckets().size() * sizeof(uint32_t),
-                           cudaMemcpyHostToDevice));
+  std::unique_ptr<char[]> block(new char[total]);  // filled below, padding aside
+  char* const text = block.get();
+  Value* const cells = reinterpret_cast<Value*>(block.get() + cells_at);
+  parallel_for(chunks, threads, [&](size_t c, int) {
+    size_t at = string_at[c];
+    for (size_t r = first(c); r < first(c + 1); ++r) {
+      Value* row = cells + r * width;
+      std::memcpy(static_cast<void*>(row), rows.row(r), width * sizeof(Value));
+      for (size_t k = 0; k < width; ++k) {
+        row[k].text = nullptr;  // the GPU formats no output
+        row[k].text_len = 0;
+      }
+      for (size_t k : string_columns) {  // the string's bytes in the block; the pointer, the device's
+        if (row[k].null) continue;
+        std::memcpy(text + at, row[k].s.ptr, row[k].s.len);
+        row[k].s.ptr = mem_ + at;
+        at += row[k].s.len;
+      }
+    }
+  });
+  std::memcpy(block.get() + hashes_at, t.hashes().data(), n * sizeof(uint64_t));
+  std::memcpy(block.get() + next_at, t.next().data(), n * sizeof(uint32_t));
+  std::memcpy(block.get() + buckets_at, t.buckets().data(), t.buckets().size() * sizeof(uint32_t));
+  WCSV_CUDA_TRY(cudaMemcpy(mem_, block.get(), total, cudaMemcpyHostToDevice));
   view_ = host;
   view_.cells = reinterpret_cast<const Value*>(mem_ + cells_at);
   view_.hashes = reinterpret_cast<const uint64_t*>(mem_ + hashes_at);
