@@ -79,13 +79,14 @@ class CpuScan {
       out_progs_.push_back(o.view());
       out_direct_.push_back(direct_slot(o));
     }
-    // Slots whose field's text the output prints (a bare column printed as
-    // written): each value keeps a pointer to its text (Value::text).
+    // Input slots whose field's text the output prints (a bare column printed
+    // as written): each value keeps a pointer to its text (Value::text). A
+    // join's values carry their lookup field's text already.
     slot_text_.assign(scan.used_columns.size(), 0);
     if (!scan.aggregate)
       for (size_t k = 0; k < scan.outputs.size() && k < plan_.scan_output.size(); ++k)
-        if (out_direct_[k] >= 0 && plan_.scan_output[k].as_written &&
-            plan_.scan_output[k].type.type != Type::String)
+        if (out_direct_[k] >= 0 && static_cast<size_t>(out_direct_[k]) < scan.used_columns.size() &&
+            plan_.scan_output[k].as_written && plan_.scan_output[k].type.type != Type::String)
           slot_text_[static_cast<size_t>(out_direct_[k])] = 1;
     if (scan.aggregate) layout_ = &global_groups_->layout();
     if (scan.aggregate && s.holistic) {
