@@ -1015,12 +1015,6 @@ void Binder::lower_scan() {
   for (size_t k = 0; k < scan_keys_.size(); ++k)
     s.keys.push_back(lower(scan_keys_[k], scan_key_texts_[k], slot_of));
   lower_aggs(scan_aggs_, slot_of, &plan_);
-  if (!plan_.holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
-    size_t w = 0;
-    while (w < s.aggs.size() && s.aggs[w].kind != AggKind::CountStar) ++w;
-    if (w == s.aggs.size()) s.aggs.push_back(AggSpec{AggKind::CountStar, {}, {}, ct(Type::Int), "count()"});
-    plan_.holistic_weight = static_cast<int>(w);
-  }
   for (size_t k = 0; k < scan_outputs_.size(); ++k)
     s.outputs.push_back(lower(scan_outputs_[k], scan_output_texts_[k], slot_of));
 }
@@ -1041,6 +1035,13 @@ void Binder::lower_aggs(const std::vector<AggCall>& aggs, const std::vector<int>
     spec.result = a.result;
     spec.text = a.text;
     target->scan.aggs.push_back(std::move(spec));
+  }
+  if (!target->holistic.empty()) {  // a holistic aggregate weighs each distinct argument by its rows
+    std::vector<AggSpec>& aggs_out = target->scan.aggs;
+    size_t w = 0;
+    while (w < aggs_out.size() && aggs_out[w].kind != AggKind::CountStar) ++w;
+    if (w == aggs_out.size()) aggs_out.push_back(AggSpec{AggKind::CountStar, {}, {}, ct(Type::Int), "count()"});
+    target->holistic_weight = static_cast<int>(w);
   }
 }
 

@@ -368,6 +368,7 @@ class Binder {
 
   // `aggs` into target's scan.aggs and holistic, and where each one's value
   // is (agg_sources); their programs read slot_of's slots (empty: row slots).
+  // With holistic aggregates, a count() weighs their arguments (holistic_weight).
   void lower_aggs(const std::vector<AggCall>& aggs, const std::vector<int>& slot_of, Plan* target) const;
 
   const Pipeline& p_;
