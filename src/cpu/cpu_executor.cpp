@@ -608,17 +608,8 @@ class CpuScan {
   // A join's view of its lookup table and the plan's key programs.
   static JoinView join_view(const ScanJoin& sj, const ScanSettings& s) {
     WCSV_EXPECTS(s.lookups != nullptr, "a scan with joins runs without its lookup tables");
-    const JoinSpec& spec = s.plan->joins[static_cast<size_t>(sj.join)];
-    JoinView j{};
-    j.table = (*s.lookups)[static_cast<size_t>(sj.join)].view();
-    for (size_t k = 0; k < sj.keys.size(); ++k) {
-      j.keys[k] = sj.keys[k].view();
-      j.key_types[k] = spec.key_types[k].type;
-    }
-    j.first_slot = sj.first_slot;
-    j.width = sj.width;
-    j.left = spec.left;
-    return j;
+    const size_t join = static_cast<size_t>(sj.join);
+    return host_join_view(s.plan->joins[join], (*s.lookups)[join], sj.keys, sj.first_slot);
   }
 
   // The join key that fails on this row's slots, as messages name it.

@@ -104,9 +104,22 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
                      static_cast<uint32_t>(width), static_cast<uint32_t>(nkeys)};
 }
 
+JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,
+                        int first_slot) {
+  JoinView j{};
+  j.table = table.view();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    j.keys[k] = keys[k].view();
+    j.key_types[k] = spec.key_types[k].type;
+  }
+  j.first_slot = first_slot;
+  j.width = static_cast<int32_t>(spec.columns.size());
+  j.left = spec.left;
+  return j;
+}
+
 // One join's file: its options, opened input and schema.
 struct LookupFiles::File {
-  std::string path;
   Options opts;
   std::unique_ptr<InputSet> in;
   std::vector<OutputColumn> schema;
@@ -117,7 +130,6 @@ LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
   const uint64_t budget = (opts.memory_limit ? opts.memory_limit : host_memory_bytes()) / 4;
   for (const JoinFileRef& ref : join_files(opts.pipeline)) {
     auto f = std::make_unique<File>();
-    f->path = ref.path;
     // The input's dialect, read as a file of its own: its first line names its columns.
     Options& o = f->opts;
     o.files = {ref.path};

@@ -37,6 +37,11 @@ class LookupTable {
   LookupView view_{};
 };
 
+// How host code runs join `spec` over `table`: its key programs over a row's
+// slots, and the slots from `first_slot` on that its lookup rows fill.
+JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,
+                        int first_slot);
+
 // The join stages' files: opened (header read, types inferred from a sample,
 // as the input's) before the plan is bound, then scanned into their tables.
 class LookupFiles {

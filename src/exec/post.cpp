@@ -177,27 +177,15 @@ bool PostPipeline::push_joined(size_t i, const Value* row) {
   const PostStage& st = plan_.post[i];
   const JoinSpec& spec = plan_.joins[static_cast<size_t>(st.join)];
   WCSV_EXPECTS(lookups_ != nullptr, "a join stage runs without its lookup tables");
-  const LookupView& t = (*lookups_)[static_cast<size_t>(st.join)].view();
-  Value keys[kMaxJoinKeys];
-  Type types[kMaxJoinKeys];
-  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
-  for (size_t k = 0; k < st.exprs.size(); ++k) {
-    keys[k] = eval_program(st.exprs[k].view(), row, ctx);
-    types[k] = spec.key_types[k].type;
-  }
-  if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
-  uint32_t r = lookup_first(t, keys, types, lookup_hash(keys, types, static_cast<uint32_t>(st.exprs.size())));
-  if (r == kNoLookupRow && !spec.left) return true;
-  const size_t added = spec.columns.size(), kept = st.output.size() - added;
+  // The row's columns, then the lookup's: each matching row's in turn, as the scan's joins fill their slots.
+  const size_t kept = st.output.size() - spec.columns.size();
+  const JoinView join = host_join_view(spec, (*lookups_)[static_cast<size_t>(st.join)], st.exprs, static_cast<int>(kept));
   std::vector<Value> joined(row, row + kept);
   joined.resize(st.output.size());
-  do {  // every matching row in file order; a left join's unmatched row once, with nulls
-    const Value* cells = r == kNoLookupRow ? nullptr : t.cells + static_cast<uint64_t>(r) * t.width + t.nkeys;
-    for (size_t c = 0; c < added; ++c) joined[kept + c] = cells ? cells[c] : Value::make_null();
-    if (!push_from(i + 1, joined.data())) return false;
-    r = r == kNoLookupRow ? kNoLookupRow : t.next[r];
-  } while (r != kNoLookupRow);
-  return true;
+  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+  const bool more = for_each_joined_row(&join, 1, joined.data(), ctx, [&] { return push_from(i + 1, joined.data()); });
+  if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
+  return more;
 }
 
 void PostPipeline::sort_buffer(size_t i) {
