@@ -216,7 +216,7 @@ const char* host_only(const Program& p) {
 }
 
 // Why this plan cannot run on the GPU, or empty when it can.
-std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols) {
+std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols, bool lists_holistic) {
   const ScanPlan& s = plan.scan;
   if (!s.aggregate) return "not an aggregate";
   std::vector<const Program*> programs = {&s.filter};
@@ -234,14 +234,15 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   if (s.slot_count() > static_cast<size_t>(kMaxSlots) || s.keys.size() > static_cast<size_t>(kMaxKeys) ||
       s.aggs.size() > static_cast<size_t>(kMaxAggs) || words > kMaxWords || ncols > static_cast<size_t>(kMaxColumns))
     return "plan larger than the GPU limits";
-  // The GPU lists numbers only, so a string argument makes it group by every
-  // argument: a group per distinct number (count_distinct(id2),
-  // quantile(v3, 0.9) by id1 over 1e8 rows: 31.7 s, the CPU's lists 4.5 s).
-  // String arguments alone group well.
+  // Unlisted, a string argument makes the GPU group by every argument: a
+  // group per distinct number (count_distinct(id2), quantile(v3, 0.9) by id1
+  // over 1e8 rows: 31.7 s, the CPU's lists 4.5 s). String arguments alone
+  // group well.
   bool strings = false, others = false;
   for (size_t k = plan.group_keys; k < s.keys.size(); ++k)
     (s.keys[k].result.type == Type::String ? strings : others) = true;
-  if (strings && others && !plan.holistic.empty()) return "holistic aggregates over strings and other values together";
+  if (strings && others && !plan.holistic.empty() && !lists_holistic)
+    return "holistic aggregates over strings and other values together";
   return "";
 }
 
@@ -256,14 +257,16 @@ uint64_t lookup_bytes(const ScanSettings& settings) {
 }
 
 // Whether the CUDA executor lists the plan's holistic arguments per row on
-// one GPU (as the CPU executor does) instead of grouping by them: numbers,
-// dates, timestamps and bools (their holistic keys), at most kMaxLists.
+// one GPU (as the CPU executor does) instead of grouping by them, as their
+// holistic keys: at most kMaxLists arguments, not all of them strings.
+// Strings alone group well whatever their length; listed, a string past 8
+// bytes hands the scan to the CPU.
 bool gpu_lists_holistic(const Plan& plan) {
   const size_t n = plan.scan.keys.size() - plan.group_keys;
   if (plan.holistic.empty() || n > static_cast<size_t>(kMaxLists)) return false;
   for (size_t k = plan.group_keys; k < plan.scan.keys.size(); ++k)
-    if (plan.scan.keys[k].result.type == Type::String) return false;
-  return true;
+    if (plan.scan.keys[k].result.type != Type::String) return true;
+  return false;
 }
 
 // ---- one GPU ----------------------------------------------------------------
@@ -1575,19 +1578,20 @@ class CudaExecutor : public ScanExecutor {
             const std::function<void(const RowIssue&)>& on_skip, ScanStats& stats) override {
     const Plan& plan = *settings.plan;
     const size_t ncols = in.column_names.size();
-    if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols).empty() || !in.rereadable() ||
-        lookup_bytes(settings) > kMaxGpuLookupBytes) {
+    const bool lists_holistic = settings.holistic && gpu_lists_holistic(plan);
+    if (!plan.scan.aggregate || !gpu_unsupported(plan, groups->layout(), ncols, lists_holistic).empty() ||
+        !in.rereadable() || lookup_bytes(settings) > kMaxGpuLookupBytes) {
       if (plan_.required() && cuda_device_count() == 0) throw no_gpu_error(plan_.option, "no CUDA device was found");
       ++g_cpu_plans;
       make_cpu_executor()->scan(in, settings, groups, sink, on_skip, stats);
       return;
     }
-    // Holistic arguments over numbers are listed per row on one GPU (the
-    // first of the run's): its table is keyed by the agg's keys alone, and
-    // the lists come back sorted. Several GPUs' lists would need their groups
-    // renumbered to merge; grouping by the arguments too (the way for
-    // strings, on every GPU) costs a host group per distinct value.
-    HolisticGroups* const listed = settings.holistic && gpu_lists_holistic(plan) ? settings.holistic : nullptr;
+    // Holistic arguments are listed per row on one GPU (the first of the
+    // run's): its table is keyed by the agg's keys alone, and the lists come
+    // back sorted. Several GPUs' lists would need their groups renumbered to
+    // merge; grouping by the arguments too (every GPU) costs a host group per
+    // distinct value.
+    HolisticGroups* const listed = lists_holistic ? settings.holistic : nullptr;
     if (listed) {
       *listed = HolisticGroups{};
       listed->layout = std::make_unique<GroupLayout>(groups->layout());

@@ -573,6 +573,7 @@ void ArgList::widen() {
 
 void ArgList::fill_sorted(size_t n, uint32_t** groups, uint64_t** keys) {
   *this = ArgList(type_);
+  form_ = Form::Keys;
   groups_.resize(n);
   keys_.resize(n);
   *groups = groups_.data();
@@ -779,8 +780,24 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
     std::vector<ArgList>& lists = hg.lists[a];
     bool keys = true;
     for (const ArgList& l : lists) keys &= l.form() == ArgList::Form::Keys;
-    if (keys) key_list_values(plan, specs_over(plan, key), arg, lists, ngroups, threads, hg.values);
-    else source_values(plan, specs_over(plan, key), arg, ListSource{lists}, ngroups, threads, hg.values);
+    if (!keys) {
+      source_values(plan, specs_over(plan, key), arg, ListSource{lists}, ngroups, threads, hg.values);
+      continue;
+    }
+    key_list_values(plan, specs_over(plan, key), arg, lists, ngroups, threads, hg.values);
+    if (arg.type != Type::String) continue;
+    // A string value taken from its key (a count is not one) gets its bytes.
+    for (size_t h : specs_over(plan, key)) {
+      if (plan.holistic[h].result.type != Type::String) continue;
+      for (size_t g = 0; g < ngroups; ++g) {
+        Value& v = hg.values[g * nh + h];
+        if (v.null) continue;
+        char bytes[8];
+        const uint32_t n = string_of_holistic_key(v, bytes);
+        const StrRef s = hg.key_strings.add(bytes, n);
+        v = Value::of_str(s.ptr, s.len);
+      }
+    }
   }
 }
 

@@ -66,8 +66,9 @@ class ArgList {
   size_t next_compaction() const { return next_compaction_; }
   static constexpr size_t kFirstCompaction = 1 << 20;
 
-  // A GPU's list: `n` values whose groups and keys the caller writes into
-  // the arrays returned, sorted by group and then by key (sorted_by_group).
+  // A GPU's list: `n` values whose groups and keys (Form::Keys, strings'
+  // too) the caller writes into the arrays returned, sorted by group and
+  // then by key (sorted_by_group).
   void fill_sorted(size_t n, uint32_t** groups, uint64_t** keys);
   bool sorted_by_group() const { return sorted_; }
 
@@ -117,6 +118,7 @@ struct HolisticGroups {
   // finish_holistic_lists sets `values`.
   bool from_lists = false;
   std::vector<std::vector<ArgList>> lists;
+  StringArena key_strings;  // the bytes of string values taken from lists of keys
 
   // Empty lists for each holistic argument of `plan`, of its type.
   static std::vector<ArgList> lists_for(const Plan& plan);

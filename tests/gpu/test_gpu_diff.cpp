@@ -199,6 +199,9 @@ const std::vector<std::string> kGpuPipelines = {
     "filter v1 > -50 | groupby k1 | agg median(v2), quantile(v1, 0.1), count_distinct(f), median(f), std(v1)",
     "agg count_distinct(v1), median(f), quantile(v2, 0.99), count()",
     "groupby k1, k2 % 3 | agg median(k2 * 1000 + v1), count_distinct(v1 % 5), quantile(v2, 0)",
+    // Strings (of at most 8 bytes: s) listed beside numbers, as their bytes.
+    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
+    "agg count_distinct(s), median(v1), quantile(s, 0.25)",
     "groupby substr(k1, 2, 3), split_part(s, \"a\", -1) | agg count(), sum(v1), max(len(trim(s)))",
     "filter rtrim(ltrim(k1)) != k1 or substr(s, -2) == \"ab\" | groupby k2 % 4 | agg count(), min(v2), "
     "max(greatest(v1, k2, v2)), min(least(v1, k2)), count(nullif(k2, 0))",
@@ -218,8 +221,8 @@ const std::vector<std::string> kGpuPipelines = {
 // Pipelines the CUDA executor hands to the CPU executor (same bytes either way).
 const std::vector<std::string> kCpuPipelines = {
     "groupby k1 | agg sum(f), first(v1), last(s)",
-    // Holistic aggregates over strings and numbers together: the CPU executor lists them.
-    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(s), sum(v1)",
+    // More holistic arguments than the GPU lists, strings among them: the CPU executor lists them.
+    "groupby k1 | agg count_distinct(v1), median(v2), quantile(f, 0.9), median(s), count_distinct(k2), sum(v1)",
     "groupby k2 | agg min(s), max(f)",
     "filter v1 > 1000 | select k1, v1, v2",
     "groupby cast(f as string) | agg count()",  // a float's shortest text needs the host
@@ -577,6 +580,17 @@ TEST_CASE("gpu: holistic lists grow over many batches and give the CPU's bytes",
   const RunResult wide = check_same(dir, "groupby k | agg median(v * 100000000000000.0), count()", f, RunConfig{}, {0});
   CHECK(wide.code == 0);
   CHECK(cuda_run_info().cpu_reruns > before.cpu_reruns);
+  // Strings listed beside numbers as their bytes: up to 8 on the GPU (k is 4-8 bytes, d 10); a
+  // longer one hands the scan to the CPU.
+  const CudaRunInfo strings = cuda_run_info();
+  check_same(dir, "groupby x | agg count_distinct(k), median(k), quantile(v, 0.5), max(v)", f, RunConfig{},
+             {4096, 1 << 20, 0});
+  check_same(dir, "agg count_distinct(k), quantile(k, 0.9), median(x)", f, RunConfig{}, {0});
+  CHECK(cuda_run_info().cpu_reruns == strings.cpu_reruns);
+  const RunResult longer = check_same(dir, "groupby x | agg count_distinct(k || '-' || x), median(v)", f, RunConfig{},
+                                      {0});
+  CHECK(longer.code == 0);
+  CHECK(cuda_run_info().cpu_reruns > strings.cpu_reruns);
 }
 
 // `groupby KEYS | top N by O | select` of keys and O runs in the scan as

@@ -674,6 +674,34 @@ TEST_CASE("agg: float min/max keys order doubles as agg_compare does and come ba
   }
 }
 
+TEST_CASE("agg: holistic keys of strings up to 8 bytes order as their bytes and come back exactly") {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> v = {"", "a", "a\x01", "ab", "abcdefgh", "abcdefg", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff",
+                                "id001", "id010", "z"};
+  for (int i = 0; i < 3000; ++i) {
+    std::string t(rng() % 9, 'x');
+    for (char& c : t) c = static_cast<char>(1 + rng() % (i % 2 ? 3 : 255));  // short alphabets make prefixes
+    v.push_back(t);
+  }
+  auto str = [](const std::string& t) { return Value::of_str(t.data(), static_cast<uint32_t>(t.size())); };
+  for (const std::string& a : v) {
+    REQUIRE(holistic_key_fits(str(a), Type::String));
+    char bytes[8];
+    const uint32_t n = string_of_holistic_key(holistic_value_of_key(holistic_key(str(a), Type::String), Type::String),
+                                              bytes);
+    CHECK(std::string(bytes, n) == a);
+    for (int j = 0; j < 20; ++j) {
+      const std::string& b = v[rng() % v.size()];
+      const uint64_t ka = holistic_key(str(a), Type::String), kb = holistic_key(str(b), Type::String);
+      const int bytes_order = a.compare(b) < 0 ? -1 : a.compare(b) > 0 ? 1 : 0;  // std::string compares as unsigned
+      CHECK((ka < kb ? -1 : ka > kb ? 1 : 0) == bytes_order);
+    }
+  }
+  const std::string nul("a\0b", 3), nine = "123456789";
+  CHECK_FALSE(holistic_key_fits(str(nul), Type::String));
+  CHECK_FALSE(holistic_key_fits(str(nine), Type::String));
+}
+
 TEST_CASE("agg: an exact float sum kept as positive and negative magnitudes equals FloatAcc") {
   // The CUDA kernels add each double's two limbs to one of two unsigned
   // magnitudes with carries (atomics); the host takes their difference.

@@ -2,7 +2,8 @@
 // against a sort per group: from one list sorted by (group, value), as a
 // GPU hands it back, and from threads' unsorted lists, as the CPU executor
 // fills them; ranks past a group's values are null, groups without values
-// too.
+// too. Also strings listed as their keys, as a GPU lists them, against the
+// threads' lists of the strings themselves.
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -19,8 +20,8 @@ using namespace warpcsv;
 
 namespace {
 
-// Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with empty lists.
-HolisticGroups empty_groups(const Plan& plan, size_t ngroups) {
+// Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with `nlists` empty lists.
+HolisticGroups empty_groups(const Plan& plan, size_t ngroups, size_t nlists = 1) {
   HolisticGroups hg;
   hg.layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
   hg.layout->key_types.resize(plan.group_keys);
@@ -31,7 +32,7 @@ HolisticGroups empty_groups(const Plan& plan, size_t ngroups) {
     REQUIRE(hg.groups->group_of(hg.groups->find_or_insert(&k, hg.groups->hash_keys(&k))) == g);
   }
   hg.from_lists = true;
-  hg.lists.resize(1);
+  hg.lists.resize(nlists);
   return hg;
 }
 
@@ -92,4 +93,51 @@ TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of
         }
       }
   }
+}
+
+TEST_CASE("holistic lists: strings listed as their keys (a GPU's) give the values of the strings listed", "[top]") {
+  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"s", ColumnType{Type::String, 0}}};
+  const Plan plan = build_plan("groupby g | agg count_distinct(s), median(s), quantile(s, 0.9), count()", schema);
+  const size_t nh = plan.holistic.size();
+  REQUIRE(nh == 3);
+  constexpr size_t kGroups = 40;
+  std::mt19937_64 rng(5);
+  std::vector<std::string> pool = {"a", "ab", "abc", "b", "id001", "id010", "id100", "zzzzzzzz", "\xc3\xa9t\xc3\xa9"};
+  std::vector<std::pair<uint32_t, std::string>> items;
+  for (int i = 0; i < 5000; ++i)
+    items.emplace_back(static_cast<uint32_t>(1 + rng() % (kGroups - 1)), pool[rng() % (i % 3 ? 4 : pool.size())]);
+  auto str = [](const std::string& t) { return Value::of_str(t.data(), static_cast<uint32_t>(t.size())); };
+
+  HolisticGroups from_gpu = empty_groups(plan, kGroups);
+  std::vector<std::pair<uint32_t, uint64_t>> keyed;
+  for (const auto& [g, v] : items) keyed.emplace_back(g, holistic_key(str(v), Type::String));
+  std::sort(keyed.begin(), keyed.end());
+  ArgList gpu_list(Type::String);
+  uint32_t* groups = nullptr;
+  uint64_t* keys = nullptr;
+  gpu_list.fill_sorted(keyed.size(), &groups, &keys);
+  for (size_t i = 0; i < keyed.size(); ++i) groups[i] = keyed[i].first, keys[i] = keyed[i].second;
+  from_gpu.lists[0].push_back(std::move(gpu_list));
+  finish_holistic_lists(plan, from_gpu, 2);
+
+  HolisticGroups from_threads = empty_groups(plan, kGroups);
+  for (int t = 0; t < 3; ++t) from_threads.lists[0].emplace_back(Type::String);
+  for (size_t i = 0; i < items.size(); ++i) from_threads.lists[0][i % 3].add(items[i].first, str(items[i].second));
+  finish_holistic_lists(plan, from_threads, 2);
+
+  size_t strings_seen = 0;
+  for (size_t g = 0; g < kGroups; ++g)
+    for (size_t h = 0; h < nh; ++h) {
+      INFO("group " << g << ", " << plan.holistic[h].text);
+      const Value a = from_gpu.values[g * nh + h], b = from_threads.values[g * nh + h];
+      REQUIRE(a.null == b.null);
+      if (a.null) continue;
+      if (plan.holistic[h].result.type == Type::String) {
+        ++strings_seen;
+        CHECK(std::string(a.s.ptr, a.s.len) == std::string(b.s.ptr, b.s.len));
+      } else {
+        CHECK(a.i == b.i);
+      }
+    }
+  CHECK(strings_seen == 2 * (kGroups - 1));  // group 0 has no values: nulls
 }

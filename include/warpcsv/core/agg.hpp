@@ -197,19 +197,45 @@ WCSV_HD inline double agg_float_of_key(int64_t k) {
 // Holistic aggregates sort and compare values by an order-preserving 64-bit
 // key: an int, decimal, date, timestamp or bool that fits 64 bits as its
 // int64 with the sign bit flipped, a float by agg_float_key with -0 as 0 and
-// every NaN as the quiet NaN (one value each there). The key is the whole
-// value: holistic_value_of_key gives it back.
+// every NaN as the quiet NaN (one value each there), a string of at most 8
+// bytes without a NUL by its bytes, big-endian and zero-padded (so keys order
+// as the bytes do, a prefix first). The key is the whole value:
+// holistic_value_of_key gives it back (a string's as the int
+// string_of_holistic_key reads).
 WCSV_HD inline bool holistic_key_fits(const Value& v, Type t) {
+  if (t == Type::String) {
+    if (v.s.len > 8) return false;
+    for (uint32_t i = 0; i < v.s.len; ++i)
+      if (v.s.ptr[i] == 0) return false;
+    return true;
+  }
   return t == Type::Float || (v.i >= INT64_MIN && v.i <= INT64_MAX);
 }
 WCSV_HD inline uint64_t holistic_key(const Value& v, Type t) {
   constexpr uint64_t kSign = 1ull << 63;
+  if (t == Type::String) {
+    uint64_t k = 0;
+    for (uint32_t i = 0; i < 8; ++i) k = (k << 8) | (i < v.s.len ? static_cast<uint8_t>(v.s.ptr[i]) : 0u);
+    return k;
+  }
   if (t == Type::Float) return static_cast<uint64_t>(agg_float_key(v.f == 0 ? 0.0 : v.f)) ^ kSign;
   return static_cast<uint64_t>(static_cast<int64_t>(v.i)) ^ kSign;
 }
 WCSV_HD inline Value holistic_value_of_key(uint64_t key, Type t) {
+  if (t == Type::String) return Value::of_int(static_cast<int128>(key));
   const int64_t k = static_cast<int64_t>(key ^ (1ull << 63));
   return t == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
+}
+// The bytes of a string's holistic key (held as holistic_value_of_key's int)
+// into out[0, 8); returns their length.
+inline uint32_t string_of_holistic_key(const Value& v, char* out) {
+  const uint64_t k = static_cast<uint64_t>(v.i);
+  uint32_t n = 0;
+  while (n < 8 && ((k >> (56 - 8 * n)) & 0xff) != 0) {
+    out[n] = static_cast<char>((k >> (56 - 8 * n)) & 0xff);
+    ++n;
+  }
+  return n;
 }
 
 namespace detail {
