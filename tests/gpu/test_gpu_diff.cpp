@@ -192,7 +192,7 @@ const std::vector<std::string> kGpuPipelines = {
     // Holistic aggregates over strings: the GPU groups by k1 and each argument; the host regroups.
     "groupby k1 | agg median(s), count_distinct(s), sum(v1), count()",
     "groupby k2 % 3 | agg count_distinct(s), count_distinct(k1), min(v1)",
-    "agg median(v1), quantile(v2, 0.25), count_distinct(k1), count()",
+    "agg median(v1), quantile(v2, 0.25), count_distinct(s), count()",
     // Over numbers only: the run's first GPU alone lists each row's arguments with its group
     // and sorts the lists, as the CPU lists (and compacts) them.
     "groupby k2 % 7 | agg median(v1), quantile(f, 0.75), count_distinct(v2), sum(v1), median(k2)",
