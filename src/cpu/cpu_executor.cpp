@@ -406,7 +406,13 @@ class CpuScan {
     const auto& scan = plan_.scan;
     const size_t nslots = scan.used_columns.size();
     PartitionedGroups* table = scan.aggregate ? wk.groups.get() : nullptr;
-    if (!table) out.output.columns = plan_.scan_output;
+    if (!table) {
+      out.output.columns = plan_.scan_output;
+      // Room for a row per line (untouched room costs no memory): growing by
+      // doubling would copy the rows and fault their pages in twice.
+      const uint64_t lines = static_cast<uint64_t>(std::count(w.data + pos, w.data + end, '\n')) + 1;
+      out.output.cells.reserve(lines * out.output.width());
+    }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
     Pending pending[2];

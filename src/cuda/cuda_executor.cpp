@@ -1105,12 +1105,24 @@ class Gpu {
       add(&hplan_.aggs[a].arg0, s.aggs[a].arg0);
       add(&hplan_.aggs[a].arg1, s.aggs[a].arg1);
     }
-    // Each join's lookup table, copied to this GPU once for the run.
+    // Each join's lookup table, copied to this GPU once for the run through
+    // the pinned slots, as batches are (other GPUs' readers may hold some).
+    const PutBytes put = [&](char* dev, uint64_t len, const std::function<void(char*)>& fill) {
+      GpuDestination to_gpu;
+      to_gpu.slots = &slots_;
+      to_gpu.piece_copied = st_->piece_copied.data();
+      to_gpu.copy = copy_;
+      to_gpu.gpu = id_;
+      to_gpu.dev = dev;
+      to_gpu.put(0, len, fill);
+    };
     for (size_t j = 0; j < s.joins.size(); ++j) {
       for (size_t k = 0; k < s.joins[j].keys.size(); ++k) add(&hplan_.joins[j].keys[k], s.joins[j].keys[k]);
-      lookups_.push_back(std::make_unique<DeviceLookup>((*lookups)[static_cast<size_t>(s.joins[j].join)]));
+      lookups_.push_back(
+          std::make_unique<DeviceLookup>((*lookups)[static_cast<size_t>(s.joins[j].join)], put, slots_.slot_bytes()));
       hplan_.joins[j].table = lookups_.back()->view();
     }
+    WCSV_CUDA_TRY(cudaStreamSynchronize(copy_));
     std::vector<uint32_t> null_offsets{0};
     std::string null_bytes;
     for (const auto& t : null_tokens_) {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <thread>
 #include <vector>
 
@@ -19,57 +18,67 @@ namespace {
 size_t aligned(size_t n) { return (n + 255) & ~size_t{255}; }
 }  // namespace
 
-DeviceLookup::DeviceLookup(const LookupTable& t) {
+DeviceLookup::DeviceLookup(const LookupTable& t, const PutBytes& put, uint64_t piece_bytes) {
   const LookupView& host = t.view();
   const Table& rows = t.table();
-  const size_t n = t.rows(), width = host.width;
+  const size_t n = t.rows(), width = host.width, row_bytes = width * sizeof(Value);
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<size_t> string_columns;
   for (size_t c = 0; c < width; ++c)
     if (rows.columns[c].type.type == Type::String) string_columns.push_back(c);
-  // The block is laid out on the host as on the device and copied at once;
-  // chunks of rows fill it on threads, each chunk's strings after the last's.
-  const size_t chunks = std::max<size_t>(1, std::min<size_t>(n / 65536 + 1, static_cast<size_t>(threads) * 4));
-  auto first = [&](size_t c) { return n * c / chunks; };
-  std::vector<size_t> string_at(chunks + 1, 0);
-  parallel_for(chunks, threads, [&](size_t c, int) {
+  // Cells go in pieces of whole rows, each piece's strings in the text after
+  // the last piece's; the text is gathered on the host, then copied too.
+  const size_t piece_rows = std::max<size_t>(1, piece_bytes / std::max<size_t>(row_bytes, 1));
+  const size_t pieces = (n + piece_rows - 1) / piece_rows;
+  auto first = [&](size_t c) { return std::min(n, c * piece_rows); };
+  std::vector<size_t> string_at(pieces + 1, 0);
+  parallel_for(pieces, threads, [&](size_t c, int) {
     size_t bytes = 0;
     for (size_t r = first(c); r < first(c + 1); ++r)
       for (size_t k : string_columns)
         if (!rows.row(r)[k].null) bytes += rows.row(r)[k].s.len;
     string_at[c + 1] = bytes;
   });
-  for (size_t c = 0; c < chunks; ++c) string_at[c + 1] += string_at[c];
-  const size_t cells_at = aligned(string_at[chunks] + 1);
-  const size_t hashes_at = cells_at + aligned(n * width * sizeof(Value));
+  for (size_t c = 0; c < pieces; ++c) string_at[c + 1] += string_at[c];
+  const size_t text_bytes = string_at[pieces];
+  const size_t cells_at = aligned(text_bytes + 1);
+  const size_t hashes_at = cells_at + aligned(n * row_bytes);
   const size_t next_at = hashes_at + aligned(n * sizeof(uint64_t));
   const size_t buckets_at = next_at + aligned(n * sizeof(uint32_t));
   const size_t total = buckets_at + aligned(t.buckets().size() * sizeof(uint32_t));
   WCSV_CUDA_TRY(cudaMalloc(&mem_, total));
-  std::unique_ptr<char[]> block(new char[total]);  // filled below, padding aside
-  char* const text = block.get();
-  Value* const cells = reinterpret_cast<Value*>(block.get() + cells_at);
-  parallel_for(chunks, threads, [&](size_t c, int) {
-    size_t at = string_at[c];
-    for (size_t r = first(c); r < first(c + 1); ++r) {
-      Value* row = cells + r * width;
-      std::memcpy(static_cast<void*>(row), rows.row(r), width * sizeof(Value));
-      for (size_t k = 0; k < width; ++k) {
-        row[k].text = nullptr;  // the GPU formats no output
-        row[k].text_len = 0;
+  UninitVector<char> text(text_bytes);
+  parallel_for(pieces, threads, [&](size_t c, int) {
+    put(mem_ + cells_at + first(c) * row_bytes, (first(c + 1) - first(c)) * row_bytes, [&](char* out) {
+      size_t at = string_at[c];
+      for (size_t r = first(c); r < first(c + 1); ++r) {
+        Value* row = reinterpret_cast<Value*>(out) + (r - first(c)) * width;
+        std::memcpy(static_cast<void*>(row), rows.row(r), row_bytes);
+        for (size_t k = 0; k < width; ++k) {
+          row[k].text = nullptr;  // the GPU formats no output
+          row[k].text_len = 0;
+        }
+        for (size_t k : string_columns) {  // the string's bytes in the text; the pointer, the device's
+          if (row[k].null) continue;
+          std::memcpy(text.data() + at, row[k].s.ptr, row[k].s.len);
+          row[k].s.ptr = mem_ + at;
+          at += row[k].s.len;
+        }
       }
-      for (size_t k : string_columns) {  // the string's bytes in the block; the pointer, the device's
-        if (row[k].null) continue;
-        std::memcpy(text + at, row[k].s.ptr, row[k].s.len);
-        row[k].s.ptr = mem_ + at;
-        at += row[k].s.len;
-      }
-    }
+    });
   });
-  std::memcpy(block.get() + hashes_at, t.hashes().data(), n * sizeof(uint64_t));
-  std::memcpy(block.get() + next_at, t.next().data(), n * sizeof(uint32_t));
-  std::memcpy(block.get() + buckets_at, t.buckets().data(), t.buckets().size() * sizeof(uint32_t));
-  WCSV_CUDA_TRY(cudaMemcpy(mem_, block.get(), total, cudaMemcpyHostToDevice));
+  // Arrays the host holds as the device does, piece by piece.
+  auto copy_array = [&](size_t dev_at, const void* src, size_t bytes) {
+    const size_t count = (bytes + piece_bytes - 1) / piece_bytes;
+    parallel_for(count, threads, [&](size_t i, int) {
+      const size_t at = i * piece_bytes, len = std::min<size_t>(piece_bytes, bytes - at);
+      put(mem_ + dev_at + at, len, [&](char* out) { std::memcpy(out, static_cast<const char*>(src) + at, len); });
+    });
+  };
+  copy_array(0, text.data(), text_bytes);
+  copy_array(hashes_at, t.hashes().data(), n * sizeof(uint64_t));
+  copy_array(next_at, t.next().data(), n * sizeof(uint32_t));
+  copy_array(buckets_at, t.buckets().data(), t.buckets().size() * sizeof(uint32_t));
   view_ = host;
   view_.cells = reinterpret_cast<const Value*>(mem_ + cells_at);
   view_.hashes = reinterpret_cast<const uint64_t*>(mem_ + hashes_at);

@@ -34,7 +34,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   std::vector<Type> key_types;
   for (const ColumnType& t : spec.key_types) key_types.push_back(t.type);
   hashes_.resize(n);
-  next_.assign(n, kNoLookupRow);
+  next_.resize(n);
   // Keys in the join's key types (a number or date widened to the row key's), then hashed.
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
     char scratch[64];
@@ -49,6 +49,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
         if (ctx.status != EvalStatus::Ok) row[k] = Value::make_null();  // out of the key type's range: no match
       }
       hashes_[r] = lookup_hash(row, key_types.data(), static_cast<uint32_t>(nkeys));
+      next_[r] = kNoLookupRow;
     }
   });
   // Each part's rows, in file order: counted and placed per chunk of rows on threads.
@@ -68,7 +69,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
     part_begin[p + 1] = pos;
     max_part = std::max<size_t>(max_part, pos - part_begin[p]);
   }
-  std::vector<uint32_t> by_part(n);
+  UninitVector<uint32_t> by_part(n);
   parallel_for(chunks, threads, [&](size_t c, int) {
     for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r)
       by_part[at[c * kLookupParts + lookup_part(hashes_[r])]++] = static_cast<uint32_t>(r);
@@ -79,9 +80,10 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   uint32_t bits = 4;
   while ((size_t{1} << bits) < 2 * max_part + 2) ++bits;
   const uint32_t mask = (1u << bits) - 1;
-  buckets_.assign(static_cast<size_t>(kLookupParts) << bits, kNoLookupRow);
+  buckets_.resize(static_cast<size_t>(kLookupParts) << bits);
   parallel_for(kLookupParts, threads, [&](size_t p, int) {
     uint32_t* buckets = buckets_.data() + (p << bits);
+    std::fill(buckets, buckets + (size_t{1} << bits), kNoLookupRow);  // each part's pages faulted in on its thread
     for (size_t i = part_begin[p + 1]; i-- > part_begin[p];) {
       const uint32_t r = by_part[i];
       const Value* row = rows_.row(r);
