@@ -427,7 +427,20 @@ class CpuScan {
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
     uint32_t row_in_partition = 0;
     const bool multi_column = ncols_ > 1;
-    const bool odd_partition = pw.nul_or_high[j] != 0;
+    // A partition with bytes 0 or >= 0x80 is checked as a whole, from its
+    // first row: valid UTF-8 without a NUL, its rows need no check each. The
+    // row that runs past its end gets one still, so a character cut at the
+    // end (no line end after it: that row's) is no problem of the others.
+    bool odd_partition = pw.nul_or_high[j] != 0;
+    if (odd_partition) {
+      uint64_t at = 0;
+      const uint64_t n = end - pos;
+      const ByteIssue b = find_byte_issue_sse2(w.data + pos, n, &at);
+      const char* tail = w.data + pos + at;
+      const bool cut_at_end = b == ByteIssue::InvalidUtf8 && n - at < 4 && !std::memchr(tail, '\n', n - at) &&
+                              !std::memchr(tail, '\r', n - at);
+      odd_partition = b != ByteIssue::None && !cut_at_end;
+    }
     const StrRef file_name{src.name().data(), static_cast<uint32_t>(src.name().size())};
     while (pos < end) {
       // Ctrl-C within a partition too: with many aggregates per row a window can take many seconds.
