@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cpu/fast_row.hpp"
+#include "cpu/fast_vector.hpp"
 #include "runtime/parallel.hpp"
 
 namespace warpcsv {
@@ -55,7 +56,7 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   bool odd = false;
   for (uint64_t b = 0; b < n; b += kScanBlock) {
     const uint64_t m = n - b < kScanBlock ? n - b : kScanBlock;
-    tv = tv_compose(tv, tv_of_bytes(d, p + b, m));
+    tv = tv_compose(tv, tv_of_bytes_fast(d, p + b, m));
     odd = odd || has_nul_or_high_byte(p + b, m);
   }
   *nul_or_high = odd;
