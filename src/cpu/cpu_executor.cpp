@@ -30,6 +30,8 @@ namespace warpcsv {
 namespace {
 
 constexpr uint32_t kEvalScratch = 1 << 16;
+// Rows between parsing and their group update (see Pending): their buffers stay live.
+constexpr unsigned kRowsInFlight = 4;
 constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
 // Parts of a thread's group table: enough that the folds keep every thread
@@ -336,8 +338,8 @@ class CpuScan {
   struct Worker {
     // Two of each: the previous row's strings stay valid while the next row
     // is parsed (its group lookup is finished one row late, see Pending).
-    std::vector<char> scratch[2];    // evaluator scratch (lower/upper)
-    std::vector<char> unescaped[2];  // unescaped fields of a row
+    std::vector<char> scratch[kRowsInFlight];    // evaluator scratch (lower/upper)
+    std::vector<char> unescaped[kRowsInFlight];  // unescaped fields of a row
     std::vector<char> join_scratch;  // the join keys' strings while a row's lookup rows are found
     std::unique_ptr<PartitionedGroups> groups;
     std::vector<ArgList> lists;  // holistic aggregates: each argument's values, with their groups in `groups`
@@ -347,8 +349,10 @@ class CpuScan {
     uint8_t flags;
   };
   // A row whose keys and arguments are evaluated and whose slot is being
-  // prefetched: its lookup and updates run after the next row is parsed,
-  // which hides most of the cache miss of a large group table.
+  // prefetched: two rows later its group is prefetched, and its lookup and
+  // updates run a row after that, which hides most of the two cache misses
+  // of a large group table (slot, then group; one row ahead was too short
+  // for the slot).
   struct Pending {
     std::vector<Value> keys, x, y;
     uint64_t hash = 0, order = 0;
@@ -415,13 +419,19 @@ class CpuScan {
     }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
-    Pending pending[2];
+    Pending pending[kRowsInFlight];
     for (auto& p : pending) {
       p.keys.resize(scan.keys.size());
       p.x.resize(scan.aggs.size());
       p.y.resize(scan.aggs.size());
     }
-    unsigned parity = 0;  // buffers of the row being parsed; pending[parity ^ 1] is outstanding
+    // The buffers of the row being parsed; earlier rows' are `back` places
+    // before (kRowsInFlight - 1 back is the oldest, outstanding still).
+    unsigned cur = 0;
+    auto before = [&](unsigned back) { return (cur + kRowsInFlight - back) % kRowsInFlight; };
+    auto finish_outstanding = [&](PartitionedGroups& groups) {
+      for (unsigned back = kRowsInFlight - 1; back > 0; --back) finish_pending(groups, pending[before(back)], wk.lists);
+    };
     const bool fail_fast = s_.opts->bad_rows == BadRows::Fail;
     const bool pad_short_rows = s_.opts->bad_rows == BadRows::Pad;
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
@@ -430,15 +440,16 @@ class CpuScan {
     // A partition with bytes 0 or >= 0x80 is checked as a whole, from its
     // first row: valid UTF-8 without a NUL, its rows need no check each. The
     // row that runs past its end gets one still, so a character cut at the
-    // end (no line end after it: that row's) is no problem of the others.
+    // end (no line end after it, bytes after the end: that row's) is no
+    // problem of the others.
     bool odd_partition = pw.nul_or_high[j] != 0;
     if (odd_partition) {
       uint64_t at = 0;
       const uint64_t n = end - pos;
       const ByteIssue b = find_byte_issue_sse2(w.data + pos, n, &at);
       const char* tail = w.data + pos + at;
-      const bool cut_at_end = b == ByteIssue::InvalidUtf8 && n - at < 4 && !std::memchr(tail, '\n', n - at) &&
-                              !std::memchr(tail, '\r', n - at);
+      const bool cut_at_end = b == ByteIssue::InvalidUtf8 && n - at < 4 && end < w.size &&
+                              !std::memchr(tail, '\n', n - at) && !std::memchr(tail, '\r', n - at);
       odd_partition = b != ByteIssue::None && !cut_at_end;
     }
     const StrRef file_name{src.name().data(), static_cast<uint32_t>(src.name().size())};
@@ -493,7 +504,7 @@ class CpuScan {
       }
       // Parse the used fields into typed slots.
       bool bad = false;
-      std::vector<char>& unescaped = wk.unescaped[parity];
+      std::vector<char>& unescaped = wk.unescaped[cur];
       unescaped.clear();
       for (size_t k = 0; k < nslots && !bad; ++k) {
         const Span sp = r.empty ? Span{row_begin, row_begin, 0} : spans[k];
@@ -540,7 +551,7 @@ class CpuScan {
       // Each joined copy of the row (the row itself without joins) is filtered and aggregated or output.
       bool stop = false;
       auto one_row = [&]() {
-        EvalContext ctx = make_eval_context(wk.scratch[parity].data(), kEvalScratch);
+        EvalContext ctx = make_eval_context(wk.scratch[cur].data(), kEvalScratch);
         ctx.file = file_name;
         if (has_filter_) {
           const Value keep = eval_program(filter_, slots.data(), ctx);
@@ -553,7 +564,7 @@ class CpuScan {
           if (keep.null || keep.i == 0) return true;
         }
         if (table) {
-          Pending& p = pending[parity];
+          Pending& p = pending[cur];
           for (size_t k = 0; k < p.keys.size(); ++k)
             p.keys[k] = key_direct_[k] >= 0 ? slots[static_cast<size_t>(key_direct_[k])]
                                              : eval_program(key_progs_[k], slots.data(), ctx);
@@ -566,8 +577,10 @@ class CpuScan {
           p.order = (global_index << 32) | row_in_partition;
           p.valid = ctx.status == EvalStatus::Ok;
           table->prefetch(p.hash);
-          finish_pending(*table, pending[parity ^ 1], wk.lists);
-          parity ^= 1;  // the next row must not reuse this row's buffers
+          const Pending& ahead = pending[before(kRowsInFlight - 2)];
+          if (ahead.valid) table->prefetch_group(ahead.hash);
+          finish_pending(*table, pending[before(kRowsInFlight - 1)], wk.lists);
+          cur = before(kRowsInFlight - 1);  // its buffers are free; the later rows' are not
         } else {
           for (size_t k = 0; k < out_progs_.size(); ++k)
             row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
@@ -589,12 +602,12 @@ class CpuScan {
           add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_join(slots)));
           stop = fail_fast;
         }
-        // The copies' pending update reads this row's buffers, which the next row reuses.
-        if (table) finish_pending(*table, pending[parity ^ 1], wk.lists);
+        // The copies' pending updates read this row's buffers, which the next row reuses.
+        if (table) finish_outstanding(*table);
       }
       if (stop) break;
     }
-    if (table) finish_pending(*table, pending[parity ^ 1], wk.lists);
+    if (table) finish_outstanding(*table);
     out.rows = row_in_partition;
     out.lines = local_line;
   }

@@ -70,6 +70,17 @@ class GroupTable {
   void prefetch(uint64_t hash) const {
     if (indexed_) prefetch_read(&slots_[hash & mask_]);
   }
+  // Hints that the group in the slot for `hash` (prefetched a while before)
+  // will be read soon, when its tag is the hash's: the second miss of a
+  // lookup, its keys and state.
+  void prefetch_group(uint64_t hash) const {
+    if (!indexed_) return;
+    const uint64_t s = slots_[hash & mask_];
+    if (s == 0 || (s & 0xffffffff00000000ull) != (hash & 0xffffffff00000000ull)) return;
+    const char* b = block((s & 0xffffffffull) - 1);
+    prefetch_read(b);
+    prefetch_read(b + block_bytes_ - 1);
+  }
   // Appends n groups that differ from each other and from every group here
   // (one GPU's finished table), looking none up: fill(g, keys, state) writes
   // group g's keys and its state (already agg_init'ed) and runs on up to
@@ -177,6 +188,7 @@ class PartitionedGroups {
   size_t part_of(uint64_t hash) const { return static_cast<size_t>(part_bits(hash) & (parts_.size() - 1)); }
   GroupTable& part_for(uint64_t hash) { return parts_[part_of(hash)]; }
   void prefetch(uint64_t hash) const { parts_[part_of(hash)].prefetch(hash); }
+  void prefetch_group(uint64_t hash) const { parts_[part_of(hash)].prefetch_group(hash); }
   uint64_t hash_keys(const Value* keys) const { return parts_[0].hash_keys(keys); }
   size_t size() const;
   size_t memory_bytes() const;
