@@ -17,6 +17,7 @@
 #   BENCH_ROWS=10000000 scripts/gpu-check.sh
 #   CUDA_ARCHS=native BUILD_DIR=build-native scripts/gpu-check.sh
 #   SKIP_BUILD=1 SKIP_CTEST=1 SKIP_FOREIGN=1 scripts/gpu-check.sh
+#   GPU_TESTS_FILTER='[gpu] ~*read back in runs*' SKIP_MANY=1 BENCH_ROWS=0 scripts/gpu-check.sh  # shorter
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
@@ -73,7 +74,7 @@ fi
 diff_result=skipped
 if [ -x "$GPU_TESTS" ]; then
   step "gpu differential tests"
-  timeout 1200 "$GPU_TESTS" '[gpu]' >"$LOG/gpu_tests.log" 2>&1
+  timeout 1200 "$GPU_TESTS" "${GPU_TESTS_FILTER:-[gpu]}" >"$LOG/gpu_tests.log" 2>&1
   rc=$?
   diff_result="$(grep -E 'All tests passed|test cases:|assertions:' "$LOG/gpu_tests.log" | tr '\n' ' ')"
   grep -q 'gpu_tests: skipped' "$LOG/gpu_tests.log" && diff_result="SKIPPED ($(grep -o 'skipped: .*' "$LOG/gpu_tests.log")) $diff_result"
@@ -87,7 +88,7 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 # setting runs alone under a timeout, so the check goes on and the summary
 # says which one stops (rc 124) or differs; memcheck looks for a device fault.
 many_result=skipped
-if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
+if [ -z "${SKIP_MANY:-}" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
   step "many groups at small batches"
   MANY="$LOG/many.csv"
   awk 'BEGIN { print "k,v,x"; for (i = 0; i < 300000; i++) printf "key%d,%d,%d.25\n", (i * 7919) % 300007, i % 1000 - 500, i % 97 }' >"$MANY"
@@ -140,6 +141,18 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     [ "$n" = "?" ] && tail -20 "$LOG/sanitizer_$tool.log" >&2
     san_errors="$san_errors+$tool:$n"
   done
+  # A lookup join (the table copied through the pinned slots) and holistic
+  # lists of a string and numbers (the string listed as its bytes).
+  LOOKUP="$LOG/lookup.csv"
+  { echo 'k,name'; for i in $(seq 0 36); do echo "k$i,\"n$((i % 5)),x\""; done; } >"$LOOKUP"
+  JQ="join '$LOOKUP' on k | groupby name | agg count_distinct(s), median(v), quantile(d, 0.9), count()"
+  timeout 300 "$SAN" --tool memcheck --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 "$JQ" "$SMALL" \
+    >"$LOG/sanitizer_join_lists.log" 2>&1
+  n=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$LOG/sanitizer_join_lists.log" | grep -Eo '[0-9]+$' | tail -1)
+  san_errors="$san_errors+join/lists memcheck:${n:-?}"
+  "$WARPCSV" --device cpu "$JQ" "$SMALL" >"$LOG/join_cpu.csv" 2>&1
+  "$WARPCSV" --device gpu "$JQ" "$SMALL" >"$LOG/join_gpu.csv" 2>&1
+  cmp -s "$LOG/join_cpu.csv" "$LOG/join_gpu.csv" || san_errors="$san_errors (join/lists cpu!=gpu!)"
   san_result=${san_errors#0+}
   "$WARPCSV" --device cpu 'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
     "$SMALL" >"$LOG/small_cpu.csv" 2>&1
