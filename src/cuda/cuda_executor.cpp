@@ -38,7 +38,7 @@
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
 #include "runtime/parallel.hpp"
-#include "exec/batch_feed.hpp"
+#include "cuda/batch_feed.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
