@@ -36,6 +36,8 @@
 #include "cuda/gpu_states.hpp"
 #include "cuda/gpu_support.hpp"
 #include "cuda/pinned.hpp"
+#include "cuda/run_counters.hpp"
+#include "cuda/staging.hpp"
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
 #include "runtime/parallel.hpp"
@@ -120,6 +122,11 @@ void throw_gpu_error(cudaError_t err, const char* call, const char* file, int li
   throw e;
 }
 
+std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
+    g_tables_reused{0};
+std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
+std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0};
+
 namespace {
 
 // The plan's GPUs that exist and can run this binary, with a notice (unless
@@ -140,27 +147,6 @@ std::vector<int> usable_gpus(const DevicePlan& plan, int count, bool quiet) {
   return sel.usable;
 }
 
-std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
-    g_tables_reused{0};
-std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
-std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0};
-
-constexpr int kMaxReaders = 64;                 // host threads reading the input
-// Readers per GPU: more threads than that only compete for the cores and the
-// memory the copies use (docs/performance.md, "GPU feed").
-constexpr int kReadersPerGpu = 13;
-// Pinned slots per GPU besides one per reading thread: the pieces whose
-// copies are queued. Fewer slots stay in the host's cache between a piece's
-// read and its copy (docs/performance.md, "GPU feed").
-constexpr int kSlotsInFlightPerGpu = 6;
-constexpr int kRing = 8;       // device batch buffers per GPU
-constexpr int kReadAhead = 3;  // batches being read into them at once
-
-// The others: batches whose row kernels wait for their start states (from
-// other GPUs' vectors) or their LF and CR counts, and ones with kernels
-// queued (start_reads queues a waiting batch's rows before its buffer is read
-// into again).
-static_assert(kRing >= kReadAhead + 2, "room for a waiting batch and one with kernels queued");
 // Batches of new groups a table grows for: the batches that can be queued
 // past the last counter snapshot (a ring's worth) and the next two, so that
 // ensure_table need not stop the pipeline at every batch.
@@ -177,84 +163,6 @@ constexpr uint64_t kSlotsPerGroup = 16;
 
 // ---- one GPU ----------------------------------------------------------------
 
-// Running totals of the batches' upper bounds on new groups, key-arena
-// bytes and rows (values in each holistic list), up to and including some batch.
-struct Bounds {
-  uint64_t groups = 0, arena = 0, rows = 0;
-};
-
-// A batch buffer on a GPU, filled piece by piece through the run's pinned
-// slots: each piece's copy is queued on the GPU's copy stream as soon as the
-// piece is read.
-class GpuDestination : public BatchDestination {
- public:
-  void put(uint64_t at, uint64_t len, const std::function<void(char*)>& fill) override {
-    const PinnedSlots::Slot s = slots->take();
-    cudaEvent_t copied = nullptr;
-    try {
-      const auto t_fill = trace::now_if(tracer);
-      fill(s.mem);
-      if (tracer)
-        tracer->host("read batch " + std::to_string(span->index), "read", t_fill,
-                     {{"batch", int64_t(span->index)}, {"gpu", gpu}, {"at", int64_t(at)}, {"bytes", int64_t(len)}});
-      WCSV_CUDA_TRY(cudaSetDevice(gpu));
-      // (Another reader's piece may be queued between the exchange and the
-      // record: the copy's start is then a piece late.)
-      if (tracer && !copy_begun.exchange(true)) WCSV_CUDA_TRY(cudaEventRecord(copy_begin, copy));
-      WCSV_CUDA_TRY(cudaMemcpyAsync(dev + at, s.mem, len, cudaMemcpyHostToDevice, copy));
-      copied = piece_copied[s.index];
-      WCSV_CUDA_TRY(cudaEventRecord(copied, copy));
-    } catch (...) {
-      (void)cudaStreamSynchronize(copy);  // a queued copy may still read the slot
-      slots->give(s.index, nullptr);
-      throw;
-    }
-    slots->give(s.index, copied);
-  }
-
-  PinnedSlots* slots = nullptr;
-  const cudaEvent_t* piece_copied = nullptr;  // the GPU's event for each slot
-  cudaStream_t copy = nullptr;  // the buffer's
-  int gpu = 0;
-  char* dev = nullptr;  // the buffer
-  // --trace (set by Gpu::start_trace for a run): each piece's read, and
-  // copy_begin recorded on `copy` before the batch's first piece's copy.
-  trace::Tracer* tracer = nullptr;
-  const BatchSpan* span = nullptr;  // the batch being read
-  cudaEvent_t copy_begin = nullptr;
-  std::atomic<bool> copy_begun{false};
-};
-
-// What the host reads of a batch's first phase.
-struct BatchSummary {
-  TransitionVector tv;  // the vector of the batch's own bytes
-  uint32_t newlines;    // its LF and CR bytes
-};
-
-struct Buffer {
-  char* dev = nullptr;  // kBatchLead + batch + tail bytes, as BatchFeed fills a buffer
-  GpuDestination dest;  // fills dev
-  // The pieces' copies into dev, on a stream of this buffer's own: `copied`
-  // then marks this batch's pieces, not the next batches' (read at the same
-  // time). (More streams per buffer, pieces taking turns, were no
-  // faster.)
-  cudaStream_t copy = nullptr;
-  BatchRead read;       // the batch read into it; its span stays until the next read starts
-  BatchVectors v{};
-  cudaEvent_t computed = nullptr;  // the batch's kernels finished: the buffer is free
-  cudaEvent_t copied = nullptr;
-  bool used = false;
-  Bounds through;  // bound totals up to this batch
-  // Timing events around the batch's vector kernels and row kernels, for
-  // --profile's GPU busy times; `*_queued`: recorded for this batch.
-  cudaEvent_t vector_at[2] = {}, rows_at[2] = {};
-  bool vector_queued = false, rows_queued = false;
-  // Pinned: the batch's vector, read by the host callback that publishes it,
-  // and its LF and CR count (rows_bound), on the host once vector_at[1] is done.
-  BatchSummary* summary_host = nullptr;
-  StateChain* chain = nullptr;
-};
-
 // Device copies of the plan's programs, laid out in one allocation.
 struct ProgramBlob {
   std::vector<char> bytes;
@@ -265,28 +173,6 @@ struct ProgramBlob {
     return at;
   }
 };
-
-// Forgets a group table's device arrays, all but the key arena (they are not
-// freed here).
-void clear_table_arrays(GpuTable& t) noexcept {
-  t.slots = nullptr;
-  t.hashes = nullptr;
-  t.keys = nullptr;
-  t.words = nullptr;
-}
-
-// Frees a group table's device arrays on the current device (null ones are
-// skipped), the key arena too unless `keep_arena`, and empties them.
-void free_table_arrays(GpuTable& t, bool keep_arena = false) noexcept {
-  for (void* p : {static_cast<void*>(t.slots), static_cast<void*>(t.hashes), static_cast<void*>(t.keys),
-                  static_cast<void*>(t.words)})
-    cudaFree(p);
-  clear_table_arrays(t);
-  if (!keep_arena) {
-    cudaFree(t.arena);
-    t.arena = nullptr;
-  }
-}
 
 // Arrays being made for a table: freed when the scope ends, by an error too,
 // unless handed over (release()). The arena is the owner's when it is kept.
@@ -334,225 +220,6 @@ class DeviceAllocs {
  private:
   std::vector<void*> held_;
 };
-
-// A GPU's staging for batches of one size: the device buffers of its ring,
-// the batches' vectors, the row scratch, streams, events and counters.
-// Building it is much of a GPU's start-up once its context is up, so the
-// process keeps the last one of each GPU for the next run there (see
-// take_staging), as it keeps the pinned slots (take_slots).
-struct Staging {
-  int id;
-  uint64_t batch, buffer_bytes;  // own bytes of a batch; bytes of a ring buffer
-  GpuShape shape;  // what its launches are sized by
-  cudaStream_t copy = nullptr, compute = nullptr;  // copy: tables back to the host
-  Buffer ring[kRing];
-  BatchSummary* summary_host = nullptr;  // pinned, one per ring buffer
-  GpuScratch scratch{};
-  GpuCounters* counters = nullptr;   // on the GPU; zeroed for each run
-  GpuCounters* snap_host = nullptr;  // pinned, one per ring slot
-  cudaEvent_t snap_done[kRing] = {};
-  std::vector<cudaEvent_t> piece_copied;  // one per pinned slot, recorded after its piece's copy
-  cudaEvent_t download_filled[2] = {};    // on `copy`: a half of the slots holds a piece of a table
-  // On `copy` before the first piece of a run and after each batch's last:
-  // --profile's copy time, start to end.
-  cudaEvent_t copy_span[2] = {};
-  // The group table the last run left, for the next run with as many key
-  // and aggregate words (gcap 0: none): clearing a kept table costs a
-  // fraction of allocating and freeing one of tens of millions of groups.
-  GpuTable table{};
-  int table_nkeys = 0, table_nwords = 0;
-
-  Staging(int gpu, uint64_t batch_bytes, uint64_t buffer, int slots)
-      : id(gpu), batch(batch_bytes), buffer_bytes(buffer) {
-    try {
-      allocate(slots);
-    } catch (...) {
-      release();  // what was made before the failure
-      throw;
-    }
-  }
-  ~Staging() { release(); }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-
-  bool fits(uint64_t batch_bytes, uint64_t buffer) const { return batch == batch_bytes && buffer_bytes == buffer; }
-
-  // Frees the kept group table.
-  void free_table() noexcept {
-    cudaSetDevice(id);
-    free_table_arrays(table);
-    table = GpuTable{};
-  }
-
- private:
-  void allocate(int slots) {
-    WCSV_CUDA_TRY(cudaSetDevice(id));
-    shape = gpu_shape(id);
-    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
-    WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
-    WCSV_CUDA_TRY(cudaMalloc(&counters, sizeof(GpuCounters)));
-    const uint64_t nseg = segments_of(batch) + 1;
-    WCSV_CUDA_TRY(cudaMallocHost(&summary_host, sizeof(BatchSummary) * kRing));
-    for (int i = 0; i < kRing; ++i) {
-      Buffer& b = ring[i];
-      WCSV_CUDA_TRY(cudaStreamCreateWithFlags(&b.copy, cudaStreamNonBlocking));
-      WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
-      WCSV_CUDA_TRY(cudaEventCreateWithFlags(&b.computed, cudaEventDisableTiming));
-      for (cudaEvent_t* e : {b.vector_at, b.vector_at + 1, b.rows_at, b.rows_at + 1}) WCSV_CUDA_TRY(cudaEventCreate(e));
-      WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * sizeof(TransitionVector)));
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * sizeof(TransitionVector)));
-      WCSV_CUDA_TRY(cudaMalloc(&b.v.census, 2 * sizeof(uint32_t)));
-      b.summary_host = summary_host + i;
-      b.dest.copy = b.copy;
-      b.dest.gpu = id;
-      b.dest.dev = b.dev;
-    }
-    WCSV_CUDA_TRY(cudaMalloc(&scratch.counts, nseg * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch.offsets, (nseg + 1) * 4));
-    WCSV_CUDA_TRY(cudaMalloc(&scratch.rows, (batch + 1) * 4));
-    scratch.cub_bytes = scan_temp_bytes(nseg);
-    WCSV_CUDA_TRY(cudaMalloc(&scratch.cub_temp, scratch.cub_bytes));
-    scratch.seg_cap = nseg;
-    scratch.row_cap = batch;
-    WCSV_CUDA_TRY(cudaMallocHost(&snap_host, sizeof(GpuCounters) * kRing));
-    for (auto& e : snap_done) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    for (auto& e : copy_span) WCSV_CUDA_TRY(cudaEventCreate(&e));
-    for (auto& e : download_filled) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    make_piece_events(slots);
-  }
-
- public:
-  // An event per pinned slot (another run may use another slot count), to
-  // which the ring's destinations refer.
-  void make_piece_events(int slots) {
-    WCSV_CUDA_TRY(cudaSetDevice(id));
-    for (cudaEvent_t e : piece_copied)
-      if (e) cudaEventDestroy(e);
-    piece_copied.assign(static_cast<size_t>(slots), nullptr);
-    for (auto& e : piece_copied) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    for (Buffer& b : ring) b.dest.piece_copied = piece_copied.data();
-  }
-
- private:
-
-  // Frees what allocate() made (members it did not reach are null).
-  void release() noexcept {
-    cudaSetDevice(id);
-    cudaDeviceSynchronize();
-    free_table();
-    for (auto& b : ring) {
-      cudaFree(b.dev);
-      cudaFree(b.v.tv);
-      cudaFree(b.v.prefix);
-      cudaFree(b.v.census);
-      for (cudaEvent_t e : {b.copied, b.computed, b.vector_at[0], b.vector_at[1], b.rows_at[0], b.rows_at[1]})
-        if (e) cudaEventDestroy(e);
-      if (b.copy) cudaStreamDestroy(b.copy);
-    }
-    cudaFreeHost(summary_host);
-    cudaFree(scratch.counts);
-    cudaFree(scratch.offsets);
-    cudaFree(scratch.rows);
-    cudaFree(scratch.cub_temp);
-    cudaFree(counters);
-    cudaFreeHost(snap_host);
-    for (cudaEvent_t e : snap_done)
-      if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : copy_span)
-      if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : piece_copied)
-      if (e) cudaEventDestroy(e);
-    for (cudaEvent_t e : download_filled)
-      if (e) cudaEventDestroy(e);
-    if (copy) cudaStreamDestroy(copy);
-    if (compute) cudaStreamDestroy(compute);
-    (void)cudaGetLastError();
-  }
-};
-
-// What the process keeps for its next run: the staging each GPU used last,
-// by GPU, and the pinned slots. Never destroyed at exit (CUDA may already be
-// torn down by then; the driver frees them with the process). One of each
-// per GPU, and one set of slots, so memory stays bounded.
-struct Shelf {
-  std::mutex m;
-  std::map<int, std::unique_ptr<Staging>> stagings;
-  std::unique_ptr<PinnedSlots> slots;
-};
-Shelf& shelf() {
-  static auto* kept = new Shelf();
-  return *kept;
-}
-
-// Host threads that read for `ngpus` GPUs (the pool's helpers; the GPU
-// threads read too while they wait), within the run's `threads`.
-int read_helpers(size_t ngpus, int threads) {
-  return std::max(0, std::min({threads - 1, kReadersPerGpu * static_cast<int>(ngpus), kMaxReaders}));
-}
-
-// Room for pinned slots with any GPU count on `threads` threads: two per
-// thread and a few. pin_count picks how many a run uses.
-int slot_capacity(int threads) { return 2 * std::min(threads, kMaxReaders) + 4; }
-int pin_count(size_t ngpus, int threads) {
-  return read_helpers(ngpus, threads) + static_cast<int>(ngpus) * (1 + kSlotsInFlightPerGpu);
-}
-
-// Room for `capacity` pinned slots: the kept ones when they fit, else new
-// ones (the first `likely` faulted in, none pinned yet).
-std::unique_ptr<PinnedSlots> take_slots(int capacity, int likely) {
-  std::unique_ptr<PinnedSlots> kept;
-  {
-    std::lock_guard<std::mutex> l(shelf().m);
-    kept = std::move(shelf().slots);
-  }
-  if (kept && kept->capacity() == capacity && kept->slot_bytes() == kReadPiece) return kept;
-  kept.reset();  // another size: its memory goes before the new one is made
-  ++g_stagings_built;
-  return std::make_unique<PinnedSlots>(capacity, kReadPiece, likely);
-}
-
-void shelve_slots(std::unique_ptr<PinnedSlots> s) {
-  std::lock_guard<std::mutex> l(shelf().m);
-  shelf().slots.swap(s);  // ones another run left, if any, are freed after the lock
-}
-
-// GPU `id`'s staging for batches of `batch` bytes in buffers of `buffer_bytes`
-// with events for `slots` pinned slots: the one kept from an earlier run when
-// it fits, else a new one.
-std::unique_ptr<Staging> take_staging(int id, uint64_t batch, uint64_t buffer_bytes, int slots) {
-  std::unique_ptr<Staging> kept;
-  {
-    std::lock_guard<std::mutex> l(shelf().m);
-    const auto it = shelf().stagings.find(id);
-    if (it != shelf().stagings.end()) {
-      kept = std::move(it->second);
-      shelf().stagings.erase(it);
-    }
-  }
-  if (kept && kept->fits(batch, buffer_bytes)) {
-    if (kept->piece_copied.size() != static_cast<size_t>(slots)) kept->make_piece_events(slots);
-    return kept;
-  }
-  kept.reset();  // another batch size: its memory goes before the new one is made
-  ++g_stagings_built;
-  return std::make_unique<Staging>(id, batch, buffer_bytes, slots);
-}
-
-// Keeps `s` for the next run on its GPU (in place of one another run there
-// left), unless the GPU reports an error: then it is freed.
-void shelve_staging(std::unique_ptr<Staging> s) {
-  if (cudaSetDevice(s->id) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
-    (void)cudaGetLastError();
-    return;  // a failed GPU: freed (as far as it can be) here, not kept
-  }
-  for (Buffer& b : s->ring) {
-    b.used = b.vector_queued = b.rows_queued = false;
-    b.chain = nullptr;
-  }
-  std::lock_guard<std::mutex> l(shelf().m);
-  shelf().stagings[s->id].swap(s);  // one another run left there, if any, is freed after the lock
-}
 
 class Gpu {
  public:
