@@ -201,7 +201,7 @@ if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ "$ROWS" != 0 ]; then
   # The feed as warpcsv runs it (its readers and slots for these GPUs), with
   # no kernels: the second of two rounds (the first pays for first touches).
   # 13 and 7 per GPU: kReadersPerGpu and 1 + kSlotsInFlightPerGpu in
-  # src/cuda/cuda_executor.cpp (read_helpers, pin_count); keep them together.
+  # src/cuda/staging.cpp (read_helpers, pin_count); keep them together.
   readers=$(( JOBS - 1 < 13 * gpus ? JOBS - 1 : 13 * gpus ))
   "$NVCC" -O2 -std=c++17 -arch=native -Xcompiler -mavx2,-mclflushopt -o "$BUILD/feed_ceiling" \
     "$ROOT/tools/lab/feed_ceiling.cu" >"$LOG/feed.log" 2>&1 &&

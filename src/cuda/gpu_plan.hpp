@@ -1,6 +1,7 @@
-// Plain structs shared by the CUDA host glue (cuda_executor.cpp) and the
-// kernels (kernels.cu): the plan as the device reads it, the resident group
-// table, one batch of input bytes, and the launchers. Kernels stay private.
+// Plain structs shared by the CUDA host glue (cuda_executor.cpp, gpu*.cpp,
+// staging.cpp) and the kernels (kernels.cu): the plan as the device reads it,
+// the resident group table, one batch of input bytes, and the launchers.
+// Kernels stay private.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -56,7 +56,7 @@ class PinnedSlots {
   PinnedSlots(int capacity, uint64_t slot_bytes, int likely);
   // Page-locks the first `count` slots (at most the capacity) and hands out
   // only those: the fewer slots, the more of them stay in the host's cache
-  // (see pin_count in cuda_executor.cpp). Called before a run's readers
+  // (see pin_count in staging.cpp). Called before a run's readers
   // start, with no copy reading a slot.
   void pin(int count);
   int capacity() const { return capacity_; }

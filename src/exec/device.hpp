@@ -13,7 +13,7 @@
 namespace warpcsv {
 
 // Bytes per GPU batch unless --chunk-size is given: batches sit at fixed
-// offsets of the input (see exec/batch_feed.hpp).
+// offsets of the input (see cuda/batch_feed.hpp).
 constexpr uint64_t kGpuBatchBytes = 32ull << 20;
 
 // Bytes read after a GPU batch so that the row starting last in it can be

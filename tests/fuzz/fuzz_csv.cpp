@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/batch_feed.hpp"
+#include "cuda/batch_feed.hpp"
 #include "exec/partitioner.hpp"
 #include "warpcsv/core/tokenize.hpp"
 

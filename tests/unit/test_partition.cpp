@@ -1,7 +1,7 @@
 // partition_window (exec/partitioner.hpp) on seeded random CSV text at many chunk sizes: the
 // row starts found by walking the partitions equal a sequential scan's, and `ready` /
 // `consumed` are right when the window does not reach the end of input. The same for the
-// fixed-offset batches of exec/batch_feed.hpp (the CUDA executor's input), from files and
+// fixed-offset batches of cuda/batch_feed.hpp (the CUDA executor's input), from files and
 // from streams.
 #include <algorithm>
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "exec/batch_feed.hpp"
+#include "cuda/batch_feed.hpp"
 #include "exec/partitioner.hpp"
 #include "exec/scan.hpp"
 #include "test_files.hpp"
@@ -228,7 +228,7 @@ TEST_CASE("partition_window: inline boundary cases") {
   }
 }
 
-// ---- fixed-offset batches (exec/batch_feed.hpp), as the CUDA executor reads them ----------
+// ---- fixed-offset batches (cuda/batch_feed.hpp), as the CUDA executor reads them ----------
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "exec/batch_feed.hpp"
+#include "cuda/batch_feed.hpp"
 
 #include <algorithm>
 #include <chrono>
