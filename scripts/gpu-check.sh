@@ -17,7 +17,7 @@
 #   BENCH_ROWS=10000000 scripts/gpu-check.sh
 #   CUDA_ARCHS=native BUILD_DIR=build-native scripts/gpu-check.sh
 #   SKIP_BUILD=1 SKIP_CTEST=1 SKIP_FOREIGN=1 scripts/gpu-check.sh
-#   GPU_TESTS_FILTER='[gpu] ~*read back in runs*' SKIP_MANY=1 BENCH_ROWS=0 scripts/gpu-check.sh  # shorter
+#   GPU_TESTS_FILTER='gpu: lookup joins*' SKIP_MANY=1 BENCH_ROWS=0 scripts/gpu-check.sh  # shorter
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
