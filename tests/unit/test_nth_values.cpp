@@ -20,8 +20,8 @@ using namespace warpcsv;
 
 namespace {
 
-// Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with `nlists` empty lists.
-HolisticGroups empty_groups(const Plan& plan, size_t ngroups, size_t nlists = 1) {
+// Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with empty lists.
+HolisticGroups empty_groups(const Plan& plan, size_t ngroups) {
   HolisticGroups hg;
   hg.layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
   hg.layout->key_types.resize(plan.group_keys);
@@ -32,7 +32,35 @@ HolisticGroups empty_groups(const Plan& plan, size_t ngroups, size_t nlists = 1)
     REQUIRE(hg.groups->group_of(hg.groups->find_or_insert(&k, hg.groups->hash_keys(&k))) == g);
   }
   hg.from_lists = true;
-  hg.lists.resize(nlists);
+  hg.lists.resize(1);
+  return hg;
+}
+
+using Listed = std::vector<std::pair<uint32_t, Value>>;  // (group, value) in row order
+
+// The groups with the values listed as a GPU hands them back: one list of
+// keys, sorted by group and key.
+HolisticGroups from_gpu_list(const Plan& plan, size_t ngroups, Type t, const Listed& items) {
+  HolisticGroups hg = empty_groups(plan, ngroups);
+  std::vector<std::pair<uint32_t, uint64_t>> keyed;
+  for (const auto& [g, v] : items) keyed.emplace_back(g, holistic_key(v, t));
+  std::sort(keyed.begin(), keyed.end());
+  ArgList list(t);
+  uint32_t* groups = nullptr;
+  uint64_t* keys = nullptr;
+  list.fill_sorted(keyed.size(), &groups, &keys);
+  for (size_t i = 0; i < keyed.size(); ++i) groups[i] = keyed[i].first, keys[i] = keyed[i].second;
+  hg.lists[0].push_back(std::move(list));
+  finish_holistic_lists(plan, hg, 2);
+  return hg;
+}
+
+// The same values as the CPU executor's threads list them: three lists, unsorted.
+HolisticGroups from_thread_lists(const Plan& plan, size_t ngroups, Type t, const Listed& items) {
+  HolisticGroups hg = empty_groups(plan, ngroups);
+  for (int w = 0; w < 3; ++w) hg.lists[0].emplace_back(t);
+  for (size_t i = 0; i < items.size(); ++i) hg.lists[0][i % 3].add(items[i].first, items[i].second);
+  finish_holistic_lists(plan, hg, 2);
   return hg;
 }
 
@@ -58,23 +86,10 @@ TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of
     for (const auto& [g, v] : items) sorted[g].push_back(v);
     for (auto& s : sorted) std::sort(s.begin(), s.end());
 
-    HolisticGroups from_gpu = empty_groups(plan, kGroups);
-    ArgList gpu_list(Type::Int);
-    std::vector<std::pair<uint32_t, uint64_t>> keyed;
-    for (const auto& [g, v] : items) keyed.emplace_back(g, holistic_key(Value::of_int(v), Type::Int));
-    std::sort(keyed.begin(), keyed.end());
-    uint32_t* groups = nullptr;
-    uint64_t* keys = nullptr;
-    gpu_list.fill_sorted(keyed.size(), &groups, &keys);
-    for (size_t i = 0; i < keyed.size(); ++i) groups[i] = keyed[i].first, keys[i] = keyed[i].second;
-    from_gpu.lists[0].push_back(std::move(gpu_list));
-    finish_holistic_lists(plan, from_gpu, 2);
-
-    HolisticGroups from_threads = empty_groups(plan, kGroups);
-    for (int t = 0; t < 3; ++t) from_threads.lists[0].emplace_back(Type::Int);
-    for (size_t i = 0; i < items.size(); ++i)
-      from_threads.lists[0][i % 3].add(items[i].first, Value::of_int(items[i].second));
-    finish_holistic_lists(plan, from_threads, 2);
+    Listed values;
+    for (const auto& [g, v] : items) values.emplace_back(g, Value::of_int(v));
+    const HolisticGroups from_gpu = from_gpu_list(plan, kGroups, Type::Int, values);
+    const HolisticGroups from_threads = from_thread_lists(plan, kGroups, Type::Int, values);
 
     for (size_t g = 0; g < kGroups; ++g)
       for (size_t h = 0; h < nh; ++h) {
@@ -108,22 +123,10 @@ TEST_CASE("holistic lists: strings listed as their keys (a GPU's) give the value
     items.emplace_back(static_cast<uint32_t>(1 + rng() % (kGroups - 1)), pool[rng() % (i % 3 ? 4 : pool.size())]);
   auto str = [](const std::string& t) { return Value::of_str(t.data(), static_cast<uint32_t>(t.size())); };
 
-  HolisticGroups from_gpu = empty_groups(plan, kGroups);
-  std::vector<std::pair<uint32_t, uint64_t>> keyed;
-  for (const auto& [g, v] : items) keyed.emplace_back(g, holistic_key(str(v), Type::String));
-  std::sort(keyed.begin(), keyed.end());
-  ArgList gpu_list(Type::String);
-  uint32_t* groups = nullptr;
-  uint64_t* keys = nullptr;
-  gpu_list.fill_sorted(keyed.size(), &groups, &keys);
-  for (size_t i = 0; i < keyed.size(); ++i) groups[i] = keyed[i].first, keys[i] = keyed[i].second;
-  from_gpu.lists[0].push_back(std::move(gpu_list));
-  finish_holistic_lists(plan, from_gpu, 2);
-
-  HolisticGroups from_threads = empty_groups(plan, kGroups);
-  for (int t = 0; t < 3; ++t) from_threads.lists[0].emplace_back(Type::String);
-  for (size_t i = 0; i < items.size(); ++i) from_threads.lists[0][i % 3].add(items[i].first, str(items[i].second));
-  finish_holistic_lists(plan, from_threads, 2);
+  Listed values;
+  for (const auto& [g, v] : items) values.emplace_back(g, str(v));
+  const HolisticGroups from_gpu = from_gpu_list(plan, kGroups, Type::String, values);
+  const HolisticGroups from_threads = from_thread_lists(plan, kGroups, Type::String, values);
 
   size_t strings_seen = 0;
   for (size_t g = 0; g < kGroups; ++g)
