@@ -130,14 +130,19 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
       echo "k$((i % 37)),$((i * 7 % 1001 - 500)),$((i % 13)).$((i % 7))5,\"t,$((i % 5))\"\"x\""
     done
   } >"$SMALL"
+  # The errors a log counts, or ?: memcheck ends with "ERROR SUMMARY: N errors",
+  # racecheck with "RACECHECK SUMMARY: N hazards".
+  sanitizer_count() {
+    local n
+    n=$(grep -Eo '(ERROR SUMMARY|RACECHECK SUMMARY): [0-9]+' "$1" | grep -Eo '[0-9]+$' | tail -1)
+    echo "${n:-?}"
+  }
   san_errors=0
   for tool in memcheck racecheck; do
     timeout 300 "$SAN" --tool "$tool" --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 \
       'filter v > -400 | groupby k, s | agg count(), sum(v), var(d), min(d), max(v), corr(v, d)' \
       "$SMALL" >"$LOG/sanitizer_$tool.log" 2>&1
-    # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: N hazards".
-    n=$(grep -Eo '(ERROR SUMMARY|RACECHECK SUMMARY): [0-9]+' "$LOG/sanitizer_$tool.log" | grep -Eo '[0-9]+$' | tail -1)
-    n=${n:-"?"}
+    n=$(sanitizer_count "$LOG/sanitizer_$tool.log")
     [ "$n" = "?" ] && tail -20 "$LOG/sanitizer_$tool.log" >&2
     san_errors="$san_errors+$tool:$n"
   done
@@ -148,8 +153,7 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
   JQ="join '$LOOKUP' on k | groupby name | agg count_distinct(s), median(v), quantile(d, 0.9), count()"
   timeout 300 "$SAN" --tool memcheck --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 "$JQ" "$SMALL" \
     >"$LOG/sanitizer_join_lists.log" 2>&1
-  n=$(grep -Eo 'ERROR SUMMARY: [0-9]+' "$LOG/sanitizer_join_lists.log" | grep -Eo '[0-9]+$' | tail -1)
-  san_errors="$san_errors+join/lists memcheck:${n:-?}"
+  san_errors="$san_errors+join/lists memcheck:$(sanitizer_count "$LOG/sanitizer_join_lists.log")"
   "$WARPCSV" --device cpu "$JQ" "$SMALL" >"$LOG/join_cpu.csv" 2>&1
   "$WARPCSV" --device gpu "$JQ" "$SMALL" >"$LOG/join_gpu.csv" 2>&1
   cmp -s "$LOG/join_cpu.csv" "$LOG/join_gpu.csv" || san_errors="$san_errors (join/lists cpu!=gpu!)"

@@ -336,8 +336,8 @@ class CpuScan {
   }
 
   struct Worker {
-    // Two of each: the previous row's strings stay valid while the next row
-    // is parsed (its group lookup is finished one row late, see Pending).
+    // One of each per row in flight: a row's strings stay valid until its
+    // group update, kRowsInFlight - 1 rows later (see Pending).
     std::vector<char> scratch[kRowsInFlight];    // evaluator scratch (lower/upper)
     std::vector<char> unescaped[kRowsInFlight];  // unescaped fields of a row
     std::vector<char> join_scratch;  // the join keys' strings while a row's lookup rows are found

@@ -145,14 +145,8 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   p.nwords = std::max(1, word);
   // Joins: the tables and key programs are set per GPU (upload_plan).
   p.njoins = static_cast<int32_t>(s.joins.size());
-  for (size_t j = 0; j < s.joins.size(); ++j) {
-    const JoinSpec& spec = plan.joins[static_cast<size_t>(s.joins[j].join)];
-    JoinView& v = p.joins[j];
-    for (size_t k = 0; k < spec.key_types.size(); ++k) v.key_types[k] = spec.key_types[k].type;
-    v.first_slot = s.joins[j].first_slot;
-    v.width = s.joins[j].width;
-    v.left = spec.left;
-  }
+  for (size_t j = 0; j < s.joins.size(); ++j)
+    p.joins[j] = join_view_shape(plan.joins[static_cast<size_t>(s.joins[j].join)], s.joins[j].first_slot);
   return p;
 }
 

@@ -336,11 +336,7 @@ Value value_at(const Source& src, uint64_t source) {
 // misorders them); a string's 8 bytes from `skip` (a prefix every value
 // shares: ids like id0000002644 differ only after it).
 uint64_t sort_prefix(const Value& v, Type t, uint32_t skip, bool wide) {
-  if (t == Type::String) {
-    uint64_t p = 0;
-    for (uint32_t i = skip; i < skip + 8; ++i) p = (p << 8) | (i < v.s.len ? static_cast<uint8_t>(v.s.ptr[i]) : 0u);
-    return p;
-  }
+  if (t == Type::String) return skip < v.s.len ? string_prefix8(v.s.ptr + skip, v.s.len - skip) : 0;
   if (wide) return static_cast<uint64_t>(static_cast<uint128>(v.i) >> 64) ^ (1ull << 63);
   return holistic_key(v, t);
 }
@@ -780,14 +776,15 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
     std::vector<ArgList>& lists = hg.lists[a];
     bool keys = true;
     for (const ArgList& l : lists) keys &= l.form() == ArgList::Form::Keys;
+    const std::vector<size_t> hs = specs_over(plan, key);
     if (!keys) {
-      source_values(plan, specs_over(plan, key), arg, ListSource{lists}, ngroups, threads, hg.values);
+      source_values(plan, hs, arg, ListSource{lists}, ngroups, threads, hg.values);
       continue;
     }
-    key_list_values(plan, specs_over(plan, key), arg, lists, ngroups, threads, hg.values);
+    key_list_values(plan, hs, arg, lists, ngroups, threads, hg.values);
     if (arg.type != Type::String) continue;
     // A string value taken from its key (a count is not one) gets its bytes.
-    for (size_t h : specs_over(plan, key)) {
+    for (size_t h : hs) {
       if (plan.holistic[h].result.type != Type::String) continue;
       for (size_t g = 0; g < ngroups; ++g) {
         Value& v = hg.values[g * nh + h];

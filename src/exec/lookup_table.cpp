@@ -106,17 +106,20 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
                      static_cast<uint32_t>(width), static_cast<uint32_t>(nkeys)};
 }
 
-JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,
-                        int first_slot) {
+JoinView join_view_shape(const JoinSpec& spec, int first_slot) {
   JoinView j{};
-  j.table = table.view();
-  for (size_t k = 0; k < keys.size(); ++k) {
-    j.keys[k] = keys[k].view();
-    j.key_types[k] = spec.key_types[k].type;
-  }
+  for (size_t k = 0; k < spec.key_types.size(); ++k) j.key_types[k] = spec.key_types[k].type;
   j.first_slot = first_slot;
   j.width = static_cast<int32_t>(spec.columns.size());
   j.left = spec.left;
+  return j;
+}
+
+JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,
+                        int first_slot) {
+  JoinView j = join_view_shape(spec, first_slot);
+  j.table = table.view();
+  for (size_t k = 0; k < keys.size(); ++k) j.keys[k] = keys[k].view();
   return j;
 }
 

@@ -38,6 +38,9 @@ class LookupTable {
   LookupView view_{};
 };
 
+// Join `spec`'s view but for its table and key programs: the key types, the
+// slots from `first_slot` on that its lookup rows fill, inner or left.
+JoinView join_view_shape(const JoinSpec& spec, int first_slot);
 // How host code runs join `spec` over `table`: its key programs over a row's
 // slots, and the slots from `first_slot` on that its lookup rows fill.
 JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,

@@ -202,6 +202,13 @@ WCSV_HD inline double agg_float_of_key(int64_t k) {
 // as the bytes do, a prefix first). The key is the whole value:
 // holistic_value_of_key gives it back (a string's as the int
 // string_of_holistic_key reads).
+// The first 8 bytes of p[0, n), big-endian and zero-padded: keys that order
+// as the bytes do (a prefix first).
+WCSV_HD inline uint64_t string_prefix8(const char* p, uint32_t n) {
+  uint64_t k = 0;
+  for (uint32_t i = 0; i < 8; ++i) k = (k << 8) | (i < n ? static_cast<uint8_t>(p[i]) : 0u);
+  return k;
+}
 WCSV_HD inline bool holistic_key_fits(const Value& v, Type t) {
   if (t == Type::String) {
     if (v.s.len > 8) return false;
@@ -213,11 +220,7 @@ WCSV_HD inline bool holistic_key_fits(const Value& v, Type t) {
 }
 WCSV_HD inline uint64_t holistic_key(const Value& v, Type t) {
   constexpr uint64_t kSign = 1ull << 63;
-  if (t == Type::String) {
-    uint64_t k = 0;
-    for (uint32_t i = 0; i < 8; ++i) k = (k << 8) | (i < v.s.len ? static_cast<uint8_t>(v.s.ptr[i]) : 0u);
-    return k;
-  }
+  if (t == Type::String) return string_prefix8(v.s.ptr, v.s.len);
   if (t == Type::Float) return static_cast<uint64_t>(agg_float_key(v.f == 0 ? 0.0 : v.f)) ^ kSign;
   return static_cast<uint64_t>(static_cast<int64_t>(v.i)) ^ kSign;
 }
