@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/options.hpp"
+#include "ranks/ranks.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/run.hpp"
 #include "warpcsv/signals.hpp"
@@ -34,37 +35,68 @@ int finish_stdout(int code) {
   return code;
 }
 
-int run(int argc, char** argv) {
+// How the run ended: its exit code, and what to print on stderr.
+struct Ending {
+  int code = warpcsv::kExitOk;
+  std::string message;
+  std::string detail;
+  bool own = true;      // the rank's own failure, not a reaction to another rank's
+  bool agreed = false;  // every rank knows it already
+};
+
+Ending run(int argc, char** argv) {
   const char* debug = std::getenv("WARPCSV_DEBUG");
   bool show_detail = debug && *debug && std::strcmp(debug, "0") != 0;
+  Ending end;
+  auto failed = [&](int code, const std::string& message, const std::string& detail = "") {
+    end.code = code;
+    end.message = message;
+    if (show_detail) end.detail = detail;
+  };
   try {
     warpcsv::Options opts = warpcsv::parse_options(argc, argv);
     show_detail = show_detail || opts.profile;
     int code = warpcsv::run_process_pipeline(opts);
-    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
-    return finish_stdout(code);
+    end.code = warpcsv::interrupted() ? warpcsv::interrupt_exit_code() : finish_stdout(code);
   } catch (const warpcsv::EarlyExit& e) {
-    std::fputs(e.text.c_str(), stdout);
-    return finish_stdout(warpcsv::kExitOk);
+    if (warpcsv::Ranks::rank() == 0) std::fputs(e.text.c_str(), stdout);
+    end.code = finish_stdout(warpcsv::kExitOk);
   } catch (const warpcsv::OutputClosed&) {
-    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
-    return warpcsv::kExitOk;
+    end.code = warpcsv::interrupted() ? warpcsv::interrupt_exit_code() : warpcsv::kExitOk;
+  } catch (const warpcsv::AgreedFailure& e) {
+    failed(e.exit_code(), e.what());
+    end.agreed = true;
   } catch (const warpcsv::Error& e) {
-    // An executor that noticed a signal may throw anything; the signal wins.
-    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
-    print_error(e.what());
-    if (show_detail && !e.detail.empty()) print_error("detail: " + e.detail);
-    return e.exit_code();
+    failed(e.exit_code(), e.what(), e.detail);
+    end.own = dynamic_cast<const warpcsv::OtherRankFailed*>(&e) == nullptr;
   } catch (const std::bad_alloc&) {
-    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
-    print_error("out of memory; try a smaller --chunk-size or fewer --threads");
-    return warpcsv::kExitResource;
+    failed(warpcsv::kExitResource, "out of memory; try a smaller --chunk-size or fewer --threads");
   } catch (const std::exception& e) {
-    if (warpcsv::interrupted()) return warpcsv::interrupt_exit_code();
-    print_error(std::string("internal error: ") + e.what() +
-                "; this is a bug in warpcsv, please report it with the command line");
-    return warpcsv::kExitResource;
+    failed(warpcsv::kExitResource, std::string("internal error: ") + e.what() +
+                                       "; this is a bug in warpcsv, please report it with the command line");
   }
+  // An executor that noticed a signal may throw anything; the signal wins.
+  if (warpcsv::interrupted()) {
+    end.code = warpcsv::interrupt_exit_code();
+    end.message.clear();
+  }
+  return end;
+}
+
+// Ranks end together: the first failure in rank order is every rank's, and
+// rank 0 alone prints it; a run that worked ends with rank 0's code.
+Ending agree_on_ending(Ending end) {
+  if (!warpcsv::Ranks::many() || end.agreed || warpcsv::interrupted()) return end;
+  warpcsv::RankOutcome mine;
+  mine.kind = end.message.empty() ? warpcsv::RankOutcome::Ok : warpcsv::RankOutcome::Failed;
+  mine.code = end.code;
+  mine.primary = end.own;
+  mine.message = end.message;
+  const warpcsv::RankOutcome agreed = warpcsv::Ranks::agree(mine);
+  if (agreed.rank != warpcsv::Ranks::rank()) end.detail.clear();
+  end.code = agreed.code;
+  end.message = agreed.message;
+  return end;
 }
 
 }  // namespace
@@ -98,10 +130,17 @@ int main(int argc, char** argv) {
   guard_standard_fds();
   raise_open_file_limit();
   warpcsv::install_signal_handlers();
-  int code = run(argc, argv);
+  warpcsv::Ranks::init(&argc, &argv);
+  const Ending end = agree_on_ending(run(argc, argv));
+  if (!end.message.empty() && warpcsv::Ranks::rank() == 0) {
+    print_error(end.message);
+    if (!end.detail.empty()) print_error("detail: " + end.detail);
+  }
+  const int code = end.code;
   // SIGINT, SIGTERM or SIGHUP: one line, exit 130, 143 or 129 now (no
   // buffered output goes out after it; files the run made are removed).
   if (warpcsv::interrupted()) warpcsv::exit_on_signal();
+  warpcsv::Ranks::finalize();
   if (warpcsv::run_started_gpu()) {
     std::fflush(nullptr);  // output files were closed by the run; this is stdout and stderr
     std::_Exit(code);

@@ -22,6 +22,10 @@
 #include "exec/stream_out.hpp"
 #include "exec/lookup_table.hpp"
 #include "output/output_file.hpp"
+#include "ranks/rank_results.hpp"
+#include "ranks/rank_setup.hpp"
+#include "ranks/ranks.hpp"
+#include "ranks/shares.hpp"
 #include "result/group_rows.hpp"
 #include "result/spill.hpp"
 #include "runtime/trace.hpp"
@@ -172,9 +176,11 @@ bool run_started_gpu() { return gpu_probe_started(); }
 int run_pipeline(const Options& opts) { return run_pipeline(opts, plan_devices(opts)); }
 
 int run_process_pipeline(const Options& opts) {
-  const DevicePlan devices = plan_devices(opts);
+  assign_rank_gpus();
+  const Options& mine = Ranks::rank() == 0 ? opts : options_of_other_rank(opts);
+  const DevicePlan devices = plan_devices(mine);
   limit_visible_gpus(devices);
-  return run_pipeline(opts, devices);
+  return run_pipeline(mine, devices);
 }
 
 int run_pipeline(const Options& opts, const DevicePlan& devices) {
@@ -215,6 +221,15 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     for (const auto& o : parse_schema_option(opts.schema))
       for (size_t c = 0; c < inferred.size(); ++c)
         if (inferred[c].name == o.name) from_schema[c] = true;
+  // Ranks (mpirun, srun): each scans its share of the input; rank 0 writes.
+  const bool ranks = Ranks::many(), first_rank = Ranks::rank() == 0;
+  std::vector<RankShare> shares;
+  if (ranks) {
+    const auto t_split = std::chrono::steady_clock::now();
+    shares = split_input(in, threads, kRankMinSplitChunks * chunk);
+    keep_share(in, shares[static_cast<size_t>(Ranks::rank())]);
+    driver_stages.push_back(StageTiming{"ranks: split the input", "cpu", seconds_since(t_split), 0, 0});
+  }
   // The join stages' files: opened and typed before the plan is bound (their columns are names it resolves).
   LookupFiles lookup_files(opts, threads);
   std::map<int, ColumnType> widened;
@@ -236,7 +251,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     if (opts.explain) {
       std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
                          describe_result(plan, devices, opts, threads);
-      std::fwrite(text.data(), 1, text.size(), stdout);
+      if (ranks) text += describe_shares(in, shares) + describe_rank_results(plan);
+      if (first_rank) std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
     }
     ScanSettings settings;
@@ -250,7 +266,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.lookups = &lookups;
     const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
     settings.thread_tables_budget = opts.thread_tables_budget ? opts.thread_tables_budget : budgets.thread_tables;
-    settings.groups_budget = budgets.folded;
+    // Ranks hand their groups to rank 0 from their tables: none spill.
+    settings.groups_budget = ranks ? 0 : budgets.folded;
     uint64_t total_bytes = 0;
     for (const auto& src : in.sources) total_bytes += src->size_bytes();
     Progress progress(opts.progress, total_bytes);
@@ -264,7 +281,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     std::vector<bool> fixed_types(from_schema);
     for (size_t c = 0; c < fixed_types.size() && c < plan.input.size(); ++c)
       fixed_types[c] = fixed_types[c] || plan.input[c].type.type == Type::String;
-    settings.stream_rows = streamed.started() || rows_can_stream(plan, opts, fixed_types, in.rereadable());
+    settings.stream_rows =
+        first_rank && (streamed.started() || rows_can_stream(plan, opts, fixed_types, in.rereadable()));
     std::optional<StreamedOutput::Attempt> streaming;
     if (settings.stream_rows) streaming.emplace(streamed, stdout);
     std::unique_ptr<RowWriter> writer =
@@ -277,7 +295,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     std::unique_ptr<GroupLayout> layout;
     std::unique_ptr<GroupTable> groups;
     HolisticGroups holistic;
-    if (!plan.holistic.empty() && !opts.holistic_by_groups) settings.holistic = &holistic;
+    // Ranks exchange groups only: holistic arguments are keys of the groups there.
+    if (!plan.holistic.empty() && !opts.holistic_by_groups && !ranks) settings.holistic = &holistic;
     if (plan.scan.aggregate) {
       layout = std::make_unique<GroupLayout>(GroupLayout::from_plan(plan));
       groups = std::make_unique<GroupTable>(layout.get());
@@ -300,25 +319,48 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       device_wrote = true;
       device_result_s = seconds_since(t0);
     };
-    if (groups_may_stay(plan)) settings.device_result = &device_result;
+    if (groups_may_stay(plan) && !ranks) settings.device_result = &device_result;
+    // A rank other than 0 keeps its rows and issues for rank 0.
+    std::optional<RankOutbox> outbox;
+    if (!first_rank) outbox.emplace(plan.scan_output);
+    bool rows_wanted = true;  // no limit was reached
     try {
-      auto on_skip = [&](const RowIssue& i) { rejects.add(i); };
+      auto on_skip = [&](const RowIssue& i) {
+        if (outbox) outbox->add_issue(i);
+        else rejects.add(i);
+      };
+      // The scan of this rank's share; with ranks, a widening any of them
+      // met is agreed on and applied by all (the first in input order).
+      auto scan_share = [&](GroupTable* into, const RowBatchSink& sink) {
+        RankOutcome scanned;
+        try {
+          exec->scan(in, settings, into, sink, on_skip, stats);
+        } catch (const TypeWidening& tw) {
+          if (!ranks) throw;
+          scanned = RankOutcome{RankOutcome::Widened, 0, true, encode_widening(tw)};
+        }
+        if (ranks) {
+          const RankOutcome agreed = Ranks::checkpoint(scanned);
+          if (agreed.kind == RankOutcome::Widened) throw decode_widening(agreed.message);
+        }
+      };
       if (plan.scan.aggregate) {
-        exec->scan(in, settings, groups.get(), RowBatchSink(), on_skip, stats);
+        scan_share(groups.get(), RowBatchSink());
       } else {
         post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups);
-        exec->scan(
-            in, settings, nullptr,
-            [&](Table& t, size_t begin, size_t end) {
-              for (size_t r = begin; r < end; ++r)
-                if (!post->push(t.row(r))) return false;
-              if (streaming) {  // out at once
-                writer->flush_rows();
-                streamed.flush();
-              }
-              return true;
-            },
-            on_skip, stats);
+        scan_share(nullptr, [&](Table& t, size_t begin, size_t end) {
+          if (outbox) {
+            outbox->add_rows(t, begin, end);
+            return true;
+          }
+          for (size_t r = begin; r < end; ++r)
+            if (!post->push(t.row(r))) return rows_wanted = false;
+          if (streaming) {  // out at once
+            writer->flush_rows();
+            streamed.flush();
+          }
+          return true;
+        });
       }
     } catch (const TypeWidening& tw) {
       const OutputColumn& col = schema[static_cast<size_t>(tw.column)];
@@ -359,6 +401,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
                                      schema_type_name(col.type), tw.text, schema_type_name(wider), all));
       }
       in = InputSet::open(opts);
+      if (ranks) keep_share(in, shares[static_cast<size_t>(Ranks::rank())]);
       out.discard();
       continue;
     }
@@ -368,6 +411,26 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
                    {{"bytes", int64_t(stats.bytes)}, {"partitions", int64_t(stats.partitions)}});
     driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
                                         seconds_since(t_scan) - device_result_s, stats.bytes, 0});
+    if (ranks) {
+      // Rank 0 takes the others' rows, issues and groups, in rank order.
+      const auto t_ranks = std::chrono::steady_clock::now();
+      add_rank_stats(stats, driver_stages.back().seconds, driver_stages);
+      if (outbox) {
+        outbox->serve(plan.scan.aggregate ? groups.get() : nullptr);
+        return kExitOk;
+      }
+      RankInbox inbox(plan.scan_output, layout.get());
+      for (int r = 1; r < Ranks::size() && rows_wanted; ++r) {
+        rows_wanted = inbox.take(
+            r, [&](const Value* row) { return post->push(row); }, [&](const RowIssue& i) { rejects.add(i); },
+            groups.get());
+        if (streaming) {
+          writer->flush_rows();
+          streamed.flush();
+        }
+      }
+      driver_stages.push_back(StageTiming{"ranks: gather results", "cpu", seconds_since(t_ranks), 0, 0});
+    }
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate && !device_wrote) {
       if (holistic.from_lists) finish_holistic_lists(plan, holistic, threads);

@@ -153,8 +153,22 @@ bool InputSource::fill_stream(uint64_t upto, int wait_ms, bool time_first_byte) 
   return buf_offset_ + buf_.size() >= upto;
 }
 
+void InputSource::keep_range(uint64_t begin, uint64_t end, uint64_t lines_before) {
+  WCSV_EXPECTS(fd_ >= 0 && begin <= end && data_start_ + end <= file_size_, "a share of a stream or past its end");
+  file_size_ = data_start_ + end;
+  data_start_ += begin;
+  header_lines_ += lines_before;
+}
+
+void InputSource::keep_nothing() {
+  if (fd_ >= 0) file_size_ = data_start_;
+  kept_nothing_ = true;
+}
+
 uint64_t InputSource::pread(char* dst, uint64_t n, uint64_t from) const {
   WCSV_EXPECTS(fd_ >= 0, "pread on a stream");
+  // Not past the data's end: a share (keep_range) ends before the file does.
+  n = data_start_ + from >= file_size_ ? 0 : std::min(n, file_size_ - data_start_ - from);
   uint64_t got = 0;
   while (got < n) {
     const ssize_t r = ::pread(fd_, dst + got, n - got, static_cast<off_t>(data_start_ + from + got));
@@ -172,6 +186,10 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
   const uint64_t raw = data_start_ + from;
   Window w;
   w.offset = from;
+  if (kept_nothing_) {
+    w.at_eof = true;
+    return w;
+  }
   if (fd_ >= 0) {
     if (map_) {
       munmap(map_, map_len_);

@@ -72,6 +72,12 @@ class InputSource {
   // Up to `n` bytes from the start of the data, for type inference: a slow
   // stream gives what it sent in its first second.
   Window sample(uint64_t n) { return window(0, n, 1000); }
+  // Only data bytes [begin, end) are this run's (a rank's share; both row
+  // starts): windows and reads see them as the whole data, and line numbers
+  // count the `lines_before` begin. Regular files only.
+  void keep_range(uint64_t begin, uint64_t end, uint64_t lines_before);
+  // None of this source's rows are this run's (a rank's share without it).
+  void keep_nothing();
   // The scan is done with this source: its buffers and its read-ahead go
   // (a run over many compressed files holds one file's at a time).
   void done();
@@ -107,6 +113,7 @@ class InputSource {
   GrowArray<char> buf_;
   uint64_t buf_offset_ = 0;
   bool stream_eof_ = false;
+  bool kept_nothing_ = false;  // keep_nothing(): no data at all
 };
 
 // All inputs of a run, with the table schema they share.

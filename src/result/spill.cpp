@@ -120,6 +120,31 @@ void GroupRecords::point_strings(char* block, const char* at) const {
 }
 
 void GroupRecords::write(const GroupTable& t, size_t g, SpillFile& to, std::vector<char>& buffer) const {
+  append(t, g, buffer);
+  if (buffer.size() >= kBufferBytes) flush(to, buffer);
+}
+
+void GroupRecords::each_record(const char* p, size_t n,
+                               const std::function<void(uint64_t, const char*)>& fn) const {
+  std::vector<char> block(block_bytes_ + kAggStateAlign);
+  char* aligned = block.data() + (kAggStateAlign - reinterpret_cast<uintptr_t>(block.data()) % kAggStateAlign) %
+                                     kAggStateAlign;
+  for (size_t at = 0; at < n;) {
+    if (n - at < 8 + block_bytes_) throw InternalError("internal error: a group record cut short");
+    uint64_t hash = 0;
+    std::memcpy(&hash, p + at, 8);
+    std::memcpy(aligned, p + at + 8, block_bytes_);
+    at += 8 + block_bytes_;
+    size_t total = 0;
+    each_string(aligned, [&](StrRef s) { total += s.len; });
+    if (n - at < total) throw InternalError("internal error: a group record's strings cut short");
+    point_strings(aligned, p + at);
+    at += total;
+    fn(hash, aligned);
+  }
+}
+
+void GroupRecords::append(const GroupTable& t, size_t g, std::vector<char>& buffer) const {
   const uint64_t hash = t.hash_of(g);
   const char* block = t.block_of(g);  // aligned, unlike its copy in the buffer
   const char* h = reinterpret_cast<const char*>(&hash);
@@ -127,7 +152,6 @@ void GroupRecords::write(const GroupTable& t, size_t g, SpillFile& to, std::vect
   buffer.insert(buffer.end(), block, block + block_bytes_);
   // The strings' bytes follow; the block's pointers to them mean nothing once read back.
   each_string(block, [&](StrRef s) { buffer.insert(buffer.end(), s.ptr, s.ptr + s.len); });
-  if (buffer.size() >= kBufferBytes) flush(to, buffer);
 }
 
 void GroupRecords::flush(SpillFile& to, std::vector<char>& buffer) {

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <string>
@@ -48,6 +49,11 @@ class GroupRecords {
   // Appends group g of `t` to `to` through `buffer` (flushed when full and
   // by flush()).
   void write(const GroupTable& t, size_t g, SpillFile& to, std::vector<char>& buffer) const;
+  // Appends group g's record to `buffer`.
+  void append(const GroupTable& t, size_t g, std::vector<char>& buffer) const;
+  // Calls fn(hash, block) for each record of p[0, n) (whole records), the
+  // block's strings pointing into p.
+  void each_record(const char* p, size_t n, const std::function<void(uint64_t, const char*)>& fn) const;
   static void flush(SpillFile& to, std::vector<char>& buffer);
 
   // Reads one file's records in order.

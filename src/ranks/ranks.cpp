@@ -1,0 +1,182 @@
+#include "ranks/ranks.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#ifdef WARPCSV_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace warpcsv {
+
+namespace {
+
+struct World {
+  bool started = false;  // MPI_Init was called
+  int size = 1, rank = 0;
+  int local_size = 1, local_rank = 0;
+};
+World g_world;
+
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v;
+}
+
+// An outcome as bytes: kind, code, primary, rank, then the message.
+std::string encode(const RankOutcome& o) {
+  std::string s(13, '\0');
+  std::memcpy(&s[0], &o.kind, 4);
+  std::memcpy(&s[4], &o.code, 4);
+  s[8] = o.primary ? 1 : 0;
+  std::memcpy(&s[9], &o.rank, 4);
+  return s + o.message;
+}
+
+RankOutcome decode(const std::string& s) {
+  RankOutcome o;
+  std::memcpy(&o.kind, &s[0], 4);
+  std::memcpy(&o.code, &s[4], 4);
+  o.primary = s[8] != 0;
+  std::memcpy(&o.rank, &s[9], 4);
+  o.message = s.substr(13);
+  return o;
+}
+
+}  // namespace
+
+bool launched_as_rank() {
+  const char* forced = std::getenv("WARPCSV_MPI");
+  if (forced && *forced) return std::strcmp(forced, "0") != 0;
+  // Open MPI's mpirun, PMIx (srun --mpi=pmix, mpirun of MPICH 4) and PMI-1/2 (srun, hydra).
+  return env_set("OMPI_COMM_WORLD_SIZE") || env_set("PMIX_RANK") || env_set("PMI_RANK") || env_set("PMI_SIZE");
+}
+
+#ifdef WARPCSV_HAVE_MPI
+
+void Ranks::init(int* argc, char*** argv) {
+  // No launcher: no MPI at all (a singleton's start-up costs time and may
+  // start a helper daemon; see docs/scaling.md).
+  if (!launched_as_rank()) return;
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
+  g_world.started = true;
+  MPI_Comm_size(MPI_COMM_WORLD, &g_world.size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_world.rank);
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_world.rank, MPI_INFO_NULL, &host);
+  MPI_Comm_size(host, &g_world.local_size);
+  MPI_Comm_rank(host, &g_world.local_rank);
+  MPI_Comm_free(&host);
+  // Errors in MPI calls come back as codes, which become messages here.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+void Ranks::finalize() {
+  if (g_world.started) MPI_Finalize();
+  g_world.started = false;
+}
+
+void Ranks::abort(int code) {
+  if (g_world.started) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+namespace {
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  // The ranks can no longer agree on anything: end them all.
+  std::fprintf(stderr, "warpcsv: rank %d: %s failed: %s; the ranks stop\n", g_world.rank, what, text);
+  Ranks::abort(kExitResource);
+}
+}  // namespace
+
+std::vector<std::string> Ranks::allgather(const std::string& mine) {
+  if (!g_world.started || g_world.size == 1) return {mine};
+  if (mine.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw InternalError("internal error: a rank's share of an exchange is over 2 GiB");
+  const int n = g_world.size;
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(static_cast<size_t>(n)), at(static_cast<size_t>(n));
+  check(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+  size_t total = 0;
+  for (int r = 0; r < n; ++r) {
+    at[static_cast<size_t>(r)] = static_cast<int>(total);
+    total += static_cast<size_t>(lens[static_cast<size_t>(r)]);
+  }
+  std::string all(total, '\0');
+  check(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r)
+    out.push_back(all.substr(static_cast<size_t>(at[static_cast<size_t>(r)]), static_cast<size_t>(lens[static_cast<size_t>(r)])));
+  return out;
+}
+
+void Ranks::send(int to, int tag, const std::string& bytes) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw InternalError("internal error: a message between ranks is over 2 GiB");
+  check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD), "MPI_Send");
+}
+
+std::string Ranks::receive(int from, int* tag) {
+  MPI_Status st;
+  check(MPI_Probe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe");
+  int n = 0;
+  MPI_Get_count(&st, MPI_CHAR, &n);
+  std::string bytes(static_cast<size_t>(n), '\0');
+  check(MPI_Recv(bytes.data(), n, MPI_CHAR, from, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  *tag = st.MPI_TAG;
+  return bytes;
+}
+
+#else  // a build without MPI: one rank
+
+void Ranks::init(int*, char***) {}
+void Ranks::finalize() {}
+void Ranks::abort(int code) { std::_Exit(code); }
+std::vector<std::string> Ranks::allgather(const std::string& mine) { return {mine}; }
+void Ranks::send(int, int, const std::string&) { throw InternalError("internal error: a send without ranks"); }
+std::string Ranks::receive(int, int*) { throw InternalError("internal error: a receive without ranks"); }
+
+#endif
+
+int Ranks::size() { return g_world.size; }
+int Ranks::rank() { return g_world.rank; }
+int Ranks::local_rank() { return g_world.local_rank; }
+int Ranks::local_size() { return g_world.local_size; }
+
+RankOutcome Ranks::agree(const RankOutcome& mine) {
+  if (g_world.size == 1) return mine;
+  RankOutcome me = mine;
+  me.rank = g_world.rank;
+  const std::vector<std::string> all = allgather(encode(me));
+  const RankOutcome* first_failure = nullptr;
+  std::vector<RankOutcome> outcomes;
+  for (const auto& bytes : all) outcomes.push_back(decode(bytes));
+  for (const auto& o : outcomes)
+    if (o.kind != RankOutcome::Ok && o.primary) {
+      first_failure = &o;
+      break;
+    }
+  if (!first_failure)
+    for (const auto& o : outcomes)
+      if (o.kind != RankOutcome::Ok) {
+        first_failure = &o;
+        break;
+      }
+  return first_failure ? *first_failure : outcomes.front();
+}
+
+RankOutcome Ranks::checkpoint(const RankOutcome& mine) {
+  const RankOutcome agreed = agree(mine);
+  if (agreed.kind == RankOutcome::Failed) throw AgreedFailure(agreed.code, agreed.message);
+  return agreed;
+}
+
+}  // namespace warpcsv
