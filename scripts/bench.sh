@@ -16,6 +16,7 @@
 #     a lookup join with a customer file (gen_customers.c); brc413 and brc10k, min / mean / max
 #     temperature per station over ROWS narrow rows ("station;temp", no header) of 413 or 10,000
 #     stations (scripts/gen_stations.c),
+#   RANKS (default 1): warpcsv as that many ranks of mpirun (--bind-to none), THREADS each,
 #   BENCH_DIR (default /dev/shm when writable, else /tmp): where the table is generated and kept,
 #   WARPCSV (binary; default build/warpcsv, built when missing),
 #   DUCKQ (duckq binary; default .peers/duckq, fetched with ../shared/peers/get-duckdb.sh when
@@ -186,7 +187,13 @@ measure() {
   printf '%s\n' "${times[@]}" | sort -g | awk -v r="$rss" '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print m, r}'
 }
 
-echo "bench: $FILE ($(awk "BEGIN{printf \"%.2f\", $BYTES/1e9}") GB, $ROWS rows), threads $THREADS, device $DEVICE, $REPS reps" >&2
+# RANKS > 1: warpcsv runs as that many ranks of mpirun on this host, each of THREADS threads.
+LAUNCH=()
+if [ "${RANKS:-1}" -gt 1 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  LAUNCH=(mpirun -np "$RANKS" --bind-to none --oversubscribe)
+fi
+echo "bench: $FILE ($(awk "BEGIN{printf \"%.2f\", $BYTES/1e9}") GB, $ROWS rows), threads $THREADS, device $DEVICE, ranks ${RANKS:-1}, $REPS reps" >&2
 printf '\n| query | warpcsv s | GB/s | warpcsv RSS MiB |'
 [ -n "$DUCKQ" ] && printf ' DuckDB s | DuckDB RSS MiB | DuckDB / warpcsv |'
 printf '\n| --- | --- | --- | --- |'
@@ -199,9 +206,9 @@ for q in $QUERIES; do
   cat "$f" >/dev/null
   # A failing run must not be timed as a fast one.
   read -r -a o <<<"$(options_of "$q")"
-  "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f" >/dev/null ||
+  "${LAUNCH[@]}" "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f" >/dev/null ||
     { echo "bench: warpcsv failed on $q" >&2; exit 1; }
-  read -r wt wr < <(measure "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f")
+  read -r wt wr < <(measure "${LAUNCH[@]}" "$WARPCSV" --device "$DEVICE" --threads "$THREADS" "${o[@]}" -q "$p" "$f")
   row=$(awk -v q="$q" -v t="$wt" -v r="$wr" -v b="$b" \
     'BEGIN{printf "| %s | %.3f | %.2f | %.0f |", q, t, (t>0?b/t/1e9:0), r/1024}')
   if [ -n "$DUCKQ" ]; then

@@ -186,6 +186,27 @@ print(len(x), "events;", ", ".join("pid %s %s: %d" % (p, n, c) for (p, n), c in 
   fi
 fi
 
+# ---- ranks of mpirun sharing the GPU ------------------------------------------
+# Two and three ranks on one GPU (and two on the CPU) give one process's bytes.
+ranks_result=skipped
+if [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ] && [ -f "$SMALL" ] && command -v mpirun >/dev/null &&
+   grep -q 'MPI ranks ON' "$LOG/build.log" 2>/dev/null; then
+  step "ranks sharing the GPU"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  same=0 differ=0
+  for p in 'groupby k | agg count(), sum(v), mean(d)' 'groupby k, s | agg median(v), count_distinct(d)' \
+           'filter v > 0 | groupby s | agg sum(d)'; do
+    "$WARPCSV" --device cpu "$p" "$SMALL" >"$LOG/ranks_one.csv" 2>&1
+    for run in "2 gpu" "3 gpu" "2 cpu"; do
+      set -- $run
+      timeout 120 mpirun -np "$1" --bind-to none --oversubscribe "$WARPCSV" --device "$2" --chunk-size 16K \
+        "$p" "$SMALL" >"$LOG/ranks_n.csv" 2>>"$LOG/ranks.err"
+      if cmp -s "$LOG/ranks_one.csv" "$LOG/ranks_n.csv"; then same=$((same + 1)); else differ=$((differ + 1)); fi
+    done
+  done
+  ranks_result="$same runs the same bytes as one process, $differ differ"
+fi
+
 # ---- benchmark: db-benchmark G1 table, q1 ------------------------------------
 q1_inproc=skipped
 q1_whole=skipped
@@ -290,6 +311,7 @@ row "sanitizer errors" "$san_result"
 row "300k groups, 4 KiB batches" "$many_result"
 row "build for another GPU" "$foreign_result"
 row "--trace on the GPU" "$trace_result"
+row "ranks sharing the GPU" "$ranks_result"
 row "host ceiling (no scan)" "${read_ceiling:-skipped}"
 row "feed ceiling (no kernels)" "${feed_ceiling:-skipped}"
 row "q1 in-process (warm runs)" "$q1_inproc"

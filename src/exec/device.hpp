@@ -37,7 +37,8 @@ struct DeviceChoice {
 // Parses --device (auto, cpu, gpu, or a list such as 0,1).
 DeviceChoice choose_device(const Options& opts);
 
-// Host threads of a run: --threads, else one per hardware thread.
+// Host threads of a run: --threads, else one per CPU this process may run on
+// (its affinity mask: taskset, a cpuset, a rank bound by its launcher).
 int host_threads(const Options& opts);
 
 // Host memory this process may use: physical memory, or the cgroup's limit
