@@ -22,6 +22,7 @@
 #include "exec/stream_out.hpp"
 #include "exec/lookup_table.hpp"
 #include "output/output_file.hpp"
+#include "ranks/group_exchange.hpp"
 #include "ranks/rank_results.hpp"
 #include "ranks/rank_setup.hpp"
 #include "ranks/ranks.hpp"
@@ -412,24 +413,46 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     driver_stages.push_back(StageTiming{"scan", stats.executor.empty() ? devices.name() : stats.executor,
                                         seconds_since(t_scan) - device_result_s, stats.bytes, 0});
     if (ranks) {
-      // Rank 0 takes the others' rows, issues and groups, in rank order.
+      // Groups by keys go by hash: each rank merges and sorts its range of
+      // them, and rank 0 merges the sorted ranges as it writes. Rows, bad
+      // rows and other groups go to rank 0 in rank order.
       const auto t_ranks = std::chrono::steady_clock::now();
       add_rank_stats(stats, driver_stages.back().seconds, driver_stages);
+      std::optional<RankPart> part;
+      if (groups_may_stay(plan)) {
+        part.emplace(exchange_groups(*groups, plan, threads, result_run_rows(opts)));
+        driver_stages.push_back(StageTiming{"ranks: exchange, merge and sort groups", "cpu", seconds_since(t_ranks), 0, 0});
+      }
       if (outbox) {
-        outbox->serve(plan.scan.aggregate ? groups.get() : nullptr);
+        outbox->serve(part ? part->groups.get() : groups.get(), part ? part->ordered.get() : nullptr);
         return kExitOk;
       }
+      const auto t_gather = std::chrono::steady_clock::now();
       RankInbox inbox(plan.scan_output, layout.get());
+      std::vector<std::unique_ptr<SpillFile>> sorted_parts;
+      if (part) sorted_parts.push_back(write_sorted_part(*part));
       for (int r = 1; r < Ranks::size() && rows_wanted; ++r) {
+        std::unique_ptr<SpillFile> sorted = part ? std::make_unique<SpillFile>(spill_directory()) : nullptr;
         rows_wanted = inbox.take(
             r, [&](const Value* row) { return post->push(row); }, [&](const RowIssue& i) { rejects.add(i); },
-            groups.get());
+            part ? nullptr : groups.get(), sorted.get());
+        if (sorted) sorted_parts.push_back(std::move(sorted));
         if (streaming) {
           writer->flush_rows();
           streamed.flush();
         }
       }
-      driver_stages.push_back(StageTiming{"ranks: gather results", "cpu", seconds_since(t_ranks), 0, 0});
+      driver_stages.push_back(StageTiming{"ranks: gather results", "cpu", seconds_since(t_gather), 0, 0});
+      if (part) {
+        const size_t all_groups = part->all_groups;
+        part.reset();
+        const auto t_write = std::chrono::steady_clock::now();
+        std::unique_ptr<OrderedGroups> ordered =
+            merge_sorted_records(*layout, std::move(sorted_parts), all_groups, result_run_rows(opts));
+        write_result(*ordered, *layout);
+        device_wrote = true;  // written: counted in post+output
+        device_result_s = seconds_since(t_write);
+      }
     }
     auto t_out = std::chrono::steady_clock::now();
     if (plan.scan.aggregate && !device_wrote) {

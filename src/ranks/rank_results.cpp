@@ -155,11 +155,30 @@ void RankOutbox::end_frame() {
   frame_.clear();
 }
 
-void RankOutbox::serve(const GroupTable* groups) {
+void RankOutbox::serve(const GroupTable* groups, OrderedGroups* order) {
   end_frame();
   std::unique_ptr<GroupRecords> records;
   if (groups) records = std::make_unique<GroupRecords>(groups->layout());
   size_t frame = 0, group = 0;
+  // The next group to send: the table's next, or the order's.
+  GroupRun run;
+  size_t in_run = 0;
+  bool runs_done = false;
+  auto next_group = [&](size_t* g) {
+    if (!order) {
+      if (group == groups->size()) return false;
+      *g = group++;
+      return true;
+    }
+    while (in_run == run.n) {
+      if (runs_done) return false;
+      run = order->next();
+      in_run = 0;
+      runs_done = run.n == 0;
+    }
+    *g = run.group(in_run++);
+    return true;
+  };
   for (;;) {
     int tag = 0;
     const std::string ask = Ranks::receive(0, &tag);
@@ -173,9 +192,10 @@ void RankOutbox::serve(const GroupTable* groups) {
         if (file_->read(from, chunk.data() + 1, to - from) != to - from)
           throw InternalError("internal error: a rank's frame file came back short");
         ++frame;
-      } else if (groups && group < groups->size()) {
+      } else if (size_t g = 0; groups && next_group(&g)) {
         std::vector<char> bytes{kGroups};
-        while (group < groups->size() && bytes.size() < kChunkBytes) records->append(*groups, group++, bytes);
+        do records->append(*groups, g, bytes);
+        while (bytes.size() < kChunkBytes && next_group(&g));
         chunk.assign(bytes.begin(), bytes.end());
       } else {
         Ranks::send(0, kAllSent, "");
@@ -203,7 +223,7 @@ RankInbox::~RankInbox() {
 }
 
 bool RankInbox::take(int r, const std::function<bool(const Value*)>& on_row,
-                     const std::function<void(const RowIssue&)>& on_issue, GroupTable* groups) {
+                     const std::function<void(const RowIssue&)>& on_issue, GroupTable* groups, SpillFile* records) {
   const size_t w = columns_.size();
   std::vector<Value> row(w);
   for (;;) {
@@ -216,6 +236,10 @@ bool RankInbox::take(int r, const std::function<bool(const Value*)>& on_row,
       return true;
     }
     WCSV_EXPECTS(tag == kChunk && !chunk.empty(), "an unknown message from a rank");
+    if (chunk[0] == kGroups && records) {
+      records->append(chunk.data() + 1, chunk.size() - 1);
+      continue;
+    }
     if (chunk[0] == kGroups) {
       WCSV_EXPECTS(groups && records_, "groups from a rank of a plan without them");
       records_->each_record(chunk.data() + 1, chunk.size() - 1,

@@ -17,6 +17,7 @@
 
 #include "exec/group_table.hpp"
 #include "exec/scan.hpp"
+#include "result/group_rows.hpp"
 #include "result/spill.hpp"
 #include "warpcsv/table.hpp"
 
@@ -47,8 +48,9 @@ class RankOutbox {
   void add_rows(const Table& t, size_t begin, size_t end);
   void add_issue(const RowIssue& issue);
   // Answers rank 0's requests: the frames, then the records of `groups`
-  // (null: none), until rank 0 has them all or says stop.
-  void serve(const GroupTable* groups);
+  // (null: none) in the order of `order` (null: the table's), until rank 0
+  // has them all or says stop.
+  void serve(const GroupTable* groups, OrderedGroups* order = nullptr);
 
  private:
   void end_frame();
@@ -69,11 +71,12 @@ class RankInbox {
   RankInbox& operator=(const RankInbox&) = delete;
 
   // Takes rank r's rows (to on_row, until it returns false), issues (to
-  // on_issue) and groups (merged into `groups`, when given). Returns false
-  // once on_row wanted no more: later ranks are not asked. Throws
+  // on_issue) and groups: merged into `groups`, or their records appended
+  // as they come to `records` (a rank's sorted part). Returns false once
+  // on_row wanted no more: later ranks are not asked. Throws
   // OtherRankFailed when rank r failed as it answered.
   bool take(int r, const std::function<bool(const Value*)>& on_row,
-            const std::function<void(const RowIssue&)>& on_issue, GroupTable* groups);
+            const std::function<void(const RowIssue&)>& on_issue, GroupTable* groups, SpillFile* records = nullptr);
 
  private:
   std::vector<OutputColumn> columns_;

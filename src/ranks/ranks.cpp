@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -118,6 +119,33 @@ std::vector<std::string> Ranks::allgather(const std::string& mine) {
   return out;
 }
 
+std::vector<char> Ranks::send_receive(int to, const std::vector<char>& out, int from) {
+  constexpr int kSizeTag = 10, kBytesTag = 11;
+  constexpr uint64_t kPiece = 1ull << 30;
+  uint64_t n_out = out.size(), n_in = 0;
+  check(MPI_Sendrecv(&n_out, 1, MPI_UINT64_T, to, kSizeTag, &n_in, 1, MPI_UINT64_T, from, kSizeTag, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE),
+        "MPI_Sendrecv");
+  std::vector<char> in(n_in);
+  // Pieces in order (messages of one pair and tag do not overtake), each
+  // side posting as many as its size says.
+  std::vector<MPI_Request> pending;
+  for (uint64_t at = 0; at < n_in; at += kPiece) {
+    pending.emplace_back();
+    check(MPI_Irecv(in.data() + at, static_cast<int>(std::min(kPiece, n_in - at)), MPI_CHAR, from, kBytesTag,
+                    MPI_COMM_WORLD, &pending.back()),
+          "MPI_Irecv");
+  }
+  for (uint64_t at = 0; at < n_out; at += kPiece) {
+    pending.emplace_back();
+    check(MPI_Isend(out.data() + at, static_cast<int>(std::min(kPiece, n_out - at)), MPI_CHAR, to, kBytesTag,
+                    MPI_COMM_WORLD, &pending.back()),
+          "MPI_Isend");
+  }
+  check(MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  return in;
+}
+
 void Ranks::send(int to, int tag, const std::string& bytes) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     throw InternalError("internal error: a message between ranks is over 2 GiB");
@@ -141,6 +169,7 @@ void Ranks::init(int*, char***) {}
 void Ranks::finalize() {}
 void Ranks::abort(int code) { std::_Exit(code); }
 std::vector<std::string> Ranks::allgather(const std::string& mine) { return {mine}; }
+std::vector<char> Ranks::send_receive(int, const std::vector<char>& out, int) { return out; }
 void Ranks::send(int, int, const std::string&) { throw InternalError("internal error: a send without ranks"); }
 std::string Ranks::receive(int, int*) { throw InternalError("internal error: a receive without ranks"); }
 

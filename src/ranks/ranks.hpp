@@ -69,6 +69,9 @@ class Ranks {
 
   // Every rank's bytes, in rank order (only right after an agreement).
   static std::vector<std::string> allgather(const std::string& mine);
+  // Sends `out` to rank `to` while receiving what rank `from` sends this one
+  // (any size; in pieces under MPI's 2 GiB).
+  static std::vector<char> send_receive(int to, const std::vector<char>& out, int from);
   // Point to point, rank 0 with one other rank at a time.
   static void send(int to, int tag, const std::string& bytes);
   // The next message from `from` with any tag; its tag in *tag.

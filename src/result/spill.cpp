@@ -124,22 +124,25 @@ void GroupRecords::write(const GroupTable& t, size_t g, SpillFile& to, std::vect
   if (buffer.size() >= kBufferBytes) flush(to, buffer);
 }
 
+size_t GroupRecords::read_record(const char* p, size_t n, uint64_t* hash, char* block) const {
+  if (n < 8 + block_bytes_) throw InternalError("internal error: a group record cut short");
+  std::memcpy(hash, p, 8);
+  std::memcpy(block, p + 8, block_bytes_);
+  size_t total = 0;
+  each_string(block, [&](StrRef s) { total += s.len; });
+  if (n - 8 - block_bytes_ < total) throw InternalError("internal error: a group record's strings cut short");
+  point_strings(block, p + 8 + block_bytes_);
+  return 8 + block_bytes_ + total;
+}
+
 void GroupRecords::each_record(const char* p, size_t n,
                                const std::function<void(uint64_t, const char*)>& fn) const {
   std::vector<char> block(block_bytes_ + kAggStateAlign);
   char* aligned = block.data() + (kAggStateAlign - reinterpret_cast<uintptr_t>(block.data()) % kAggStateAlign) %
                                      kAggStateAlign;
+  uint64_t hash = 0;
   for (size_t at = 0; at < n;) {
-    if (n - at < 8 + block_bytes_) throw InternalError("internal error: a group record cut short");
-    uint64_t hash = 0;
-    std::memcpy(&hash, p + at, 8);
-    std::memcpy(aligned, p + at + 8, block_bytes_);
-    at += 8 + block_bytes_;
-    size_t total = 0;
-    each_string(aligned, [&](StrRef s) { total += s.len; });
-    if (n - at < total) throw InternalError("internal error: a group record's strings cut short");
-    point_strings(aligned, p + at);
-    at += total;
+    at += read_record(p + at, n - at, &hash, aligned);
     fn(hash, aligned);
   }
 }
@@ -298,6 +301,12 @@ class MergedSortedParts : public OrderedGroups {
 };
 
 }  // namespace
+
+std::unique_ptr<OrderedGroups> merge_sorted_records(const GroupLayout& layout,
+                                                    std::vector<std::unique_ptr<SpillFile>> files, size_t groups,
+                                                    size_t run_rows) {
+  return std::make_unique<MergedSortedParts>(GroupRecords(layout), layout, std::move(files), groups, run_rows);
+}
 
 std::unique_ptr<OrderedGroups> SpilledGroups::sorted(const Plan& plan, int threads, size_t run_rows) {
   std::vector<size_t> spilled;

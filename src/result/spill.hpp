@@ -54,6 +54,10 @@ class GroupRecords {
   // Calls fn(hash, block) for each record of p[0, n) (whole records), the
   // block's strings pointing into p.
   void each_record(const char* p, size_t n, const std::function<void(uint64_t, const char*)>& fn) const;
+  // The record at p (n bytes left): its hash, and its block copied to
+  // `block` (block_bytes(), aligned for the states) with its strings
+  // pointing into p. Returns the record's bytes.
+  size_t read_record(const char* p, size_t n, uint64_t* hash, char* block) const;
   static void flush(SpillFile& to, std::vector<char>& buffer);
 
   // Reads one file's records in order.
@@ -124,6 +128,12 @@ class SpilledGroups {
   uint64_t bytes_ = 0;
   size_t spills_ = 0;
 };
+
+// Files of group records, each sorted by keys and sharing no group with
+// another (`groups` in all), merged in output order as they are read.
+std::unique_ptr<OrderedGroups> merge_sorted_records(const GroupLayout& layout,
+                                                    std::vector<std::unique_ptr<SpillFile>> files, size_t groups,
+                                                    size_t run_rows);
 
 // The directory spill files go to: $TMPDIR, else /tmp.
 std::string spill_directory();

@@ -97,6 +97,13 @@ same_as_one "messy sales sample rows" --chunk-size 64 'filter quantity > 5 | sel
   "$DATA/sales_sample.csv"
 same_as_one "json output" --chunk-size 64 -f json 'select id, note | limit 40' "$tmp/t.csv"
 
+# Many groups: each rank's range goes out in several chunks, and rank 0 merges the ranges.
+awk 'BEGIN { srand(9); print "id,grp,v"; for (i = 0; i < 200000; i++)
+  printf "%d,\"g %d\",%.2f\n", int(rand() * 150000), int(rand() * 3), rand() * 10 }' >"$tmp/many.csv"
+same_as_one "150k groups of two keys" 'groupby id, grp | agg sum(v), count(), max(grp)' "$tmp/many.csv"
+same_as_one "150k groups, then a filter and a limit" \
+  'groupby id | agg sum(v) as s | filter s > 5 | sort s desc, id | limit 20' "$tmp/many.csv"
+
 # Bad rows skipped: the same rows out, the same rejects in the same order.
 awk 'NR % 97 == 50 { print "x,y"; next } { print }' "$tmp/t.csv" >"$tmp/bad.csv"
 "$W" --chunk-size 64 --bad-rows skip --rejects "$tmp/rej.txt" 'groupby grp | agg count()' "$tmp/bad.csv" \
