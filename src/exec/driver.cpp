@@ -419,18 +419,26 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       const auto t_ranks = std::chrono::steady_clock::now();
       add_rank_stats(stats, driver_stages.back().seconds, driver_stages);
       std::optional<RankPart> part;
+      std::vector<std::vector<char>> part_records;  // its groups, sorted, as records
       if (groups_may_stay(plan)) {
         part.emplace(exchange_groups(*groups, plan, threads, result_run_rows(opts)));
+        part_records = sorted_records(*part, threads);
         driver_stages.push_back(StageTiming{"ranks: exchange, merge and sort groups", "cpu", seconds_since(t_ranks), 0, 0});
       }
       if (outbox) {
-        outbox->serve(part ? part->groups.get() : groups.get(), part ? part->ordered.get() : nullptr);
+        outbox->serve(part ? nullptr : groups.get(), part ? &part_records : nullptr);
         return kExitOk;
       }
       const auto t_gather = std::chrono::steady_clock::now();
       RankInbox inbox(plan.scan_output, layout.get());
       std::vector<std::unique_ptr<SpillFile>> sorted_parts;
-      if (part) sorted_parts.push_back(write_sorted_part(*part));
+      if (part) {  // rank 0's own range, as the others' come: in a file
+        sorted_parts.push_back(std::make_unique<SpillFile>(spill_directory()));
+        for (auto& s : part_records) {
+          sorted_parts.back()->append(s.data(), s.size());
+          std::vector<char>().swap(s);
+        }
+      }
       for (int r = 1; r < Ranks::size() && rows_wanted; ++r) {
         std::unique_ptr<SpillFile> sorted = part ? std::make_unique<SpillFile>(spill_directory()) : nullptr;
         rows_wanted = inbox.take(

@@ -80,6 +80,9 @@ GroupTable merge_group_records(const GroupLayout& layout, const std::vector<std:
   parallel_for(kMergeParts, threads, [&](size_t part, int) {
     AlignedBlock block(records.block_bytes());
     uint64_t hash = 0;
+    size_t most = 0;  // groups the part can have: no growing on the way
+    for (size_t i = 0; i < inputs.size(); ++i) most += at[i][part].size();
+    parts[part].reserve(most);
     for (size_t i = 0; i < inputs.size(); ++i)
       for (uint64_t off : at[i][part]) {
         records.read_record(inputs[i].first + off, inputs[i].second - off, &hash, block.get());
@@ -139,14 +142,20 @@ RankPart exchange_groups(GroupTable& mine, const Plan& plan, int threads, size_t
   return part;
 }
 
-std::unique_ptr<SpillFile> write_sorted_part(RankPart& part) {
-  auto file = std::make_unique<SpillFile>(spill_directory());
-  const GroupRecords records(part.groups->layout());
-  std::vector<char> buffer;
+std::vector<std::vector<char>> sorted_records(RankPart& part, int threads) {
+  std::vector<uint32_t> order;
+  order.reserve(part.groups->size());
   for (GroupRun run = part.ordered->next(); run.n; run = part.ordered->next())
-    for (size_t r = 0; r < run.n; ++r) records.write(*part.groups, run.group(r), *file, buffer);
-  GroupRecords::flush(*file, buffer);
-  return file;
+    for (size_t r = 0; r < run.n; ++r) order.push_back(static_cast<uint32_t>(run.group(r)));
+  const GroupRecords records(part.groups->layout());
+  const size_t n = order.size(), ranges = std::max<size_t>(1, range_parts(n, threads));
+  std::vector<std::vector<char>> segments(ranges);
+  parallel_for(ranges, threads, [&](size_t p, int) {
+    for (size_t i = n * p / ranges; i < n * (p + 1) / ranges; ++i) records.append(*part.groups, order[i], segments[p]);
+  });
+  part.ordered.reset();
+  part.groups.reset();
+  return segments;
 }
 
 }  // namespace warpcsv

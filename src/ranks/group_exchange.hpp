@@ -38,7 +38,8 @@ RankPart exchange_groups(GroupTable& mine, const Plan& plan, int threads, size_t
 GroupTable merge_group_records(const GroupLayout& layout, const std::vector<std::pair<const char*, size_t>>& inputs,
                                int threads);
 
-// Writes `part`'s groups, in its order, as records to a new file.
-std::unique_ptr<SpillFile> write_sorted_part(RankPart& part);
+// `part`'s groups as records, in its order: segments written on `threads`
+// threads, to be sent or written one after another. Frees the part's table.
+std::vector<std::vector<char>> sorted_records(RankPart& part, int threads);
 
 }  // namespace warpcsv

@@ -19,6 +19,7 @@ constexpr char kFrame = 'F', kGroups = 'G';
 constexpr char kRow = 'R', kIssue = 'I';
 
 constexpr size_t kChunkBytes = 4 << 20;
+constexpr size_t kMadeChunkBytes = 64 << 20;
 
 template <class T>
 void put(std::string& s, const T& v) {
@@ -155,30 +156,12 @@ void RankOutbox::end_frame() {
   frame_.clear();
 }
 
-void RankOutbox::serve(const GroupTable* groups, OrderedGroups* order) {
+void RankOutbox::serve(const GroupTable* groups, const std::vector<std::vector<char>>* made) {
   end_frame();
   std::unique_ptr<GroupRecords> records;
   if (groups) records = std::make_unique<GroupRecords>(groups->layout());
   size_t frame = 0, group = 0;
-  // The next group to send: the table's next, or the order's.
-  GroupRun run;
-  size_t in_run = 0;
-  bool runs_done = false;
-  auto next_group = [&](size_t* g) {
-    if (!order) {
-      if (group == groups->size()) return false;
-      *g = group++;
-      return true;
-    }
-    while (in_run == run.n) {
-      if (runs_done) return false;
-      run = order->next();
-      in_run = 0;
-      runs_done = run.n == 0;
-    }
-    *g = run.group(in_run++);
-    return true;
-  };
+  size_t segment = 0, in_segment = 0;  // of `made`
   for (;;) {
     int tag = 0;
     const std::string ask = Ranks::receive(0, &tag);
@@ -192,11 +175,19 @@ void RankOutbox::serve(const GroupTable* groups, OrderedGroups* order) {
         if (file_->read(from, chunk.data() + 1, to - from) != to - from)
           throw InternalError("internal error: a rank's frame file came back short");
         ++frame;
-      } else if (size_t g = 0; groups && next_group(&g)) {
+      } else if (groups && group < groups->size()) {
         std::vector<char> bytes{kGroups};
-        do records->append(*groups, g, bytes);
-        while (bytes.size() < kChunkBytes && next_group(&g));
+        while (group < groups->size() && bytes.size() < kChunkBytes) records->append(*groups, group++, bytes);
         chunk.assign(bytes.begin(), bytes.end());
+      } else if (made && segment < made->size()) {
+        // Made records go in large pieces, cut anywhere: rank 0 appends them to a file.
+        const std::vector<char>& s = (*made)[segment];
+        const size_t n = std::min(kMadeChunkBytes, s.size() - in_segment);
+        chunk.reserve(1 + n);
+        chunk.push_back(kGroups);
+        chunk.append(s.data() + in_segment, n);
+        in_segment += n;
+        if (in_segment == s.size()) ++segment, in_segment = 0;
       } else {
         Ranks::send(0, kAllSent, "");
         return;

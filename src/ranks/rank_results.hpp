@@ -48,9 +48,9 @@ class RankOutbox {
   void add_rows(const Table& t, size_t begin, size_t end);
   void add_issue(const RowIssue& issue);
   // Answers rank 0's requests: the frames, then the records of `groups`
-  // (null: none) in the order of `order` (null: the table's), until rank 0
-  // has them all or says stop.
-  void serve(const GroupTable* groups, OrderedGroups* order = nullptr);
+  // (null: none) or else the records already made in `records` (segments
+  // sent in turn), until rank 0 has them all or says stop.
+  void serve(const GroupTable* groups, const std::vector<std::vector<char>>* records = nullptr);
 
  private:
   void end_frame();
