@@ -95,6 +95,9 @@ same_as_one "messy sales sample" --chunk-size 64 'groupby region, status | agg s
   "$DATA/sales_sample.csv"
 same_as_one "messy sales sample rows" --chunk-size 64 'filter quantity > 5 | select order_id, customer, amount' \
   "$DATA/sales_sample.csv"
+printf 'region,manager\nwest,Ann\neast,Bo\nnorth,"Cy, Jr"\n' >"$tmp/managers.csv"
+same_as_one "a lookup join before the agg" --chunk-size 64 \
+  "join '$tmp/managers.csv' on region | groupby manager | agg sum(amount), count()" "$DATA/sales_sample.csv"
 same_as_one "json output" --chunk-size 64 -f json 'select id, note | limit 40' "$tmp/t.csv"
 
 # Many groups: each rank's range goes out in several chunks, and rank 0 merges the ranges.
