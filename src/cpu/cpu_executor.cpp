@@ -24,6 +24,7 @@
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
+#include "cpu/cpu_windows.hpp"
 
 namespace warpcsv {
 

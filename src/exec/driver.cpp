@@ -37,6 +37,7 @@
 #include "warpcsv/signals.hpp"
 #include "warpcsv/spec.hpp"
 #include "runtime/stopwatch.hpp"
+#include "cpu/cpu_windows.hpp"
 
 namespace warpcsv {
 

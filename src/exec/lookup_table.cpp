@@ -15,6 +15,7 @@
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
 #include "warpcsv/spec.hpp"
+#include "cpu/cpu_windows.hpp"
 
 namespace warpcsv {
 

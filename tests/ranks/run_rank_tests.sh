@@ -63,6 +63,7 @@ PIPELINES=(
   'distinct grp'
   'groupby grp | top 2 by amount desc | select grp, amount'
   'groupby grp | agg sum(amount) as s | filter s > 1000 | sort s desc'
+  'assert amount < 90 or amount is null'
 )
 
 # Same bytes and exit code as one process, for -np 1..4.

@@ -23,6 +23,7 @@
 #include "exec/scan.hpp"
 #include "test_files.hpp"
 #include "warpcsv/core/tokenize.hpp"
+#include "cpu/cpu_windows.hpp"
 
 using namespace warpcsv;
 
