@@ -46,6 +46,15 @@ RankOutcome decode(const std::string& s) {
   return o;
 }
 
+// How many processes the launcher's environment says it started (0: not said).
+[[maybe_unused]] int launcher_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) return std::atoi(v);
+  }
+  return 0;
+}
+
 }  // namespace
 
 bool launched_as_rank() {
@@ -66,6 +75,17 @@ void Ranks::init(int* argc, char*** argv) {
   g_world.started = true;
   MPI_Comm_size(MPI_COMM_WORLD, &g_world.size);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_world.rank);
+  // A launcher of another MPI starts processes that each see a world of
+  // one: every one would read all of the input and write the result.
+  const int launched = launcher_size();
+  if (launched > 1 && g_world.size == 1) {
+    std::fprintf(stderr,
+                 "warpcsv: the launcher started %d processes, but this warpcsv's MPI sees each alone (a launcher of "
+                 "another MPI than the one it was built with?); use the mpirun of that MPI, or srun --mpi=pmix\n",
+                 launched);
+    MPI_Finalize();
+    std::exit(kExitResource);
+  }
   MPI_Comm host;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_world.rank, MPI_INFO_NULL, &host);
   MPI_Comm_size(host, &g_world.local_size);
