@@ -17,6 +17,8 @@
 #include "exec/group_table.hpp"
 #include "runtime/grow_array.hpp"
 #include "exec/holistic.hpp"
+#include "ranks/group_exchange.hpp"
+#include "result/spill.hpp"
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/wide.hpp"
@@ -921,6 +923,43 @@ TEST_CASE("group table: merge_all on threads gives the groups and states of merg
       CHECK(merged.size() == one_by_one.size());  // every group was found, none inserted
       CHECK(differ == 0);
     }
+  }
+}
+
+// Ranks send groups as records and merge those of their hash range on
+// threads: the same groups and states as folding the tables one by one, and
+// the merged table owns its strings once the records are gone.
+TEST_CASE("group records: tables written as records and merged on threads give the one-by-one merge") {
+  const GroupLayout layout = merge_test_layout();
+  const GroupTable one_by_one = merged_one_by_one(layout);
+  const GroupRecords records(layout);
+  for (int threads : {1, 3, 8}) {
+    INFO("threads " << threads);
+    GroupTable merged(&layout);
+    {
+      std::vector<std::unique_ptr<GroupTable>> tables;
+      for (int t = 0; t < 6; ++t) tables.push_back(std::make_unique<GroupTable>(&layout));
+      merge_test_rows([&](int t, const Value* keys, const Value* x, uint64_t order) {
+        update_group(layout, *tables[static_cast<size_t>(t)], keys, x, order);
+      });
+      std::vector<std::vector<char>> written(tables.size());
+      for (size_t t = 0; t < tables.size(); ++t)
+        for (size_t g = 0; g < tables[t]->size(); ++g) records.append(*tables[t], g, written[t]);
+      tables.clear();
+      std::vector<std::pair<const char*, size_t>> inputs;
+      for (const auto& w : written) inputs.emplace_back(w.data(), w.size());
+      merged = merge_group_records(layout, inputs, threads);
+      for (auto& w : written) std::fill(w.begin(), w.end(), '\xff');  // no string may point here
+    }
+    REQUIRE(merged.size() == one_by_one.size());
+    size_t differ = 0;
+    for (size_t g = 0; g < one_by_one.size(); ++g) {
+      const std::vector<Value> k = keys_of(one_by_one, g);
+      const char* found = merged.find_or_insert(k.data(), one_by_one.hash_keys(k.data()));
+      differ += merge_test_state(layout, found) != merge_test_state(layout, one_by_one.state(g));
+    }
+    CHECK(merged.size() == one_by_one.size());
+    CHECK(differ == 0);
   }
 }
 
