@@ -112,11 +112,15 @@ void add_rank_stats(ScanStats& stats, double scan_seconds, std::vector<StageTimi
 }
 
 std::string describe_rank_results(const Plan& plan) {
-  return plan.scan.aggregate
-             ? "  rank results: each rank's groups (holistic arguments as keys) go to rank 0 as records after the "
-               "scan and merge into its table, which is finalized, sorted and written there\n"
-             : "  rank results: each rank's rows and bad rows go to rank 0 in input order after the scan (held in a "
-               "temporary file until then), and through its post stages after its own\n";
+  if (!plan.scan.aggregate)
+    return "  rank results: each rank's rows and bad rows go to rank 0 in input order after the scan (held in a "
+           "temporary file until then), and through its post stages after its own\n";
+  if (groups_may_stay(plan))
+    return "  rank results: the groups are exchanged by hash after the scan; each rank merges and sorts its range "
+           "of them on its threads, and rank 0 merges the sorted ranges (in temporary files) as it finalizes and "
+           "writes them\n";
+  return "  rank results: each rank's groups (holistic arguments as keys) go to rank 0 as records after the scan "
+         "and merge into its table, which is finalized, sorted and written there\n";
 }
 
 // ---- a rank other than 0 -------------------------------------------------------------------

@@ -131,8 +131,9 @@ same_as_one "a widening met by a later rank" --chunk-size 64K 'groupby k | agg s
 
 # --- what rank 0 shows ----------------------------------------------------------------------
 ranks 3 "$W" --chunk-size 64 --explain 'groupby grp | agg count()' "$tmp/t.csv" >"$tmp/explain.txt" 2>&1
-if grep -q "rank 2: .*bytes \[" "$tmp/explain.txt" && [ "$(grep -c "^  ranks: 3" "$tmp/explain.txt")" = 1 ]; then
-  pass "--explain shows each rank's bytes, once"
+if grep -q "rank 2: .*bytes \[" "$tmp/explain.txt" && [ "$(grep -c "^  ranks: 3" "$tmp/explain.txt")" = 1 ] &&
+   grep -q "groups are exchanged by hash" "$tmp/explain.txt"; then
+  pass "--explain shows each rank's bytes and the exchange by hash, once"
 else fail "--explain" "$tmp/explain.txt"; fi
 ranks 3 "$W" --chunk-size 64 --profile 'groupby grp | agg count()' "$tmp/t.csv" >/dev/null 2>"$tmp/profile.txt"
 if grep -q "rank 2: scan" "$tmp/profile.txt" && [ "$(grep -c "^profile:" "$tmp/profile.txt")" = 1 ]; then
