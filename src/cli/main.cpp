@@ -66,9 +66,11 @@ Ending run(int argc, char** argv) {
   } catch (const warpcsv::AgreedFailure& e) {
     failed(e.exit_code(), e.what());
     end.agreed = true;
+  } catch (const warpcsv::OtherRankFailed& e) {
+    failed(e.exit_code(), e.what());
+    end.own = false;
   } catch (const warpcsv::Error& e) {
     failed(e.exit_code(), e.what(), e.detail);
-    end.own = dynamic_cast<const warpcsv::OtherRankFailed*>(&e) == nullptr;
   } catch (const std::bad_alloc&) {
     failed(warpcsv::kExitResource, "out of memory; try a smaller --chunk-size or fewer --threads");
   } catch (const std::exception& e) {

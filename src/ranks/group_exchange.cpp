@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ranks/ranks.hpp"
+#include "ranks/wire.hpp"
 #include "runtime/parallel.hpp"
 
 namespace warpcsv {
@@ -10,18 +11,6 @@ namespace warpcsv {
 namespace {
 
 constexpr size_t kMergeParts = 64;
-
-// A block buffer aligned for the states.
-struct AlignedBlock {
-  explicit AlignedBlock(size_t bytes) : bytes_(bytes + kAggStateAlign) {}
-  char* get() {
-    const size_t off = (kAggStateAlign - reinterpret_cast<uintptr_t>(bytes_.data()) % kAggStateAlign) % kAggStateAlign;
-    return bytes_.data() + off;
-  }
-
- private:
-  std::vector<char> bytes_;
-};
 
 // What one rank sends another: the segments of whole records that its
 // threads wrote, each segment's length first, so the receiver's threads can
@@ -133,11 +122,11 @@ RankPart exchange_groups(GroupTable& mine, const Plan& plan, int threads, size_t
   part.ordered = std::make_unique<SortedHostGroups>(plan, std::vector<const GroupTable*>{part.groups.get()}, nullptr,
                                                     threads, run_rows);
   Ranks::checkpoint();
-  const uint64_t held = part.groups->size();
-  for (const std::string& theirs : Ranks::allgather(std::string(reinterpret_cast<const char*>(&held), 8))) {
-    uint64_t m = 0;
-    std::memcpy(&m, theirs.data(), 8);
-    part.all_groups += m;
+  std::string held;
+  wire::put(held, static_cast<uint64_t>(part.groups->size()));
+  for (const std::string& theirs : Ranks::allgather(held)) {
+    size_t at = 0;
+    part.all_groups += wire::get<uint64_t>(theirs, &at);
   }
   return part;
 }

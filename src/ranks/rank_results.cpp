@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ranks/ranks.hpp"
+#include "ranks/wire.hpp"
 
 namespace warpcsv {
 
@@ -21,29 +22,10 @@ constexpr char kRow = 'R', kIssue = 'I';
 constexpr size_t kChunkBytes = 4 << 20;
 constexpr size_t kMadeChunkBytes = 64 << 20;
 
-template <class T>
-void put(std::string& s, const T& v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-void put_text(std::string& s, const std::string& t) {
-  put(s, static_cast<uint64_t>(t.size()));
-  s += t;
-}
-template <class T>
-T get(const std::string& s, size_t* at) {
-  if (*at + sizeof(T) > s.size()) throw InternalError("internal error: a message between ranks cut short");
-  T v;
-  std::memcpy(&v, s.data() + *at, sizeof v);
-  *at += sizeof v;
-  return v;
-}
-std::string get_text(const std::string& s, size_t* at) {
-  const uint64_t n = get<uint64_t>(s, at);
-  if (*at + n > s.size()) throw InternalError("internal error: a message between ranks cut short");
-  std::string t = s.substr(*at, n);
-  *at += n;
-  return t;
-}
+using wire::get;
+using wire::get_text;
+using wire::put;
+using wire::put_text;
 
 // Whether column c's value carries bytes of its own (Table::copy_owned's rule).
 bool carries_string(const OutputColumn& c) { return c.type.type == Type::String; }

@@ -1,5 +1,7 @@
 #include "ranks/ranks.hpp"
 
+#include "ranks/wire.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -26,23 +28,24 @@ bool env_set(const char* name) {
   return v && *v;
 }
 
-// An outcome as bytes: kind, code, primary, rank, then the message.
 std::string encode(const RankOutcome& o) {
-  std::string s(13, '\0');
-  std::memcpy(&s[0], &o.kind, 4);
-  std::memcpy(&s[4], &o.code, 4);
-  s[8] = o.primary ? 1 : 0;
-  std::memcpy(&s[9], &o.rank, 4);
-  return s + o.message;
+  std::string s;
+  wire::put(s, o.kind);
+  wire::put(s, o.code);
+  wire::put(s, o.primary);
+  wire::put(s, o.rank);
+  wire::put_text(s, o.message);
+  return s;
 }
 
 RankOutcome decode(const std::string& s) {
   RankOutcome o;
-  std::memcpy(&o.kind, &s[0], 4);
-  std::memcpy(&o.code, &s[4], 4);
-  o.primary = s[8] != 0;
-  std::memcpy(&o.rank, &s[9], 4);
-  o.message = s.substr(13);
+  size_t at = 0;
+  o.kind = wire::get<RankOutcome::Kind>(s, &at);
+  o.code = wire::get<int32_t>(s, &at);
+  o.primary = wire::get<bool>(s, &at);
+  o.rank = wire::get<int32_t>(s, &at);
+  o.message = wire::get_text(s, &at);
   return o;
 }
 
@@ -204,22 +207,12 @@ RankOutcome Ranks::agree(const RankOutcome& mine) {
   if (g_world.size == 1) return mine;
   RankOutcome me = mine;
   me.rank = g_world.rank;
-  const std::vector<std::string> all = allgather(encode(me));
-  const RankOutcome* first_failure = nullptr;
   std::vector<RankOutcome> outcomes;
-  for (const auto& bytes : all) outcomes.push_back(decode(bytes));
-  for (const auto& o : outcomes)
-    if (o.kind != RankOutcome::Ok && o.primary) {
-      first_failure = &o;
-      break;
-    }
-  if (!first_failure)
-    for (const auto& o : outcomes)
-      if (o.kind != RankOutcome::Ok) {
-        first_failure = &o;
-        break;
-      }
-  return first_failure ? *first_failure : outcomes.front();
+  for (const auto& bytes : allgather(encode(me))) outcomes.push_back(decode(bytes));
+  auto failed = [](const RankOutcome& o) { return o.kind != RankOutcome::Ok; };
+  auto first = std::find_if(outcomes.begin(), outcomes.end(), [&](const RankOutcome& o) { return failed(o) && o.primary; });
+  if (first == outcomes.end()) first = std::find_if(outcomes.begin(), outcomes.end(), failed);
+  return first == outcomes.end() ? outcomes.front() : *first;
 }
 
 RankOutcome Ranks::checkpoint(const RankOutcome& mine) {

@@ -8,6 +8,7 @@
 
 #include "exec/partitioner.hpp"
 #include "ranks/ranks.hpp"
+#include "ranks/wire.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -179,18 +180,15 @@ std::vector<RankShare> split_input(const InputSet& in, int threads, uint64_t min
   std::string mine;
   for (size_t q = static_cast<size_t>(Ranks::rank()); q < pieces.size(); q += static_cast<size_t>(nranks)) {
     const Piece& p = pieces[q];
-    const ByteSummary s = summarise(*in.sources[p.source], in.dialect, p.begin, p.end, threads);
-    mine.append(reinterpret_cast<const char*>(&q), sizeof q);
-    mine.append(reinterpret_cast<const char*>(&s), sizeof s);
+    wire::put(mine, q);
+    wire::put(mine, summarise(*in.sources[p.source], in.dialect, p.begin, p.end, threads));
   }
   Ranks::checkpoint();
   std::vector<ByteSummary> summaries(pieces.size());
   for (const std::string& theirs : Ranks::allgather(mine))
-    for (size_t at = 0; at + sizeof(size_t) + sizeof(ByteSummary) <= theirs.size();
-         at += sizeof(size_t) + sizeof(ByteSummary)) {
-      size_t q = 0;
-      std::memcpy(&q, theirs.data() + at, sizeof q);
-      std::memcpy(&summaries[q], theirs.data() + at + sizeof q, sizeof(ByteSummary));
+    for (size_t at = 0; at < theirs.size();) {
+      const size_t q = wire::get<size_t>(theirs, &at);
+      summaries.at(q) = wire::get<ByteSummary>(theirs, &at);
     }
 
   // Each cut point's row start, from the composed state before it.

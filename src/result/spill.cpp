@@ -137,13 +137,11 @@ size_t GroupRecords::read_record(const char* p, size_t n, uint64_t* hash, char* 
 
 void GroupRecords::each_record(const char* p, size_t n,
                                const std::function<void(uint64_t, const char*)>& fn) const {
-  std::vector<char> block(block_bytes_ + kAggStateAlign);
-  char* aligned = block.data() + (kAggStateAlign - reinterpret_cast<uintptr_t>(block.data()) % kAggStateAlign) %
-                                     kAggStateAlign;
+  AlignedBlock block(block_bytes_);
   uint64_t hash = 0;
   for (size_t at = 0; at < n;) {
-    at += read_record(p + at, n - at, &hash, aligned);
-    fn(hash, aligned);
+    at += read_record(p + at, n - at, &hash, block.get());
+    fn(hash, block.get());
   }
 }
 

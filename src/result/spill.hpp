@@ -39,6 +39,19 @@ class SpillFile {
   std::string dir_;
 };
 
+// Room for one group's block read out of a record, aligned for its states.
+class AlignedBlock {
+ public:
+  explicit AlignedBlock(size_t bytes) : bytes_(bytes + kAggStateAlign) {}
+  char* get() {
+    const size_t off = (kAggStateAlign - reinterpret_cast<uintptr_t>(bytes_.data()) % kAggStateAlign) % kAggStateAlign;
+    return bytes_.data() + off;
+  }
+
+ private:
+  std::vector<char> bytes_;
+};
+
 // Groups as records in a spill file: the hash, the group's block (packed
 // keys, then states) and the bytes of its strings (long keys, string
 // states), which the block points at again when read.
