@@ -116,6 +116,14 @@ if [ -z "${SKIP_MANY:-}" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     rc=$?
     same=$(cmp -s "$LOG/many_lists_cpu.csv" "$LOG/many_lists_gpu.csv" && echo same || echo DIFFERENT)
     many_result="$many_result; holistic lists memcheck rc=$rc $same $(grep -Eo 'ERROR SUMMARY: [0-9]+ errors' "$LOG/many_lists_memcheck.log" | tail -1)"
+    # A 1 MiB group table: spilled to the host after every few batches.
+    timeout 300 "$SAN" --tool memcheck --log-file "$LOG/many_spill_memcheck.log" --error-exitcode 9 "$WARPCSV" \
+      --device 0 --chunk-size 65536 --gpu-memory-limit 1M --profile "$mq" "$MANY" >"$LOG/many_spill_gpu.csv" \
+      2>"$LOG/many_spill_gpu.err"
+    rc=$?
+    same=$(cmp -s "$LOG/many_cpu.csv" "$LOG/many_spill_gpu.csv" && echo same || echo DIFFERENT)
+    spills=$(grep -Eo 'spill groups to the host \([0-9]+ times' "$LOG/many_spill_gpu.err" | grep -Eo '[0-9]+' | head -1)
+    many_result="$many_result; --gpu-memory-limit 1M (${spills:-no} spills) memcheck rc=$rc $same $(grep -Eo 'ERROR SUMMARY: [0-9]+ errors' "$LOG/many_spill_memcheck.log" | tail -1)"
   fi
 fi
 

@@ -39,6 +39,7 @@ struct Options {
   uint64_t chunk_size = 0;  // 0: chosen by the tool
   int threads = 0;          // 0: hardware concurrency
   uint64_t memory_limit = 0;  // --memory-limit bytes (0: the machine's or the cgroup's memory)
+  uint64_t gpu_memory_limit = 0;  // --gpu-memory-limit: bytes of each GPU's group table (0: its free memory)
   bool explain = false;
   bool profile = false;
   std::string trace_path;  // --trace FILE: a Chrome/Perfetto trace of the run (empty: none)

@@ -56,6 +56,10 @@ const std::vector<OptionSpec>& option_table() {
        "host memory for groups and buffers, e.g. 4G (default: the machine's or\n"
        "the cgroup's); groups past half of it spill to files in $TMPDIR",
        "Execution", C::None, {}},
+      {0, "gpu-memory-limit", "SIZE",
+       "GPU memory for each GPU's groups, e.g. 8G (default: what the GPU has\n"
+       "free); past it the groups spill to the host, then to files in $TMPDIR",
+       "Execution", C::None, {}},
       {0, "explain", nullptr, "print the plan and the partitioning, run nothing", "Execution",
        C::None, {}},
       {0, "profile", nullptr, "per-stage timing and memory summary on stderr after the run",

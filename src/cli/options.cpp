@@ -280,7 +280,7 @@ Options parse_options(int argc, char** argv) {
 
   Options o;
   std::string delimiter, quote, escape, comment, names, bad_rows = "fail", format = "csv";
-  std::string chunk_size, skip, threads, memory_limit;
+  std::string chunk_size, skip, threads, memory_limit, gpu_memory_limit;
   bool no_header = false, no_output_header = false, progress = false, no_progress = false;
 
   CLI::App app{"warpcsv", "warpcsv"};
@@ -312,6 +312,7 @@ Options parse_options(int argc, char** argv) {
   app.add_option(cli11_name("chunk-size"), chunk_size);
   app.add_option(cli11_name("threads"), threads);
   app.add_option(cli11_name("memory-limit"), memory_limit);
+  app.add_option(cli11_name("gpu-memory-limit"), gpu_memory_limit);
   app.add_flag(cli11_name("explain"), o.explain);
   app.add_flag(cli11_name("profile"), o.profile);
   app.add_option(cli11_name("trace"), o.trace_path);
@@ -416,6 +417,11 @@ Options parse_options(int argc, char** argv) {
     o.memory_limit = parse_byte_size(memory_limit, "--memory-limit");
     if (o.memory_limit < (64ull << 20))
       usage("--memory-limit: at least 64M (input windows and buffers need some), found '" + memory_limit + "'");
+  }
+  if (app.count("--gpu-memory-limit")) {
+    o.gpu_memory_limit = parse_byte_size(gpu_memory_limit, "--gpu-memory-limit");
+    if (o.gpu_memory_limit < (1ull << 20))
+      usage("--gpu-memory-limit: at least 1M, found '" + gpu_memory_limit + "'");
   }
   if (app.count("--threads"))
     o.threads = static_cast<int>(parse_count(threads, "--threads", 1, "a thread count"));

@@ -294,7 +294,7 @@ class CpuScan {
   void spill_if_over_budget() {
     if (!merged_ || !s_.groups_budget || merged_->memory_bytes() <= s_.groups_budget) return;
     const auto t = std::chrono::steady_clock::now();
-    if (!spilled_) spilled_ = std::make_unique<SpilledGroups>(*layout_, kGroupParts);
+    if (!spilled_) spilled_ = std::make_unique<SpilledGroups>(*layout_, kGroupParts, s_.groups_budget);
     spilled_->spill(merged_->parts(), s_.threads);
     spill_s_ += seconds_since(t);
     if (s_.tracer) s_.tracer->host("spill groups", "stage", t, {{"bytes", int64_t(spilled_->bytes_written())}});

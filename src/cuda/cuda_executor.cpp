@@ -32,10 +32,13 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cuda/batch_feed.hpp"
 #include "cuda/device_groups.hpp"
 #include "cuda/gpu.hpp"
 #include "cuda/gpu_plan.hpp"
+#include "cuda/gpu_spill.hpp"
 #include "cuda/gpu_support.hpp"
 #include "cuda/pinned.hpp"
 #include "cuda/run_counters.hpp"
@@ -125,7 +128,7 @@ void throw_gpu_error(cudaError_t err, const char* call, const char* file, int li
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
-std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0};
+std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0};
 
 namespace {
 
@@ -231,8 +234,13 @@ class CudaExecutor : public ScanExecutor {
       uint32_t flags = 0;
       std::chrono::steady_clock::time_point t_teardown;
       {
+        // Groups may spill to the host when the result is taken from where
+        // it is (the spill's parts give it) and no holistic lists refer to them.
+        std::optional<GpuSpill> spill;
+        if (settings.device_result && !listed && plan.group_keys > 0)
+          spill.emplace(table.layout(), settings.opts->gpu_memory_limit, settings.groups_budget, settings.threads);
         Startup startup(*this, settings, plan, table.layout(), in.dialect, ncols, listed != nullptr);
-        done = scan_gpu(in, settings, table, listed, stats, startup, t_setup, tail, &flags);
+        done = scan_gpu(in, settings, table, listed, stats, startup, t_setup, tail, &flags, spill ? &*spill : nullptr);
         no_gpu = startup.no_gpu;
         t_teardown = std::chrono::steady_clock::now();
       }
@@ -384,9 +392,11 @@ class CudaExecutor : public ScanExecutor {
   // none (startup.no_gpu) under --device auto.
   // `t_setup`: when the run's set-up began (for --profile).
   // `listed`: the holistic lists come back there (groups is its table).
+  // `spill`: where the GPUs' groups go when their tables outgrow their room
+  // (nullptr: they may not).
   bool scan_gpu(InputSet& in, const ScanSettings& settings, GroupTable& groups, HolisticGroups* listed,
                 ScanStats& stats, Startup& startup, std::chrono::steady_clock::time_point t_setup, uint64_t tail,
-                uint32_t* flags) {
+                uint32_t* flags, GpuSpill* spill) {
     const auto t_wait = std::chrono::steady_clock::now();
     const size_t ngpus = startup.wait_ids();
     // The read helpers are lent by the host's thread pool until the input is
@@ -414,6 +424,7 @@ class CudaExecutor : public ScanExecutor {
         Gpu* ready = startup.wait_gpu(g, [&] { return feed.exhausted(); });
         if (!ready) return;  // the input was used up first (or start-up failed: rethrown below)
         Gpu& gpu = *ready;
+        gpu.enable_spill(spill);
         if (settings.tracer) {
           gpu.start_trace(settings.tracer);
           settings.tracer->name_this_thread("gpu" + std::to_string(gpu.id()) + " host");
@@ -468,18 +479,34 @@ class CudaExecutor : public ScanExecutor {
     uint64_t most_groups = 0;
     for (const auto& g : gpus) most_groups = std::max(most_groups, g->table_groups());
     g_table_groups = most_groups;
-    const double scan_s = seconds_since(t_scan);
+    const ScanTimes times{startup_wait_s, setup_s, seconds_since(t_scan)};
     for (const auto& g : gpus) {
       stats.bytes += g->bytes;
       stats.partitions += g->batches;
     }
+    trace::Tracer* const tr = settings.tracer;
+    // The groups left on GPUs [0, n) follow those spilled, and the parts give the result.
+    auto result_through_spill = [&](size_t n) {
+      on_threads(n, [&](size_t g) { gpus[g]->spill_groups(counters[g]); });
+      for (size_t g = 0; g < n; ++g) stats.rows += counters[g].rows;
+      add_scan_stages(startup, times, stats);
+      add_gpu_stages(gpus, stats);
+      return result_from_spill(*spill, settings, stats);
+    };
+    if (spill && spill->any()) return result_through_spill(gpus.size());
+    // Tables that would not fit in GPU 0's together spill instead of merging there.
+    GpuCounters all{};
+    for (const auto& c : counters) {
+      all.groups += c.groups;
+      all.arena_used += c.arena_used;
+    }
+    if (gpus.size() > 1 && !gpus[0]->has_room(all.groups, all.arena_used)) return result_through_spill(gpus.size());
     // The other GPUs' tables merge into GPU 0's on GPU 0 (exact aggregates:
     // any order gives the same bits); then one table comes back.
     const auto t_merge = std::chrono::steady_clock::now();
     size_t merged = 1;
     while (merged < gpus.size() && gpus[0]->absorb(*gpus[merged], counters[0], counters[merged])) ++merged;
     const double device_merge_s = seconds_since(t_merge);
-    trace::Tracer* const tr = settings.tracer;
     if (tr && gpus.size() > 1)
       tr->complete("merge tables", "merge", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceComputeTid, t_merge,
                    trace::Clock::now(), {{"gpus", int64_t(merged)}});
@@ -490,10 +517,12 @@ class CudaExecutor : public ScanExecutor {
       return false;
     }
     // The result's groups stay on GPU 0 when the driver takes them from there
-    // (and the GPU has room to order them); else the table comes back.
+    // (and the GPU has room to order them); else the table comes back, or
+    // goes through the host's parts when it may spill.
     std::unique_ptr<DeviceGroups> ordered;
     if (settings.device_result && !listed && std::min<uint64_t>(counters[0].groups, gpus[0]->table_groups()) > 0)
       ordered = gpus[0]->ordered_groups(counters[0], groups.layout(), result_run_rows(*settings.opts));
+    if (!ordered && spill && counters[0].groups > 0) return result_through_spill(1);
     const auto t_back = std::chrono::steady_clock::now();
     if (!ordered) gpus[0]->copy_back(groups, counters[0], settings.threads);
     stats.rows += counters[0].rows;
@@ -510,16 +539,35 @@ class CudaExecutor : public ScanExecutor {
     if (tr && listed)
       tr->complete("sort+copy back lists", "sort", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceComputeTid, t_lists,
                    trace::Clock::now());
-    stats.chunk_size = startup.batch;
-    stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
-    if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: start all gpus", "all", startup.all_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: scan waited for gpu0", "cpu", startup_wait_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: set-up, not waiting", "cpu", setup_s, 0, 0});
-    stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", scan_s, stats.bytes, 0});
+    add_scan_stages(startup, times, stats);
     if (gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: merge on gpu0", "gpu0", device_merge_s, 0, 0});
     stats.stages.push_back(StageTiming{"gpu: copy back", "cpu", back_s, 0, 0});
     if (listed) stats.stages.push_back(StageTiming{"gpu: sort+copy back lists", "gpu0", lists_s, 0, 0});
+    add_gpu_stages(gpus, stats);
+    if (ordered) {
+      (*settings.device_result)(*ordered);
+      ordered->add_stages(stats.stages);
+    }
+    return true;
+  }
+
+  struct ScanTimes {
+    double startup_wait_s, setup_s, scan_s;
+  };
+
+  // --profile: the run's start-up and scan.
+  static void add_scan_stages(const Startup& startup, const ScanTimes& t, ScanStats& stats) {
+    stats.chunk_size = startup.batch;
+    stats.stages.push_back(StageTiming{"gpu: start driver", "cpu", startup.driver_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: start gpu0+buffers", "gpu0", startup.first_s, 0, 0});
+    if (startup.gpus.size() > 1) stats.stages.push_back(StageTiming{"gpu: start all gpus", "all", startup.all_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: scan waited for gpu0", "cpu", t.startup_wait_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: set-up, not waiting", "cpu", t.setup_s, 0, 0});
+    stats.stages.push_back(StageTiming{"gpu: read+copy+kernels", "all", t.scan_s, stats.bytes, 0});
+  }
+
+  // --profile: each GPU's share of the scan.
+  static void add_gpu_stages(const std::vector<std::unique_ptr<Gpu>>& gpus, ScanStats& stats) {
     for (const auto& g : gpus) {
       const std::string dev = "gpu" + std::to_string(g->id());
       stats.stages.push_back(StageTiming{"gpu: wait for reads", dev, g->read_s, g->bytes, 0});
@@ -527,14 +575,31 @@ class CudaExecutor : public ScanExecutor {
       stats.stages.push_back(StageTiming{"gpu: wait (table, end)", dev, g->wait_s, g->bytes, g->used_bytes});
       stats.stages.push_back(StageTiming{"gpu: wait for a buffer", dev, g->ring_wait_s, 0, 0});
       stats.stages.push_back(StageTiming{"gpu: grow group table", dev, g->grow_s, 0, 0});
+      if (g->spills)
+        stats.stages.push_back(
+            StageTiming{fmt::format("gpu: spill groups to the host ({} times)", g->spills), dev, g->spill_s, 0, 0});
       stats.stages.push_back(StageTiming{"gpu: copy in, start to end", dev, g->copy_s, g->copied_bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: quote vectors", dev, g->vector_busy_s, g->bytes, 0});
       stats.stages.push_back(StageTiming{"gpu busy: rows+aggregate", dev, g->rows_busy_s, g->bytes, 0});
     }
-    if (ordered) {
-      (*settings.device_result)(*ordered);
-      ordered->add_stages(stats.stages);
-    }
+  }
+
+  // The result from the spilled parts: each aggregated and sorted on the
+  // host, then merged as it is written.
+  static bool result_from_spill(GpuSpill& spill, const ScanSettings& settings, ScanStats& stats) {
+    const auto t = std::chrono::steady_clock::now();
+    std::unique_ptr<OrderedGroups> ordered =
+        spill.groups().sorted(*settings.plan, settings.threads, result_run_rows(*settings.opts));
+    const double sort_s = seconds_since(t);
+    const SpilledGroups& parts = spill.groups();
+    stats.stages.push_back(StageTiming{
+        fmt::format("result: spill ({} groups, {:.1f} MiB to {})", spill.spilled_groups(),
+                    static_cast<double>(parts.bytes_written()) / (1 << 20), spill_directory()),
+        "cpu", 0, parts.bytes_written(), 0});
+    stats.stages.push_back(StageTiming{"result: aggregate and sort parts", "cpu", sort_s, 0, 0});
+    if (settings.tracer)
+      settings.tracer->host("result: aggregate and sort parts", "stage", t, {{"groups", int64_t(ordered->size())}});
+    (*settings.device_result)(*ordered);
     return true;
   }
 
@@ -556,6 +621,7 @@ CudaRunInfo cuda_run_info() {
   r.slot_capacity = cuda::g_slot_capacity;
   r.table_groups = cuda::g_table_groups;
   r.tail_reruns = cuda::g_tail_reruns;
+  r.table_spills = cuda::g_table_spills;
   return r;
 }
 

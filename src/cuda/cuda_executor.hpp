@@ -46,6 +46,7 @@ struct CudaRunInfo {
   int slot_capacity = 0;       // room the slots of that run were made with
   uint64_t table_groups = 0;   // room of the largest GPU group table at the end of that run's scan
   uint64_t tail_reruns = 0;    // GPU scans begun again with longer batch tails (a row longer than the first)
+  uint64_t table_spills = 0;   // times a GPU group table spilled its groups to the host
 };
 CudaRunInfo cuda_run_info();
 

@@ -45,6 +45,7 @@ Gpu::~Gpu() {
   cudaFree(dplan_);
   cudaFree(dblob_);
   free_lists();
+  if (spill_bounce_) cudaFreeHost(spill_bounce_);
   st_->free_table();  // none: adopted or freed at the start
   st_->table = table_;  // for the next run (freed with the staging if the GPU failed)
   st_->table_nkeys = hplan_.nkeys;

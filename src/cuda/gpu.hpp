@@ -17,6 +17,7 @@
 #include "cuda/device_groups.hpp"
 #include "cuda/device_lookup.hpp"
 #include "cuda/gpu_plan.hpp"
+#include "cuda/gpu_spill.hpp"
 #include "cuda/pinned.hpp"
 #include "cuda/staging.hpp"
 #include "exec/holistic.hpp"
@@ -115,6 +116,20 @@ class Gpu {
   // merged here) as the core's state structs, converted on all threads.
   void copy_back(GroupTable& out, const GpuCounters& c, int threads);
 
+  // From now on the group table spills its groups into `spill` when it
+  // would outgrow its room, rather than fail (plans without holistic lists).
+  void enable_spill(GpuSpill* spill) { spill_ = spill; }
+  // Spills the groups the table holds (counters `c`, read after a
+  // synchronize) into the run's spill, and empties the table.
+  void spill_groups(const GpuCounters& c);
+  // Whether this GPU's table has room for `groups` groups and `arena` key
+  // bytes, grown if need be (always, when it may not spill).
+  bool has_room(uint64_t groups, uint64_t arena) const {
+    return !spill_ || room_for(groups, arena, table_bytes_per_group());
+  }
+  double spill_s = 0;      // host time spilling groups (part of wait_s during the scan)
+  uint64_t spills = 0;     // times the table was spilled
+
   // The table in output order, read back `run_rows` groups at a time
   // (counters `c` from finish()); nullptr when the GPU has no room to order it.
   std::unique_ptr<DeviceGroups> ordered_groups(const GpuCounters& c, const GroupLayout& layout, size_t run_rows);
@@ -125,12 +140,36 @@ class Gpu {
   bool copy_back_lists(std::vector<std::vector<ArgList>>& lists, const GpuCounters& c, int threads);
 
  private:
-  // Copies `bytes` from the GPU into pageable host memory through the pinned
-  // slots (no reader uses them now): the DMA fills one half of the block
-  // while all host threads copy the other half out. A plain cudaMemcpy to
-  // pageable memory goes through the driver's staging on one thread and
-  // faults the fresh pages in on that thread too.
-  void download(void* dst, const void* src, uint64_t bytes, int threads);
+  // Pinned host memory a copy from the GPU goes through, on `stream`.
+  struct Bounce {
+    char* data;
+    uint64_t bytes;
+    cudaStream_t stream;
+  };
+  // The pinned slots, once the scan is over and no reader uses them.
+  Bounce slots_bounce() const { return Bounce{slots_.data(), slots_.bytes(), copy_}; }
+  // A block of this GPU's own, for spills during the scan (made when first needed).
+  Bounce spill_bounce();
+
+  // Copies `bytes` from the GPU into pageable host memory through `via`: the
+  // DMA fills one half of it while all host threads copy the other half
+  // out. A plain cudaMemcpy to pageable memory goes through the driver's
+  // staging on one thread and faults the fresh pages in on that thread too.
+  void download(void* dst, const void* src, uint64_t bytes, int threads, const Bounce& via);
+
+  // Copies groups [first, first + count) of the table back into `out`
+  // (empty) as the core's state structs, with the key arena's bytes they use
+  // (`arena_used` in all).
+  void copy_back_range(GroupTable& out, uint64_t first, uint64_t count, uint64_t arena_used, int threads,
+                       const Bounce& via);
+
+  // Whether the table, grown if need be, can hold `groups` groups of
+  // `per_group` bytes and `arena` key bytes within its room: the spill's
+  // limit, and the GPU's free memory while the old arrays are still held.
+  bool room_for(uint64_t groups, uint64_t arena, uint64_t per_group) const;
+
+  // Empties the table, keeping its arrays (after a synchronize).
+  void empty_table();
 
   GpuTable table() const;
 
@@ -190,8 +229,13 @@ class Gpu {
   template <class Room>
   static uint64_t grown_size(uint64_t cap, uint64_t upper, uint64_t bound, const Room& room);
 
-  // Bytes the group table (or the key arena) may grow to for room ahead.
-  uint64_t table_room() const;
+  // Device bytes a group takes: hash, keys, words, and the slots (a power
+  // of two: up to twice as many).
+  uint64_t table_bytes_per_group() const;
+
+  // Bytes the group table (or the key arena) may grow to for room ahead,
+  // within the spill's limit less `other_bytes` (the other's size).
+  uint64_t table_room(uint64_t other_bytes) const;
 
   // Tightens the bounds from the newest snapshot the GPU has written (exact
   // counts then, plus the bounds of batches queued after it). False when the
@@ -253,6 +297,8 @@ class Gpu {
   uint32_t* list_groups_[kMaxLists] = {};
   unsigned long long* list_keys_[kMaxLists] = {};
   uint64_t list_cap_ = 0, lists_upper_ = 0;
+  GpuSpill* spill_ = nullptr;       // the run's, when the table may spill
+  char* spill_bounce_ = nullptr;    // pinned, kSpillBounceBytes
   // Counter snapshots copied back after each batch without waiting (into
   // st_->snap_host, st_->snap_done marks each), so the bounds above can be
   // tightened to exact counts with a lag of a few batches instead of stopping

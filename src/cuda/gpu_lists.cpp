@@ -63,8 +63,8 @@ bool Gpu::copy_back_lists(std::vector<std::vector<ArgList>>& lists, const GpuCou
     uint32_t* host_groups;
     uint64_t* host_keys;
     lists[static_cast<size_t>(l)][0].fill_sorted(n, &host_groups, &host_keys);
-    download(host_groups, groups, n * 4, threads);
-    download(host_keys, keys, n * 8, threads);
+    download(host_groups, groups, n * 4, threads, slots_bounce());
+    download(host_keys, keys, n * 8, threads, slots_bounce());
   }
   return true;
 }

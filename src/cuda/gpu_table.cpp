@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 
 #include "cuda/gpu_states.hpp"
@@ -29,6 +30,14 @@ constexpr uint64_t kTableShareOfFree = 2;  // of the GPU's free memory at the ti
 // them faster even at low load (docs/performance.md, "GPU group table"). So
 // the room follows the rows in flight and stays small, and the slots do not.
 constexpr uint64_t kSlotsPerGroup = 16;
+// GPU memory a table that may spill leaves free when it grows: room for the
+// order of the result at the end and for the driver.
+constexpr uint64_t kSpillReserve = 1ull << 30;
+// Host bytes of a piece of a spilled table (its keys, words and hashes).
+constexpr uint64_t kSpillPieceBytes = 256ull << 20;
+// The pinned block a spill during the scan copies through (the run's slots
+// are the readers' then).
+constexpr uint64_t kSpillBounceBytes = 64ull << 20;
 
 // Arrays being made for a table: freed when the scope ends, by an error too,
 // unless handed over (release()). The arena is the owner's when it is kept.
@@ -97,17 +106,23 @@ bool Gpu::ensure_table(Buffer& buf) {
     groups_upper_ = c.groups;  // every batch given room has its rows queued, so done now
     arena_upper_ = c.arena_used;
     lists_upper_ = most_listed(c);
-    // Hash, keys, words, and the slots (a power of two: up to twice as many).
-    const uint64_t per_group = 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 2 * 4 * kSlotsPerGroup;
-    const uint64_t gcap =
-        grown_size(table_.gcap, groups_upper_, bound_groups, [&] { return table_room() / per_group; });
+    const uint64_t per_group = table_bytes_per_group();
+    if (spill_ && c.groups > 0 && !room_for(groups_upper_ + bound_groups, arena_upper_ + bound_arena, per_group)) {
+      spill_groups(c);
+      c.groups = c.arena_used = 0;  // a growth below must not copy the spilled groups back in
+      groups_upper_ = arena_upper_ = 0;
+    }
+    const uint64_t arena_need = std::max(table_.arena_cap, arena_upper_ + bound_arena);
+    const uint64_t gcap = grown_size(table_.gcap, groups_upper_, bound_groups,
+                                     [&] { return table_room(arena_need) / per_group; });
     if (gcap > table_.gcap) grow_groups(gcap, c.groups);
-    const uint64_t arena_cap = grown_size(table_.arena_cap, arena_upper_, bound_arena, [&] { return table_room(); });
+    const uint64_t arena_cap = grown_size(table_.arena_cap, arena_upper_, bound_arena,
+                                          [&] { return table_room(table_.gcap * per_group); });
     if (arena_cap > table_.arena_cap) grow_arena(arena_cap, c.arena_used);
     if (hplan_.nlists) {
       const uint64_t per_value = 12 * static_cast<uint64_t>(hplan_.nlists);
       const uint64_t list_cap =
-          grown_size(list_cap_, lists_upper_, bound_rows, [&] { return table_room() / per_value; });
+          grown_size(list_cap_, lists_upper_, bound_rows, [&] { return table_room(0) / per_value; });
       if (list_cap > list_cap_ && !grow_lists(list_cap, c)) return false;
     }
   }
@@ -131,13 +146,70 @@ uint64_t Gpu::grown_size(uint64_t cap, uint64_t upper, uint64_t bound, const Roo
   return std::max(want, cap);
 }
 
-uint64_t Gpu::table_room() const {
+namespace {
+uint64_t free_gpu_bytes() {
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
     (void)cudaGetLastError();
-    free_b = 0;
+    return 0;
   }
-  return std::max<uint64_t>(kTableBytes, free_b / kTableShareOfFree);
+  return free_b;
+}
+}  // namespace
+
+uint64_t Gpu::table_bytes_per_group() const {
+  return 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 2 * 4 * kSlotsPerGroup;
+}
+
+uint64_t Gpu::table_room(uint64_t other_bytes) const {
+  const uint64_t room = std::max<uint64_t>(kTableBytes, free_gpu_bytes() / kTableShareOfFree);
+  if (!spill_ || !spill_->table_limit()) return room;
+  const uint64_t limit = spill_->table_limit();
+  return std::min(room, limit > other_bytes ? limit - other_bytes : 0);
+}
+
+bool Gpu::room_for(uint64_t groups, uint64_t arena, uint64_t per_group) const {
+  const uint64_t gcap = std::max(table_.gcap, groups), arena_cap = std::max(table_.arena_cap, arena);
+  if (spill_->table_limit() && gcap * per_group + arena_cap > spill_->table_limit()) return false;
+  // Growing copies into new arrays while the old ones are still held.
+  const uint64_t new_bytes = (groups > table_.gcap ? groups * per_group : 0) + (arena > table_.arena_cap ? arena : 0);
+  return new_bytes == 0 || new_bytes + kSpillReserve <= free_gpu_bytes();
+}
+
+Gpu::Bounce Gpu::spill_bounce() {
+  if (!spill_bounce_) WCSV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&spill_bounce_), kSpillBounceBytes));
+  return Bounce{spill_bounce_, kSpillBounceBytes, compute_};
+}
+
+void Gpu::spill_groups(const GpuCounters& c) {
+  const auto t = std::chrono::steady_clock::now();
+  WCSV_CUDA_TRY(cudaSetDevice(id_));
+  WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+  const uint64_t groups = std::min<uint64_t>(c.groups, table_.gcap);
+  const uint64_t per_group = sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 8;
+  const uint64_t piece = std::max<uint64_t>(1, kSpillPieceBytes / per_group);
+  const Bounce via = spill_bounce();
+  for (uint64_t first = 0; first < groups; first += piece) {
+    GroupTable part(&spill_->groups().layout());
+    copy_back_range(part, first, std::min(piece, groups - first), c.arena_used, spill_->threads(), via);
+    spill_->take(part);
+  }
+  empty_table();
+  ++spills;
+  ++g_table_spills;
+  spill_s += seconds_since(t);
+}
+
+void Gpu::empty_table() {
+  const uint64_t used = table_.gcap;
+  WCSV_CUDA_TRY(cudaMemsetAsync(table_.slots, 0, (table_.mask + 1) * 4, compute_));
+  launch_init_words(table_, dplan_, hplan_.nwords, 0, used, st_->shape, compute_);
+  static_assert(offsetof(GpuCounters, groups) == 0 && offsetof(GpuCounters, arena_used) == 8,
+                "the group and arena counters lead GpuCounters");
+  WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, 16, compute_));
+  WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+  // Snapshots taken before count the groups spilled.
+  for (Snapshot& sn : snaps_) sn.seq = ~0ull;
 }
 
 bool Gpu::refresh_bounds() {
@@ -250,29 +322,50 @@ void Gpu::copy_back(GroupTable& out, const GpuCounters& c, int threads) {
   WCSV_CUDA_TRY(cudaSetDevice(id_));
   const uint64_t groups = std::min<uint64_t>(c.groups, table_.gcap);
   if (groups == 0) return;
+  copy_back_range(out, 0, groups, c.arena_used, threads, slots_bounce());
+  // The GPU hashed the keys with GroupTable's function; the index uses them.
+  std::vector<Value> first(static_cast<size_t>(hplan_.nkeys) + 1);
+  out.keys_of(0, first.data());
+  WCSV_EXPECTS(out.hash_of(0) == out.hash_keys(first.data()), "GPU and host group hashes differ");
+}
+
+void Gpu::copy_back_range(GroupTable& out, uint64_t first, uint64_t count, uint64_t arena_used, int threads,
+                          const Bounce& via) {
   const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
-  UninitVector<Value> keys(groups * static_cast<uint64_t>(nkeys));  // filled by the copies below
-  UninitVector<uint64_t> words(groups * static_cast<uint64_t>(nwords)), hashes(groups);
-  std::unique_ptr<char[]> arena(new char[std::max<uint64_t>(1, c.arena_used)]);
-  download(keys.data(), table_.keys, keys.size() * sizeof(Value), threads);
-  download(words.data(), table_.words, words.size() * 8, threads);
-  download(hashes.data(), table_.hashes, groups * 8, threads);
-  download(arena.get(), table_.arena, c.arena_used, threads);
+  UninitVector<Value> keys(count * static_cast<uint64_t>(nkeys));  // filled by the copies below
+  UninitVector<uint64_t> words(count * static_cast<uint64_t>(nwords)), hashes(count);
+  download(keys.data(), table_.keys + first * nkeys, keys.size() * sizeof(Value), threads, via);
+  download(words.data(), table_.words + first * nwords, words.size() * 8, threads, via);
+  download(hashes.data(), table_.hashes + first, count * 8, threads, via);
+  // The groups' strings: the arena bytes from the first to the last they
+  // use (groups take arena bytes roughly in their order, so a piece's are
+  // near one another).
   const GroupLayout& layout = out.layout();
+  auto is_string = [&](int k) { return layout.key_types[static_cast<size_t>(k)] == Type::String; };
+  uint64_t lo = arena_used, hi = 0;
+  for (int k = 0; k < nkeys; ++k) {
+    if (!is_string(k)) continue;
+    for (uint64_t g = 0; g < count; ++g) {
+      const Value& v = keys[g * nkeys + k];
+      if (v.null || v.s.len == 0) continue;
+      const uint64_t at = reinterpret_cast<uintptr_t>(v.s.ptr);
+      lo = std::min(lo, at);
+      hi = std::max(hi, at + v.s.len);
+    }
+  }
+  if (hi <= lo) lo = hi = 0;
+  std::unique_ptr<char[]> arena(new char[std::max<uint64_t>(1, hi - lo)]);
+  download(arena.get(), table_.arena + lo, hi - lo, threads, via);
   const char* strings = arena.get();
-  out.append_distinct(groups, hashes.data(), std::move(arena), threads, [&](size_t g, Value* k, char* state) {
+  out.append_distinct(count, hashes.data(), std::move(arena), threads, [&](size_t g, Value* k, char* state) {
     for (int i = 0; i < nkeys; ++i) {
       k[i] = keys[g * nkeys + i];
-      if (!k[i].null && layout.key_types[static_cast<size_t>(i)] == Type::String)
-        k[i].s.ptr = strings + reinterpret_cast<uintptr_t>(k[i].s.ptr);
+      if (!k[i].null && is_string(i))
+        k[i].s.ptr = k[i].s.len ? strings + (reinterpret_cast<uintptr_t>(k[i].s.ptr) - lo) : strings;
     }
     const uint64_t* w = words.data() + g * nwords;
     for (size_t a = 0; a < layout.aggs.size(); ++a) state_from_words(layout.aggs[a], w + hplan_.aggs[a].word, state);
   });
-  // The GPU hashed the keys with GroupTable's function; the index uses them.
-  std::vector<Value> first(static_cast<size_t>(nkeys) + 1);
-  out.keys_of(0, first.data());
-  WCSV_EXPECTS(hashes[0] == out.hash_keys(first.data()), "GPU and host group hashes differ");
 }
 
 std::unique_ptr<DeviceGroups> Gpu::ordered_groups(const GpuCounters& c, const GroupLayout& layout, size_t run_rows) {
@@ -290,19 +383,19 @@ std::unique_ptr<DeviceGroups> Gpu::ordered_groups(const GpuCounters& c, const Gr
   return DeviceGroups::order(t, layout, run_rows);
 }
 
-void Gpu::download(void* dst, const void* src, uint64_t bytes, int threads) {
+void Gpu::download(void* dst, const void* src, uint64_t bytes, int threads, const Bounce& via) {
   if (bytes == 0) return;
   constexpr uint64_t kPiece = 1ull << 20;
-  const uint64_t half = std::max<uint64_t>(kPiece, slots_.bytes() / 2 / kPiece * kPiece);
-  char* const pinned[2] = {slots_.data(), slots_.data() + half};
+  const uint64_t half = std::max<uint64_t>(kPiece, via.bytes / 2 / kPiece * kPiece);
+  char* const pinned[2] = {via.data, via.data + half};
   const cudaEvent_t* filled = st_->download_filled;
   const uint64_t rounds = (bytes + half - 1) / half;
   WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));  // the table's last kernels are done
   auto start_round = [&](uint64_t r) {
     const uint64_t at = r * half;
     WCSV_CUDA_TRY(cudaMemcpyAsync(pinned[r % 2], static_cast<const char*>(src) + at, std::min(half, bytes - at),
-                                  cudaMemcpyDeviceToHost, copy_));
-    WCSV_CUDA_TRY(cudaEventRecord(filled[r % 2], copy_));
+                                  cudaMemcpyDeviceToHost, via.stream));
+    WCSV_CUDA_TRY(cudaEventRecord(filled[r % 2], via.stream));
   };
   start_round(0);
   for (uint64_t r = 0; r < rounds; ++r) {

@@ -16,6 +16,10 @@ namespace warpcsv {
 // offsets of the input (see cuda/batch_feed.hpp).
 constexpr uint64_t kGpuBatchBytes = 32ull << 20;
 
+// Hash parts of the groups GPUs spill to the host: a part is aggregated
+// whole in host memory, so many parts keep each small (1e9 groups: ~4M a part).
+constexpr size_t kGpuSpillParts = 256;
+
 // Bytes read after a GPU batch so that the row starting last in it can be
 // finished there (every batch's tail is read again as the next batch's head).
 // A GPU run reads kGpuRowSlack times the longest row of the inference sample,

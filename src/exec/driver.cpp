@@ -102,11 +102,14 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
       "finalized and formatted on {} threads {} groups at a time, each run written while the next is made",
       threads, run);
   if (!devices.try_gpus || !groups_may_stay(plan)) return "  groups: " + host + "\n";
+  const std::string gpu_room = opts.gpu_memory_limit ? fmt::format("{} MiB (--gpu-memory-limit)", opts.gpu_memory_limit >> 20)
+                                                     : std::string("the GPU's free memory");
   return fmt::format("  groups: they stay on the first GPU, ordered there (a radix sort of each key's digits), "
                      "and come back {} at a time into pinned memory, the next run copied while this one is "
-                     "finalized and formatted on {} threads; groups that came back to the host (a scan handed "
-                     "to the CPU, a GPU without room) are {}\n",
-                     run, threads, host);
+                     "finalized and formatted on {} threads; a GPU's table that would outgrow {} spills its "
+                     "groups to the host in {} parts by hash, files in {}, each aggregated and sorted alone after "
+                     "the scan; groups that came back to the host (a scan handed to the CPU) are {}\n",
+                     run, threads, gpu_room, kGpuSpillParts, spill_directory(), host);
 }
 
 // Binds the pipeline. Columns the sample held no value for (a header-only

@@ -21,8 +21,8 @@ namespace {
 constexpr size_t kBufferBytes = 256 << 10;  // per file written or read
 
 [[noreturn]] void spill_failed(const std::string& what, const std::string& dir) {
-  throw ResourceError(fmt::format("{} the groups spilled past --memory-limit in {}: {}; set TMPDIR to a directory "
-                                  "with room, or raise --memory-limit",
+  throw ResourceError(fmt::format("{} the groups spilled past a memory limit in {}: {}; set TMPDIR to a directory "
+                                  "with room, or raise --memory-limit (--gpu-memory-limit for the GPUs' groups)",
                                   what, dir, std::strerror(errno)));
 }
 
@@ -191,8 +191,8 @@ bool GroupRecords::Reader::next() {
 
 // ---- spilled groups --------------------------------------------------------------------------
 
-SpilledGroups::SpilledGroups(const GroupLayout& layout, size_t nparts)
-    : layout_(&layout), records_(layout), dir_(spill_directory()), files_(nparts) {}
+SpilledGroups::SpilledGroups(const GroupLayout& layout, size_t nparts, uint64_t memory_budget)
+    : layout_(&layout), records_(layout), dir_(spill_directory()), files_(nparts), memory_budget_(memory_budget) {}
 
 void SpilledGroups::spill(std::vector<GroupTable>& parts, int threads) {
   const size_t n = std::min(parts.size(), files_.size());
@@ -207,6 +207,32 @@ void SpilledGroups::spill(std::vector<GroupTable>& parts, int threads) {
     GroupRecords::flush(*files_[p], buffer);
     bytes += files_[p]->size() - before;
     t = GroupTable(layout_);
+  });
+  bytes_ += bytes;
+  ++spills_;
+}
+
+void SpilledGroups::spill_table(const GroupTable& t, int threads) {
+  if (t.size() == 0) return;
+  // The groups in part order (a counting sort), so each part's file is
+  // written by one thread.
+  const size_t nparts = files_.size();
+  auto part = [&](size_t g) { return static_cast<size_t>(part_bits(t.hash_of(g)) & (nparts - 1)); };
+  std::vector<size_t> start(nparts + 1, 0);
+  for (size_t g = 0; g < t.size(); ++g) ++start[part(g) + 1];
+  for (size_t p = 0; p < nparts; ++p) start[p + 1] += start[p];
+  std::vector<uint32_t> order(t.size());
+  std::vector<size_t> at(start.begin(), start.end() - 1);
+  for (size_t g = 0; g < t.size(); ++g) order[at[part(g)]++] = static_cast<uint32_t>(g);
+  std::atomic<uint64_t> bytes{0};
+  parallel_for(nparts, threads, [&](size_t p, int) {
+    if (start[p] == start[p + 1]) return;
+    if (!files_[p]) files_[p] = std::make_unique<SpillFile>(dir_);
+    const uint64_t before = files_[p]->size();
+    std::vector<char> buffer;
+    for (size_t i = start[p]; i < start[p + 1]; ++i) records_.write(t, order[i], *files_[p], buffer);
+    GroupRecords::flush(*files_[p], buffer);
+    bytes += files_[p]->size() - before;
   });
   bytes_ += bytes;
   ++spills_;
@@ -310,11 +336,17 @@ std::unique_ptr<OrderedGroups> SpilledGroups::sorted(const Plan& plan, int threa
   std::vector<size_t> spilled;
   for (size_t p = 0; p < files_.size(); ++p)
     if (files_[p]) spilled.push_back(p);
-  // Parts on the threads, one each at a time: memory holds `threads` parts.
+  // Parts on the threads, one each at a time: memory holds that many parts,
+  // each about twice its records' bytes as a table, within the budget.
+  uint64_t largest = 1;
+  for (size_t p : spilled) largest = std::max<uint64_t>(largest, files_[p]->size());
+  int workers = threads;
+  if (memory_budget_)
+    workers = static_cast<int>(std::clamp<uint64_t>(memory_budget_ / (2 * largest), 1, static_cast<uint64_t>(threads)));
   std::vector<std::unique_ptr<SpillFile>> sorted_files(spilled.size());
   std::atomic<size_t> groups{0};
   std::atomic<uint64_t> bytes{0};
-  parallel_for(spilled.size(), threads, [&](size_t i, int) {
+  parallel_for(spilled.size(), workers, [&](size_t i, int) {
     std::unique_ptr<SpillFile>& file = files_[spilled[i]];
     GroupTable part(layout_);
     GroupRecords::Reader reader(records_, *file);

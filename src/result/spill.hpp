@@ -120,16 +120,22 @@ class GroupRecords {
 // The hash parts of a run's groups, spilled. Not thread-safe.
 class SpilledGroups {
  public:
-  SpilledGroups(const GroupLayout& layout, size_t nparts);
+  // `nparts`: a power of two. `memory_budget`: host bytes the parts being
+  // aggregated after the scan may hold together (0: one part per thread).
+  SpilledGroups(const GroupLayout& layout, size_t nparts, uint64_t memory_budget = 0);
 
   // Writes the groups of every part (parts[p] to file p) on up to `threads`
   // threads, and empties them.
   void spill(std::vector<GroupTable>& parts, int threads);
+  // Writes every group of `t` to its hash part's file, on up to `threads`
+  // threads. A group may be spilled again later: the parts merge them.
+  void spill_table(const GroupTable& t, int threads);
   // Part by part: every record of part p merged into a table of its own,
   // sorted by keys and written to a file of sorted parts; then the sorted
   // parts, merged, in output order.
   std::unique_ptr<OrderedGroups> sorted(const Plan& plan, int threads, size_t run_rows);
 
+  const GroupLayout& layout() const { return *layout_; }
   uint64_t bytes_written() const { return bytes_; }
   size_t spills() const { return spills_; }
 
@@ -138,6 +144,7 @@ class SpilledGroups {
   GroupRecords records_;
   std::string dir_;
   std::vector<std::unique_ptr<SpillFile>> files_;  // one per part, made when first needed
+  uint64_t memory_budget_;
   uint64_t bytes_ = 0;
   size_t spills_ = 0;
 };

@@ -62,6 +62,7 @@ struct RunConfig {
   int threads = 0;            // --threads (0: all)
   bool profile = false;       // --profile, stderr kept in RunResult::profile
   uint64_t result_run_rows = 0;  // groups per run of the result (0: the default)
+  uint64_t gpu_memory_limit = 0;  // --gpu-memory-limit (0: none)
   std::string delimiter = ",";
   BadRows bad_rows = BadRows::Fail;  // `skip` overrides it
   // --no-header with these names and lines to skip, when names are given.
@@ -83,6 +84,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.schema = c.schema;
   opts.profile = c.profile;
   opts.result_run_rows = c.result_run_rows;
+  opts.gpu_memory_limit = c.gpu_memory_limit;
   opts.dialect.delimiter = c.delimiter;
   if (!c.names.empty()) {
     opts.dialect.names = c.names;
@@ -540,6 +542,65 @@ TEST_CASE("gpu: groups ordered on the GPU and read back in runs give the CPU's b
         check_same(dir, p, input, c, {100, 0});
       }
   }
+}
+
+// A GPU table that outgrows --gpu-memory-limit spills its groups to the
+// host's hash parts, again and again at tiny limits, and the parts give the
+// unlimited run's bytes: groups of every key type, from one to 300k, at
+// batches of a few bytes up.
+TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  const std::vector<std::string> pipelines = {
+      "groupby s | agg count(), sum(v), max(v)",
+      "groupby i, s, d | agg count() as n, mean(v), std(v)",
+      "groupby f, dt, ts, b | agg sum(v), count(f)",
+      "groupby s, i | agg sum(v) as t | filter t > 0 | sort t desc, s | limit 9",
+      "groupby upper(s), b | agg sum(v * 1.5), count() as n | groupby b | agg sum(n)",
+  };
+  TempDir dir;
+  for (int distinct : {1, 300, 40000}) {
+    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
+    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct) + 7, 60000, distinct));
+    for (const std::string& p : pipelines)
+      for (uint64_t limit : {uint64_t{64} << 10, uint64_t{4} << 20}) {
+        RunConfig c;
+        c.gpu_memory_limit = limit;
+        const CudaRunInfo before = cuda_run_info();
+        check_same(dir, p, input, c, {100, 4096, 1 << 20});
+        const CudaRunInfo after = cuda_run_info();
+        INFO("pipeline: " << p << ", " << distinct << " keys, limit " << limit);
+        CHECK(after.cpu_reruns == before.cpu_reruns);
+        if (distinct >= 40000 && limit < (uint64_t{1} << 20)) CHECK(after.table_spills > before.table_spills);
+      }
+  }
+}
+
+// 300k groups through a 1 MiB table at 4 KiB batches: hundreds of spills,
+// with --profile naming them.
+TEST_CASE("gpu: many spills of a small GPU table give the CPU's bytes and show in --profile", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("many.csv");
+  std::string text = "k,v,x\n";
+  for (int64_t i = 0; i < 300000; ++i)
+    text += "key" + std::to_string(i * 7919 % 300007) + "," + std::to_string(i % 1000 - 500) + "," +
+            std::to_string(i % 97) + ".25\n";
+  write_file(f, text);
+  const std::string p = "groupby k | agg sum(v), mean(x), count(), max(x)";
+  const RunResult cpu = run_tool(dir, p, f, RunConfig{});
+  REQUIRE(cpu.code == 0);
+  RunConfig c;
+  c.device = "gpu";
+  c.chunk = 4096;
+  c.gpu_memory_limit = 1 << 20;
+  c.profile = true;
+  const CudaRunInfo before = cuda_run_info();
+  const RunResult r = run_tool(dir, p, f, c);
+  CHECK(r.code == 0);
+  CHECK(r.out == cpu.out);
+  CHECK(cuda_run_info().table_spills >= before.table_spills + 10);
+  CHECK(r.profile.find("gpu: spill groups to the host") != std::string::npos);
+  CHECK(r.profile.find("result: aggregate and sort parts") != std::string::npos);
 }
 
 TEST_CASE("gpu: a table of many groups comes back through the pinned ring in rounds", "[gpu]") {

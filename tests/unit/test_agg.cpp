@@ -22,6 +22,7 @@
 #include "reference_stats.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/wide.hpp"
+#include "warpcsv/spec.hpp"
 
 using namespace warpcsv;
 
@@ -960,6 +961,59 @@ TEST_CASE("group records: tables written as records and merged on threads give t
     }
     CHECK(merged.size() == one_by_one.size());
     CHECK(differ == 0);
+  }
+}
+
+// GPUs spill whole tables to the hash parts, and a group may be in several
+// spills: the parts aggregated and merged give the one-by-one merge's groups
+// and states, in key order, with any memory budget.
+TEST_CASE("spilled groups: whole tables spilled by hash, a group in several, give the one-by-one merge in order") {
+  const std::vector<OutputColumn> schema = {{"s", ColumnType{Type::String, 0}}, {"k", ColumnType{Type::Int, 0}},
+                                            {"a", ColumnType{Type::Int, 0}},    {"t", ColumnType{Type::String, 0}},
+                                            {"u", ColumnType{Type::String, 0}}};
+  const Plan plan = build_plan("groupby s, k | agg sum(a), max(t), first(u)", schema);
+  const GroupLayout layout = GroupLayout::from_plan(plan);
+  const GroupLayout expected = merge_test_layout();
+  REQUIRE(layout.key_types == expected.key_types);
+  REQUIRE(layout.aggs.size() == 3);
+  for (size_t a = 0; a < 3; ++a) REQUIRE(layout.aggs[a].op == expected.aggs[a].op);
+  GroupTable one_by_one = merged_one_by_one(layout);
+  for (int threads : {1, 3}) {
+    for (uint64_t budget : {uint64_t{0}, uint64_t{1}}) {
+      INFO("threads " << threads << ", budget " << budget);
+      SpilledGroups spilled(layout, 16, budget);
+      {
+        std::vector<std::unique_ptr<GroupTable>> tables;
+        for (int t = 0; t < 6; ++t) tables.push_back(std::make_unique<GroupTable>(&layout));
+        merge_test_rows([&](int t, const Value* keys, const Value* x, uint64_t order) {
+          update_group(layout, *tables[static_cast<size_t>(t)], keys, x, order);
+        });
+        for (const auto& t : tables) spilled.spill_table(*t, threads);
+      }  // the tables are gone: the parts hold every byte
+      CHECK(spilled.spills() == 6);
+      const std::unique_ptr<OrderedGroups> ordered = spilled.sorted(plan, threads, 1000);
+      REQUIRE(ordered->size() == one_by_one.size());
+      size_t seen = 0, differ = 0, out_of_order = 0;
+      std::string last_s;
+      int64_t last_k = 0;
+      for (GroupRun run = ordered->next(); run.n; run = ordered->next()) {
+        for (size_t r = 0; r < run.n; ++r, ++seen) {
+          const size_t g = run.group(r);
+          const Value keys[2] = {run.keys.at(g, 0), run.keys.at(g, 1)};
+          const std::string s(keys[0].s.ptr, keys[0].s.len);
+          if (seen && (s < last_s || (s == last_s && keys[1].i <= last_k))) ++out_of_order;
+          last_s = s;
+          last_k = keys[1].i;
+          const size_t before = one_by_one.size();
+          const char* found = one_by_one.find_or_insert(keys, one_by_one.hash_keys(keys));
+          REQUIRE(one_by_one.size() == before);  // the group is one of the merge's
+          differ += merge_test_state(layout, found) != merge_test_state(layout, run.held_state(g));
+        }
+      }
+      CHECK(seen == one_by_one.size());
+      CHECK(out_of_order == 0);
+      CHECK(differ == 0);
+    }
   }
 }
 
