@@ -505,15 +505,33 @@ TEST_CASE("gpu: the messy sales sample gives the CPU's bytes at every chunk size
 
 // 300k groups of a string key and float aggregates (~110 MB of group words),
 // on the CPU and on the GPUs at `chunks`; returns the CPU result.
-RunResult check_many_groups(const std::vector<uint64_t>& chunks) {
-  TempDir dir;
+// The file: dir/many.csv.
+std::string many_groups_file(const TempDir& dir) {
   const std::string f = dir.file("many.csv");
   std::string text = "k,v,x\n";
   for (int64_t i = 0; i < 300000; ++i)
     text += "key" + std::to_string(i * 7919 % 300007) + "," + std::to_string(i % 1000 - 500) + "," +
             std::to_string(i % 97) + ".25\n";
   write_file(f, text);
-  return check_same(dir, "groupby k | agg sum(v), mean(x), count(), max(x)", f, RunConfig{}, chunks);
+  return f;
+}
+const char* const kManyGroupsPipeline = "groupby k | agg sum(v), mean(x), count(), max(x)";
+
+RunResult check_many_groups(const std::vector<uint64_t>& chunks) {
+  TempDir dir;
+  return check_same(dir, kManyGroupsPipeline, many_groups_file(dir), RunConfig{}, chunks);
+}
+
+// Runs check(input) over key-types files (testing::key_types_csv) of `rows`
+// rows with each count of distinct keys.
+template <class Check>
+void over_key_types_files(const std::vector<int>& distincts, size_t rows, uint64_t seed, Check&& check) {
+  TempDir dir;
+  for (int distinct : distincts) {
+    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
+    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct) + seed, rows, distinct));
+    check(dir, input, distinct);
+  }
 }
 
 // The groups stay on the GPU, ordered there by every key type's digits, and
@@ -531,23 +549,20 @@ TEST_CASE("gpu: groups ordered on the GPU and read back in runs give the CPU's b
       "groupby s | agg count() | limit 3",
       "groupby upper(s) | agg sum(v * 1000000000000000000000000000000000000)",
   };
-  TempDir dir;
-  for (int distinct : {5, 300, 5000}) {
-    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
-    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct), 6000, distinct));
+  over_key_types_files({5, 300, 5000}, 6000, 0, [&](const TempDir& dir, const std::string& input, int) {
     for (const std::string& p : pipelines)
       for (uint64_t run_rows : {1, 7, 0}) {
         RunConfig c;
         c.result_run_rows = run_rows;
         check_same(dir, p, input, c, {100, 0});
       }
-  }
+  });
 }
 
 // A GPU table that outgrows --gpu-memory-limit spills its groups to the
 // host's hash parts, again and again at tiny limits, and the parts give the
-// unlimited run's bytes: groups of every key type, from one to 300k, at
-// batches of a few bytes up.
+// unlimited run's bytes: groups of every key type, from one to 20k, at
+// batches of 512 bytes up.
 TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[gpu]") {
   if (!have_gpu()) return;
   const std::vector<std::string> pipelines = {
@@ -557,22 +572,19 @@ TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[
       "groupby s, i | agg sum(v) as t | filter t > 0 | sort t desc, s | limit 9",
       "groupby upper(s), b | agg sum(v * 1.5), count() as n | groupby b | agg sum(n)",
   };
-  TempDir dir;
-  for (int distinct : {1, 300, 40000}) {
-    const std::string input = dir.file("keys" + std::to_string(distinct) + ".csv");
-    write_file(input, testing::key_types_csv(static_cast<uint64_t>(distinct) + 7, 60000, distinct));
+  over_key_types_files({1, 300, 40000}, 20000, 7, [&](const TempDir& dir, const std::string& input, int distinct) {
     for (const std::string& p : pipelines)
       for (uint64_t limit : {uint64_t{64} << 10, uint64_t{4} << 20}) {
         RunConfig c;
         c.gpu_memory_limit = limit;
         const CudaRunInfo before = cuda_run_info();
-        check_same(dir, p, input, c, {100, 4096, 1 << 20});
+        check_same(dir, p, input, c, {512, 65536, 1 << 20});
         const CudaRunInfo after = cuda_run_info();
         INFO("pipeline: " << p << ", " << distinct << " keys, limit " << limit);
         CHECK(after.cpu_reruns == before.cpu_reruns);
         if (distinct >= 40000 && limit < (uint64_t{1} << 20)) CHECK(after.table_spills > before.table_spills);
       }
-  }
+  });
 }
 
 // 300k groups through a 1 MiB table at 4 KiB batches: hundreds of spills,
@@ -580,13 +592,8 @@ TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[
 TEST_CASE("gpu: many spills of a small GPU table give the CPU's bytes and show in --profile", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
-  const std::string f = dir.file("many.csv");
-  std::string text = "k,v,x\n";
-  for (int64_t i = 0; i < 300000; ++i)
-    text += "key" + std::to_string(i * 7919 % 300007) + "," + std::to_string(i % 1000 - 500) + "," +
-            std::to_string(i % 97) + ".25\n";
-  write_file(f, text);
-  const std::string p = "groupby k | agg sum(v), mean(x), count(), max(x)";
+  const std::string f = many_groups_file(dir);
+  const std::string p = kManyGroupsPipeline;
   const RunResult cpu = run_tool(dir, p, f, RunConfig{});
   REQUIRE(cpu.code == 0);
   RunConfig c;
