@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -240,21 +241,26 @@ void SpilledGroups::spill_table(const GroupTable& t, int threads) {
 
 namespace {
 
-// The sorted parts, merged by their keys as they are read: no two parts
-// share a group, so the heads never tie.
+// The sorted parts, merged by their keys as they are read, through a tree
+// of losers: taking a record replays one path of log2(parts) comparisons,
+// where a heap's pop and push took about twice as many. No two parts share
+// a group, so the heads never tie.
 class MergedSortedParts : public OrderedGroups {
  public:
   MergedSortedParts(const GroupRecords& records, const GroupLayout& layout,
                     std::vector<std::unique_ptr<SpillFile>> files, size_t groups, size_t run_rows)
-      : records_(records), layout_(layout), files_(std::move(files)), n_(groups), run_rows_(run_rows),
-        heads_(HeadOrder{this}) {
-    readers_.reserve(files_.size());
-    head_keys_.assign(files_.size(), std::vector<Value>(layout_.key_types.size() + 1));
-    head_ranks_.assign(files_.size(), std::vector<KeyRank>(layout_.key_types.size()));
+      : records_(records), layout_(layout), files_(std::move(files)), n_(groups), run_rows_(run_rows) {
+    const size_t k = files_.size();
+    readers_.reserve(k);
+    head_keys_.assign(k, std::vector<Value>(layout_.key_types.size() + 1));
+    head_ranks_.assign(k, std::vector<KeyRank>(layout_.key_types.size()));
+    live_.assign(k, false);
     for (const auto& f : files_) {
       readers_.emplace_back(records_, *f);
-      if (advance(readers_.size() - 1)) heads_.push(readers_.size() - 1);
+      live_[readers_.size() - 1] = advance(readers_.size() - 1);
     }
+    losers_.assign(k, 0);
+    if (k) winner_ = play(1);
   }
 
   size_t size() const override { return n_; }
@@ -264,9 +270,8 @@ class MergedSortedParts : public OrderedGroups {
     run_strings_ = StringArena();
     const size_t bytes = records_.block_bytes();
     size_t n = 0;
-    while (n < run_rows_ && !heads_.empty()) {
-      const size_t r = heads_.top();
-      heads_.pop();
+    while (n < run_rows_ && !files_.empty() && live_[winner_]) {
+      const size_t r = winner_;
       const size_t at = run_blocks_.size();
       run_blocks_.resize(at + bytes);
       std::memcpy(run_blocks_.data() + at, readers_[r].block(), bytes);
@@ -274,7 +279,8 @@ class MergedSortedParts : public OrderedGroups {
       const StrRef strings = readers_[r].strings();
       if (strings.len) records_.point_strings(run_blocks_.data() + at, run_strings_.add(strings).ptr);
       ++n;
-      if (advance(r)) heads_.push(r);
+      live_[r] = advance(r);
+      replay(r);
     }
     GroupRun run;
     run.n = n;
@@ -287,11 +293,32 @@ class MergedSortedParts : public OrderedGroups {
   }
 
  private:
-  struct HeadOrder {
-    const MergedSortedParts* self;
-    // std::priority_queue puts the greatest on top: the head that sorts first is "greatest".
-    bool operator()(size_t a, size_t b) const { return self->sorts_before(b, a); }
-  };
+  // The tree over k parts: nodes 1..2k-1, node p's children 2p and 2p + 1,
+  // part i at node k + i; losers_[p] holds the part that lost at node p.
+
+  // The winner below node p, recording the losers on the way.
+  size_t play(size_t p) {
+    const size_t k = files_.size();
+    if (p >= k) return p - k;
+    const size_t a = play(2 * p), b = play(2 * p + 1);
+    const bool a_wins = first(a, b);
+    losers_[p] = a_wins ? b : a;
+    return a_wins ? a : b;
+  }
+
+  // Part r's head changed: its path to the root is played again.
+  void replay(size_t r) {
+    size_t candidate = r;
+    for (size_t p = (r + files_.size()) / 2; p >= 1; p /= 2)
+      if (first(losers_[p], candidate)) std::swap(losers_[p], candidate);
+    winner_ = candidate;
+  }
+
+  // Whether part a's head goes out before part b's: a part read to its end goes last.
+  bool first(size_t a, size_t b) const {
+    if (!live_[a] || !live_[b]) return live_[a] && !live_[b];
+    return sorts_before(a, b);
+  }
 
   // Reader r's next record, its keys unpacked for comparing; false at its end.
   bool advance(size_t r) {
@@ -318,8 +345,10 @@ class MergedSortedParts : public OrderedGroups {
   std::vector<GroupRecords::Reader> readers_;
   std::vector<std::vector<Value>> head_keys_;  // per reader, its record's keys
   std::vector<std::vector<KeyRank>> head_ranks_;
+  std::vector<bool> live_;  // per reader, whether it holds a record
+  std::vector<size_t> losers_;
+  size_t winner_ = 0;
   size_t n_, run_rows_;
-  std::priority_queue<size_t, std::vector<size_t>, HeadOrder> heads_;
   std::vector<char> run_blocks_;
   StringArena run_strings_;
 };
