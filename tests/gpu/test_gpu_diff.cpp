@@ -562,7 +562,7 @@ TEST_CASE("gpu: groups ordered on the GPU and read back in runs give the CPU's b
 // A GPU table that outgrows --gpu-memory-limit spills its groups to the
 // host's hash parts, again and again at tiny limits, and the parts give the
 // unlimited run's bytes: groups of every key type, from one to 20k, at
-// batches of 512 bytes up.
+// batches of 512 bytes up, on one worker and on two sharing GPU 0.
 TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[gpu]") {
   if (!have_gpu()) return;
   const std::vector<std::string> pipelines = {
@@ -578,7 +578,11 @@ TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[
         RunConfig c;
         c.gpu_memory_limit = limit;
         const CudaRunInfo before = cuda_run_info();
-        check_same(dir, p, input, c, {512, 65536, 1 << 20});
+        const RunResult cpu = check_same(dir, p, input, c, {512, 65536, 1 << 20});
+        // Two workers on GPU 0, each with a table of its own, spilling into the same parts.
+        c.device = "0,0";
+        c.chunk = 4096;
+        CHECK(run_tool(dir, p, input, c).out == cpu.out);
         const CudaRunInfo after = cuda_run_info();
         INFO("pipeline: " << p << ", " << distinct << " keys, limit " << limit);
         CHECK(after.cpu_reruns == before.cpu_reruns);
