@@ -495,12 +495,12 @@ class CudaExecutor : public ScanExecutor {
     };
     if (spill && spill->any()) return result_through_spill(gpus.size());
     // Tables that would not fit in GPU 0's together spill instead of merging there.
-    GpuCounters all{};
+    uint64_t all_groups = 0, all_arena = 0;
     for (const auto& c : counters) {
-      all.groups += c.groups;
-      all.arena_used += c.arena_used;
+      all_groups += c.groups;
+      all_arena += c.arena_used;
     }
-    if (gpus.size() > 1 && !gpus[0]->has_room(all.groups, all.arena_used)) return result_through_spill(gpus.size());
+    if (gpus.size() > 1 && !gpus[0]->has_room(all_groups, all_arena)) return result_through_spill(gpus.size());
     // The other GPUs' tables merge into GPU 0's on GPU 0 (exact aggregates:
     // any order gives the same bits); then one table comes back.
     const auto t_merge = std::chrono::steady_clock::now();

@@ -201,9 +201,8 @@ void Gpu::spill_groups(const GpuCounters& c) {
 }
 
 void Gpu::empty_table() {
-  const uint64_t used = table_.gcap;
   WCSV_CUDA_TRY(cudaMemsetAsync(table_.slots, 0, (table_.mask + 1) * 4, compute_));
-  launch_init_words(table_, dplan_, hplan_.nwords, 0, used, st_->shape, compute_);
+  launch_init_words(table_, dplan_, hplan_.nwords, 0, table_.gcap, st_->shape, compute_);
   static_assert(offsetof(GpuCounters, groups) == 0 && offsetof(GpuCounters, arena_used) == 8,
                 "the group and arena counters lead GpuCounters");
   WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, 16, compute_));

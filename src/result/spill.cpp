@@ -195,18 +195,22 @@ bool GroupRecords::Reader::next() {
 SpilledGroups::SpilledGroups(const GroupLayout& layout, size_t nparts, uint64_t memory_budget)
     : layout_(&layout), records_(layout), dir_(spill_directory()), files_(nparts), memory_budget_(memory_budget) {}
 
+uint64_t SpilledGroups::append_to_part(size_t p, const GroupTable& t, const uint32_t* groups, size_t n) {
+  if (!files_[p]) files_[p] = std::make_unique<SpillFile>(dir_);
+  const uint64_t before = files_[p]->size();
+  std::vector<char> buffer;
+  for (size_t i = 0; i < n; ++i) records_.write(t, groups ? groups[i] : i, *files_[p], buffer);
+  GroupRecords::flush(*files_[p], buffer);
+  return files_[p]->size() - before;
+}
+
 void SpilledGroups::spill(std::vector<GroupTable>& parts, int threads) {
   const size_t n = std::min(parts.size(), files_.size());
   std::atomic<uint64_t> bytes{0};
   parallel_for(n, threads, [&](size_t p, int) {
     GroupTable& t = parts[p];
     if (t.size() == 0) return;
-    if (!files_[p]) files_[p] = std::make_unique<SpillFile>(dir_);
-    const uint64_t before = files_[p]->size();
-    std::vector<char> buffer;
-    for (size_t g = 0; g < t.size(); ++g) records_.write(t, g, *files_[p], buffer);
-    GroupRecords::flush(*files_[p], buffer);
-    bytes += files_[p]->size() - before;
+    bytes += append_to_part(p, t, nullptr, t.size());
     t = GroupTable(layout_);
   });
   bytes_ += bytes;
@@ -227,13 +231,7 @@ void SpilledGroups::spill_table(const GroupTable& t, int threads) {
   for (size_t g = 0; g < t.size(); ++g) order[at[part(g)]++] = static_cast<uint32_t>(g);
   std::atomic<uint64_t> bytes{0};
   parallel_for(nparts, threads, [&](size_t p, int) {
-    if (start[p] == start[p + 1]) return;
-    if (!files_[p]) files_[p] = std::make_unique<SpillFile>(dir_);
-    const uint64_t before = files_[p]->size();
-    std::vector<char> buffer;
-    for (size_t i = start[p]; i < start[p + 1]; ++i) records_.write(t, order[i], *files_[p], buffer);
-    GroupRecords::flush(*files_[p], buffer);
-    bytes += files_[p]->size() - before;
+    if (start[p] < start[p + 1]) bytes += append_to_part(p, t, order.data() + start[p], start[p + 1] - start[p]);
   });
   bytes_ += bytes;
   ++spills_;

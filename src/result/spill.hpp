@@ -139,6 +139,10 @@ class SpilledGroups {
   size_t spills() const { return spills_; }
 
  private:
+  // Appends groups[0, n) of `t` (groups null: its groups 0 to n - 1) to
+  // part p's file as records; returns the bytes written. One thread a part.
+  uint64_t append_to_part(size_t p, const GroupTable& t, const uint32_t* groups, size_t n);
+
   const GroupLayout* layout_;
   GroupRecords records_;
   std::string dir_;
