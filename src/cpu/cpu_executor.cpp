@@ -310,8 +310,7 @@ class CpuScan {
       std::unique_ptr<OrderedGroups> ordered = spilled_->sorted(plan_, s_.threads, result_run_rows(*s_.opts));
       const double sort_s = seconds_since(t);
       stats.stages.push_back(StageTiming{
-          fmt::format("result: spill ({} times, {:.1f} MiB to {})", spilled_->spills(),
-                      static_cast<double>(spilled_->bytes_written()) / (1 << 20), spill_directory()),
+          fmt::format("result: spill ({} times, {})", spilled_->spills(), spilled_->describe_bytes()),
           "cpu", spill_s_, spilled_->bytes_written(), 0});
       stats.stages.push_back(StageTiming{"result: aggregate and sort parts", "cpu", sort_s, 0, 0});
       if (s_.tracer) s_.tracer->host("result: aggregate and sort parts", "stage", t, {{"groups", int64_t(ordered->size())}});

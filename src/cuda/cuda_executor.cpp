@@ -593,8 +593,7 @@ class CudaExecutor : public ScanExecutor {
     const double sort_s = seconds_since(t);
     const SpilledGroups& parts = spill.groups();
     stats.stages.push_back(StageTiming{
-        fmt::format("result: spill ({} groups, {:.1f} MiB to {})", spill.spilled_groups(),
-                    static_cast<double>(parts.bytes_written()) / (1 << 20), spill_directory()),
+        fmt::format("result: spill ({} groups, {})", spill.spilled_groups(), parts.describe_bytes()),
         "cpu", 0, parts.bytes_written(), 0});
     stats.stages.push_back(StageTiming{"result: aggregate and sort parts", "cpu", sort_s, 0, 0});
     if (settings.tracer)

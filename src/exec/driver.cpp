@@ -28,6 +28,7 @@
 #include "ranks/ranks.hpp"
 #include "ranks/shares.hpp"
 #include "result/group_rows.hpp"
+#include "result/sorted_parts.hpp"
 #include "result/spill.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
@@ -93,9 +94,10 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
   const std::string folded =
       groups_may_stay(plan)
           ? fmt::format("the threads' tables fold in 64 parts by hash, each into the largest of its kind; past {} MiB "
-                        "(half the memory limit) the parts spill to files in {}, and each is aggregated and sorted "
-                        "alone after the scan, the sorted parts merged as they are written; ",
-                        budgets.folded >> 20, spill_directory())
+                        "(half the memory limit) the parts spill to files in {} (compressed once they are large), "
+                        "and each is aggregated and sorted alone after the scan, the sorted parts merged in "
+                        "key ranges on {} threads as they are written; ",
+                        budgets.folded >> 20, spill_directory(), threads)
           : "";
   const std::string host = folded + fmt::format(
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
@@ -108,7 +110,8 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
                      "and come back {} at a time into pinned memory, the next run copied while this one is "
                      "finalized and formatted on {} threads; a GPU's table that would outgrow {} spills its "
                      "groups to the host in {} parts by hash, files in {}, each aggregated and sorted alone after "
-                     "the scan; groups that came back to the host (a scan handed to the CPU) are {}\n",
+                     "the scan and merged in key ranges; groups that came back to the host (a scan handed to the "
+                     "CPU) are {}\n",
                      run, threads, gpu_room, kGpuSpillParts, spill_directory(), host);
 }
 
@@ -460,7 +463,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
         part.reset();
         const auto t_write = std::chrono::steady_clock::now();
         std::unique_ptr<OrderedGroups> ordered =
-            merge_sorted_records(*layout, std::move(sorted_parts), all_groups, result_run_rows(opts));
+            merge_sorted_records(*layout, std::move(sorted_parts), all_groups, result_run_rows(opts), threads);
         write_result(*ordered, *layout);
         device_wrote = true;  // written: counted in post+output
         device_result_s = seconds_since(t_write);

@@ -6,6 +6,7 @@
 // whatever the groups. The files are unlinked as they are made, so nothing
 // is left behind however the process ends.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -15,39 +16,25 @@
 
 #include "exec/group_table.hpp"
 #include "result/group_rows.hpp"
+#include "result/spill_file.hpp"
 
 namespace warpcsv {
 
-// An unnamed temporary file in `dir` ($TMPDIR, else /tmp), appended to and
-// read back by offset.
-class SpillFile {
- public:
-  explicit SpillFile(const std::string& dir);
-  ~SpillFile();
-  SpillFile(const SpillFile&) = delete;
-  SpillFile& operator=(const SpillFile&) = delete;
-
-  void append(const char* p, size_t n);
-  // Reads up to n bytes at `offset`; returns how many (fewer at the end).
-  size_t read(uint64_t offset, char* to, size_t n) const;
-  uint64_t size() const { return size_; }
-
- private:
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  std::string dir_;
-};
+// Bytes a spill file's writer or reader buffers.
+constexpr size_t kSpillBufferBytes = 256 << 10;
 
 // Room for one group's block read out of a record, aligned for its states.
 class AlignedBlock {
  public:
   explicit AlignedBlock(size_t bytes) : bytes_(bytes + kAggStateAlign) {}
-  char* get() {
-    const size_t off = (kAggStateAlign - reinterpret_cast<uintptr_t>(bytes_.data()) % kAggStateAlign) % kAggStateAlign;
-    return bytes_.data() + off;
-  }
+  char* get() { return bytes_.data() + padding(); }
+  const char* get() const { return bytes_.data() + padding(); }
 
  private:
+  size_t padding() const {
+    return (kAggStateAlign - reinterpret_cast<uintptr_t>(bytes_.data()) % kAggStateAlign) % kAggStateAlign;
+  }
+
   std::vector<char> bytes_;
 };
 
@@ -79,6 +66,8 @@ class GroupRecords {
     // The next record; false at the end of the file.
     bool next();
     uint64_t hash() const { return hash_; }
+    // Where the record starts in the file.
+    uint64_t record_offset() const { return record_offset_; }
     // The record's block, its strings pointing into this reader: valid
     // until the next call to next().
     const char* block() const { return block_.data(); }
@@ -94,7 +83,7 @@ class GroupRecords {
     uint64_t offset_ = 0;  // of buf_[0] in the file
     std::vector<char> buf_;
     size_t at_ = 0, end_ = 0;
-    uint64_t hash_ = 0;
+    uint64_t hash_ = 0, record_offset_ = 0;
     std::vector<char> block_, strings_;
   };
 
@@ -131,11 +120,15 @@ class SpilledGroups {
   void spill_table(const GroupTable& t, int threads);
   // Part by part: every record of part p merged into a table of its own,
   // sorted by keys and written to a file of sorted parts; then the sorted
-  // parts, merged, in output order.
+  // parts, merged in output order on `threads` threads (result/sorted_parts.hpp).
   std::unique_ptr<OrderedGroups> sorted(const Plan& plan, int threads, size_t run_rows);
 
   const GroupLayout& layout() const { return *layout_; }
+  // Bytes of records written, and what the files took for them (compressed).
   uint64_t bytes_written() const { return bytes_; }
+  uint64_t bytes_stored() const { return stored_; }
+  // For --profile: "N MiB of records, M MiB in DIR".
+  std::string describe_bytes() const;
   size_t spills() const { return spills_; }
 
  private:
@@ -149,16 +142,8 @@ class SpilledGroups {
   std::vector<std::unique_ptr<SpillFile>> files_;  // one per part, made when first needed
   uint64_t memory_budget_;
   uint64_t bytes_ = 0;
+  std::atomic<uint64_t> stored_{0};
   size_t spills_ = 0;
 };
-
-// Files of group records, each sorted by keys and sharing no group with
-// another (`groups` in all), merged in output order as they are read.
-std::unique_ptr<OrderedGroups> merge_sorted_records(const GroupLayout& layout,
-                                                    std::vector<std::unique_ptr<SpillFile>> files, size_t groups,
-                                                    size_t run_rows);
-
-// The directory spill files go to: $TMPDIR, else /tmp.
-std::string spill_directory();
 
 }  // namespace warpcsv

@@ -34,6 +34,7 @@
 #include "diff/polluted_csv.hpp"
 #include "diff/random_csv.hpp"
 #include "exec/device.hpp"
+#include "result/spill_file.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/run.hpp"
@@ -592,7 +593,7 @@ TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[
 }
 
 // 300k groups through a 1 MiB table at 4 KiB batches: hundreds of spills,
-// with --profile naming them.
+// into compressed spill files, with --profile naming them.
 TEST_CASE("gpu: many spills of a small GPU table give the CPU's bytes and show in --profile", "[gpu]") {
   if (!have_gpu()) return;
   TempDir dir;
@@ -606,10 +607,13 @@ TEST_CASE("gpu: many spills of a small GPU table give the CPU's bytes and show i
   c.gpu_memory_limit = 1 << 20;
   c.profile = true;
   const CudaRunInfo before = cuda_run_info();
+  set_spill_compression(SpillCompression::Always);  // the spill files' frames compressed
   const RunResult r = run_tool(dir, p, f, c);
+  set_spill_compression(SpillCompression::Auto);
   CHECK(r.code == 0);
   CHECK(r.out == cpu.out);
   CHECK(cuda_run_info().table_spills >= before.table_spills + 10);
+  CHECK(r.profile.find("MiB of records") != std::string::npos);
   CHECK(r.profile.find("gpu: spill groups to the host") != std::string::npos);
   CHECK(r.profile.find("result: aggregate and sort parts") != std::string::npos);
 }

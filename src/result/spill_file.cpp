@@ -1,0 +1,222 @@
+#include "result/spill_file.hpp"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#ifdef WARPCSV_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+#include "exec/device.hpp"
+#include "warpcsv/errors.hpp"
+
+namespace warpcsv {
+
+namespace {
+
+[[noreturn]] void spill_failed(const std::string& what, const std::string& dir) {
+  throw ResourceError(fmt::format("{} the groups spilled past a memory limit in {}: {}; set TMPDIR to a directory "
+                                  "with room, or raise --memory-limit (--gpu-memory-limit for the GPUs' groups)",
+                                  what, dir, std::strerror(errno)));
+}
+
+void write_all(int fd, const char* p, size_t n, uint64_t at, const std::string& dir) {
+  while (n) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(at));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) spill_failed("cannot write", dir);
+    p += w;
+    n -= static_cast<size_t>(w);
+    at += static_cast<uint64_t>(w);
+  }
+}
+
+void read_all(int fd, char* to, size_t n, uint64_t at, const std::string& dir) {
+  while (n) {
+    const ssize_t r = ::pread(fd, to, n, static_cast<off_t>(at));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) spill_failed("cannot read back", dir);
+    to += r;
+    n -= static_cast<size_t>(r);
+    at += static_cast<uint64_t>(r);
+  }
+}
+
+#ifdef WARPCSV_HAVE_ZSTD
+// Level 1: some 400 MB/s a core, where records shrink four times or more.
+constexpr int kZstdLevel = 1;
+
+struct ZstdContexts {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_DCtx* d = ZSTD_createDCtx();
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(c);
+    ZSTD_freeDCtx(d);
+  }
+};
+ZstdContexts& zstd_contexts() {
+  thread_local ZstdContexts contexts;
+  return contexts;
+}
+#endif
+
+// The frame a thread read last, kept: reads in order take each frame once.
+struct FrameCache {
+  uint64_t file = 0;  // SpillFile ids start at 1
+  size_t frame = 0;
+  std::unique_ptr<char[]> bytes{new char[kSpillFrameBytes]};
+};
+FrameCache& frame_cache() {
+  thread_local FrameCache cache;
+  return cache;
+}
+
+std::atomic<uint64_t> g_next_file_id{1};
+std::atomic<SpillCompression> g_compression{SpillCompression::Auto};
+
+// The bytes all spill files hold.
+std::atomic<uint64_t> g_stored{0};
+
+#ifdef WARPCSV_HAVE_ZSTD
+// Past how many stored bytes new frames are compressed (0: not yet known).
+std::atomic<uint64_t> g_stored_limit{0};
+
+uint64_t stored_limit(const std::string& dir) {
+  uint64_t limit = g_stored_limit.load();
+  if (limit) return limit;
+  limit = host_memory_bytes() / 4;
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) == 0) limit = std::min<uint64_t>(limit, uint64_t{fs.f_bavail} * fs.f_frsize / 8);
+  limit = std::max<uint64_t>(limit, 1);
+  g_stored_limit.store(limit);
+  return limit;
+}
+
+bool compress_next_frame(const std::string& dir) {
+  switch (g_compression.load()) {
+    case SpillCompression::Always: return true;
+    case SpillCompression::Never: return false;
+    case SpillCompression::Auto: break;
+  }
+  return g_stored.load() >= stored_limit(dir);
+}
+#endif
+
+}  // namespace
+
+void set_spill_compression(SpillCompression c) { g_compression.store(c); }
+
+std::string spill_directory() {
+  const char* d = std::getenv("TMPDIR");
+  return d && *d ? d : "/tmp";
+}
+
+SpillFile::SpillFile(const std::string& dir) : id_(g_next_file_id++), dir_(dir) {
+#ifdef O_TMPFILE
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+  if (fd_ < 0) {  // a file system without O_TMPFILE: a named file, unlinked at once
+    std::string path = dir + "/warpcsv-spill-XXXXXX";
+    fd_ = ::mkstemp(path.data());
+    if (fd_ >= 0) ::unlink(path.c_str());
+  }
+  if (fd_ < 0) spill_failed("cannot make a file for", dir);
+}
+
+SpillFile::~SpillFile() {
+  if (fd_ >= 0) ::close(fd_);
+  g_stored -= frame_ends_.empty() ? 0 : frame_ends_.back();
+}
+
+void SpillFile::append(const char* p, size_t n) {
+  size_ += n;
+  if (!pending_.empty()) {  // fill the frame begun
+    const size_t take = std::min(n, kSpillFrameBytes - pending_.size());
+    pending_.append(p, take);
+    p += take;
+    n -= take;
+    if (pending_.size() < kSpillFrameBytes) return;
+    write_frame(pending_.data(), pending_.size());
+    pending_.clear();
+  }
+  for (; n >= kSpillFrameBytes; p += kSpillFrameBytes, n -= kSpillFrameBytes) write_frame(p, kSpillFrameBytes);
+  pending_.assign(p, n);
+}
+
+// A frame is stored as it is (kSpillFrameBytes long) or compressed (shorter:
+// a frame that would not shrink is stored as it is).
+void SpillFile::write_frame(const char* p, size_t n) {
+  const uint64_t at = frame_ends_.empty() ? 0 : frame_ends_.back();
+  size_t stored = n;
+#ifdef WARPCSV_HAVE_ZSTD
+  if (compress_next_frame(dir_)) {
+    thread_local std::vector<char> packed;
+    packed.resize(ZSTD_compressBound(n));
+    const size_t m = ZSTD_compressCCtx(zstd_contexts().c, packed.data(), packed.size(), p, n, kZstdLevel);
+    if (ZSTD_isError(m))
+      throw InternalError(fmt::format("internal error: compressing a spill frame: {}", ZSTD_getErrorName(m)));
+    if (m < n) {
+      write_all(fd_, packed.data(), m, at, dir_);
+      stored = m;
+    }
+  }
+#endif
+  if (stored == n) write_all(fd_, p, n, at, dir_);
+  frame_ends_.push_back(at + stored);
+  g_stored += stored;
+}
+
+void SpillFile::read_frame(size_t i, char* to) const {
+  const uint64_t begin = i ? frame_ends_[i - 1] : 0, n = frame_ends_[i] - begin;
+  if (n == kSpillFrameBytes) return read_all(fd_, to, n, begin, dir_);
+#ifdef WARPCSV_HAVE_ZSTD
+  thread_local std::vector<char> packed;
+  packed.resize(n);
+  read_all(fd_, packed.data(), n, begin, dir_);
+  const size_t m = ZSTD_decompressDCtx(zstd_contexts().d, to, kSpillFrameBytes, packed.data(), n);
+  if (ZSTD_isError(m) || m != kSpillFrameBytes)
+    throw InternalError(fmt::format("internal error: a spill frame does not decompress ({})",
+                                    ZSTD_isError(m) ? ZSTD_getErrorName(m) : "short"));
+#else
+  throw InternalError("internal error: a compressed spill frame in a build without zstd");
+#endif
+}
+
+size_t SpillFile::read(uint64_t offset, char* to, size_t n) const {
+  n = offset >= size_ ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size_ - offset));
+  const uint64_t written = frame_ends_.size() * uint64_t{kSpillFrameBytes};
+  FrameCache& cache = frame_cache();
+  for (size_t got = 0; got < n;) {
+    const uint64_t at = offset + got;
+    if (at >= written) {  // in the frame not yet written
+      std::memcpy(to + got, pending_.data() + (at - written), n - got);
+      break;
+    }
+    const size_t frame = static_cast<size_t>(at / kSpillFrameBytes), in = static_cast<size_t>(at % kSpillFrameBytes);
+    const size_t take = std::min(n - got, kSpillFrameBytes - in);
+    if (take == kSpillFrameBytes) {  // a whole frame: straight to the caller
+      read_frame(frame, to + got);
+    } else {
+      if (cache.file != id_ || cache.frame != frame) {
+        read_frame(frame, cache.bytes.get());
+        cache.file = id_;
+        cache.frame = frame;
+      }
+      std::memcpy(to + got, cache.bytes.get() + in, take);
+    }
+    got += take;
+  }
+  return n;
+}
+
+}  // namespace warpcsv
