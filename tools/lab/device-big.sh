@@ -6,6 +6,7 @@
 # .peers/duckq and .peers/libduckdb.so.xz. Logs go to $OUT.
 #
 #   ROWS=1e9 tools/lab/device-big.sh
+#   Q10=1 ROWS=1e9 tools/lab/device-big.sh   # q10 alone (1e9 groups: spills), under a timeout
 set -u
 OUT=${OUT:-/tmp/device-out}
 mkdir -p "$OUT"
@@ -25,6 +26,14 @@ start=$(date +%s.%N)
 [ -s "$FILE" ] || /dev/shm/gen_groupby "$ROWS" 100 1 "$FILE" "$(nproc)"
 echo "generated $(stat -c %s "$FILE") bytes in $(awk "BEGIN{print $(date +%s.%N) - $start}") s" | tee "$OUT/big.txt"
 free -g | tee -a "$OUT/big.txt"
+if [ -n "${Q10:-}" ]; then
+  # Groups past the GPU's table go to spill files in $TMPDIR: the room there, and --profile's bytes.
+  df -h "${TMPDIR:-/tmp}" | tee -a "$OUT/big.txt"
+  echo "== q10, default limits, output to /dev/null" | tee -a "$OUT/big.txt"
+  timeout "${Q10_TIMEOUT:-450}" /usr/bin/time -f "whole process %e s, peak RSS %M KiB" "$W" --device gpu --profile \
+    'groupby id1, id2, id3, id4, id5, id6 | agg sum(v3), count()' "$FILE" 2>&1 >/dev/null | tee -a "$OUT/big.txt"
+  exit 0
+fi
 for q in 'groupby id1 | agg sum(v1) as v1' 'groupby id3 | agg sum(v1) as v1, mean(v3) as v3'; do
   for dev in gpu 0 gpu 0; do  # gpu: all GPUs for a file this large; 0: GPU 0 alone (alternating, twice)
     echo "== --device $dev: $q" | tee -a "$OUT/big.txt"
