@@ -124,10 +124,9 @@ class SpilledGroups {
   std::unique_ptr<OrderedGroups> sorted(const Plan& plan, int threads, size_t run_rows);
 
   const GroupLayout& layout() const { return *layout_; }
-  // Bytes of records written, and what the files took for them (compressed).
+  // Bytes of records written.
   uint64_t bytes_written() const { return bytes_; }
-  uint64_t bytes_stored() const { return stored_; }
-  // For --profile: "N MiB of records, M MiB in DIR".
+  // For --profile: "N MiB of records, M MiB in DIR" (what the files took, compressed).
   std::string describe_bytes() const;
   size_t spills() const { return spills_; }
 

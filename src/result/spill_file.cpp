@@ -70,7 +70,7 @@ ZstdContexts& zstd_contexts() {
 }
 #endif
 
-// The frame a thread read last, kept: reads in order take each frame once.
+// The compressed frame a thread read last, kept: reads in order decompress each frame once.
 struct FrameCache {
   uint64_t file = 0;  // SpillFile ids start at 1
   size_t frame = 0;
@@ -135,7 +135,7 @@ SpillFile::SpillFile(const std::string& dir) : id_(g_next_file_id++), dir_(dir) 
 
 SpillFile::~SpillFile() {
   if (fd_ >= 0) ::close(fd_);
-  g_stored -= frame_ends_.empty() ? 0 : frame_ends_.back();
+  g_stored -= frames_bytes();
 }
 
 void SpillFile::append(const char* p, size_t n) {
@@ -156,7 +156,7 @@ void SpillFile::append(const char* p, size_t n) {
 // A frame is stored as it is (kSpillFrameBytes long) or compressed (shorter:
 // a frame that would not shrink is stored as it is).
 void SpillFile::write_frame(const char* p, size_t n) {
-  const uint64_t at = frame_ends_.empty() ? 0 : frame_ends_.back();
+  const uint64_t at = frames_bytes();
   size_t stored = n;
 #ifdef WARPCSV_HAVE_ZSTD
   if (compress_next_frame(dir_)) {
@@ -176,10 +176,9 @@ void SpillFile::write_frame(const char* p, size_t n) {
   g_stored += stored;
 }
 
-void SpillFile::read_frame(size_t i, char* to) const {
-  const uint64_t begin = i ? frame_ends_[i - 1] : 0, n = frame_ends_[i] - begin;
-  if (n == kSpillFrameBytes) return read_all(fd_, to, n, begin, dir_);
+void SpillFile::decompress_frame(size_t i, char* to) const {
 #ifdef WARPCSV_HAVE_ZSTD
+  const uint64_t begin = frame_begin(i), n = frame_ends_[i] - begin;
   thread_local std::vector<char> packed;
   packed.resize(n);
   read_all(fd_, packed.data(), n, begin, dir_);
@@ -188,6 +187,8 @@ void SpillFile::read_frame(size_t i, char* to) const {
     throw InternalError(fmt::format("internal error: a spill frame does not decompress ({})",
                                     ZSTD_isError(m) ? ZSTD_getErrorName(m) : "short"));
 #else
+  (void)i;
+  (void)to;
   throw InternalError("internal error: a compressed spill frame in a build without zstd");
 #endif
 }
@@ -204,11 +205,14 @@ size_t SpillFile::read(uint64_t offset, char* to, size_t n) const {
     }
     const size_t frame = static_cast<size_t>(at / kSpillFrameBytes), in = static_cast<size_t>(at % kSpillFrameBytes);
     const size_t take = std::min(n - got, kSpillFrameBytes - in);
-    if (take == kSpillFrameBytes) {  // a whole frame: straight to the caller
-      read_frame(frame, to + got);
+    const uint64_t begin = frame_begin(frame);
+    if (frame_ends_[frame] - begin == kSpillFrameBytes) {  // stored as it is: the bytes wanted alone
+      read_all(fd_, to + got, take, begin + in, dir_);
+    } else if (take == kSpillFrameBytes) {  // a whole frame: straight to the caller
+      decompress_frame(frame, to + got);
     } else {
       if (cache.file != id_ || cache.frame != frame) {
-        read_frame(frame, cache.bytes.get());
+        decompress_frame(frame, cache.bytes.get());
         cache.file = id_;
         cache.frame = frame;
       }

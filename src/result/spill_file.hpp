@@ -33,12 +33,15 @@ class SpillFile {
   // Bytes appended.
   uint64_t size() const { return size_; }
   // Bytes the file holds (compressed), and those still waiting for a frame.
-  uint64_t stored_bytes() const { return (frame_ends_.empty() ? 0 : frame_ends_.back()) + pending_.size(); }
+  uint64_t stored_bytes() const { return frames_bytes() + pending_.size(); }
 
  private:
+  // Bytes of the frames written, and where frame i begins among them.
+  uint64_t frames_bytes() const { return frame_ends_.empty() ? 0 : frame_ends_.back(); }
+  uint64_t frame_begin(size_t i) const { return i ? frame_ends_[i - 1] : 0; }
   void write_frame(const char* p, size_t n);
-  // Frame i's bytes into `to` (kSpillFrameBytes of room).
-  void read_frame(size_t i, char* to) const;
+  // Compressed frame i's bytes into `to` (kSpillFrameBytes of room).
+  void decompress_frame(size_t i, char* to) const;
 
   int fd_ = -1;
   uint64_t id_;         // tells this file's frames apart in a thread's cache
