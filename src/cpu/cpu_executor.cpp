@@ -1,12 +1,14 @@
 // The host executor: partitions of each window run on CPU threads over the
 // shared core (tokenizer, field parsing, evaluator, aggregate ops).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
 
+#include "cpu/aggregate_batches.hpp"
 #include "cpu/fast_row.hpp"
 #include "exec/holistic.hpp"
 #include "runtime/parallel.hpp"
@@ -29,6 +31,8 @@
 namespace warpcsv {
 
 namespace {
+
+std::atomic<bool> g_row_batches{true};
 
 constexpr uint32_t kEvalScratch = 1 << 16;
 // Rows between parsing and their group update (see Pending): their buffers stay live.
@@ -106,14 +110,16 @@ class CpuScan {
     }
     // Groups by keys, with nothing listed per group, fold part by part.
     if (scan.aggregate && !s.holistic && plan_.group_keys > 0) merged_.emplace(layout_, kGroupParts);
+    for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
+    setup_batches();
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));
     for (auto& w : per_worker_) {
+      if (batch_plan_) w.batches = std::make_unique<AggregateBatches>(&*batch_plan_);
       for (auto& sc : w.scratch) sc.resize(kEvalScratch);
       if (!joins_.empty()) w.join_scratch.resize(kEvalScratch);
       if (scan.aggregate) w.groups = std::make_unique<PartitionedGroups>(layout_, merged_ ? kGroupParts : 1);
       if (s.holistic) w.lists = HolisticGroups::lists_for(plan_);
     }
-    for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
     // Rows go out as they are scanned, and a limit can stop the scan.
     if (!scan.aggregate)
       for (size_t i = 0; i < plan_.post.size(); ++i) stops_early_ |= limit_ends_input(plan_, i);
@@ -329,6 +335,34 @@ class CpuScan {
     (*s_.device_result)(ordered);
   }
 
+  // Aggregation a batch of rows at a time where every key and aggregate
+  // argument is a column as read (see cpu/aggregate_batches.hpp).
+  void setup_batches() {
+    const ScanPlan& scan = plan_.scan;
+    if (!g_row_batches.load() || !scan.aggregate || s_.holistic || !joins_.empty() || in_.dialect.delimiter_len != 1)
+      return;
+    AggregateBatchPlan b;
+    for (int k : key_direct_) {
+      if (k < 0) return;
+      b.key_slots.push_back(k);
+    }
+    for (size_t a = 0; a < scan.aggs.size(); ++a) {
+      if (arg0_direct_[a] == -1 || arg1_direct_[a] == -1) return;
+      b.arg0_slots.push_back(std::max(arg0_direct_[a], -1));
+      b.arg1_slots.push_back(std::max(arg1_direct_[a], -1));
+    }
+    b.dialect = &in_.dialect;
+    b.ncols = static_cast<uint32_t>(ncols_);
+    b.col_to_slot = col_to_slot_;
+    b.slot_types = scan.slot_types;
+    b.slot_inferred = slot_inferred_;
+    b.null_tokens = null_tokens_;
+    b.filter = filter_;
+    b.has_filter = has_filter_;
+    b.layout = layout_;
+    batch_plan_ = std::move(b);
+  }
+
   size_t thread_tables_bytes() const {
     size_t n = 0;
     for (const auto& w : per_worker_) n += w.groups->memory_bytes();
@@ -342,6 +376,7 @@ class CpuScan {
     std::vector<char> unescaped[kRowsInFlight];  // unescaped fields of a row
     std::vector<char> join_scratch;  // the join keys' strings while a row's lookup rows are found
     std::unique_ptr<PartitionedGroups> groups;
+    std::unique_ptr<AggregateBatches> batches;  // when the plan's aggregation can take rows a batch at a time
     std::vector<ArgList> lists;  // holistic aggregates: each argument's values, with their groups in `groups`
   };
   struct Span {
@@ -453,7 +488,22 @@ class CpuScan {
       odd_partition = b != ByteIssue::None && !cut_at_end;
     }
     const StrRef file_name{src.name().data(), static_cast<uint32_t>(src.name().size())};
+    AggregateBatches* const batches = odd_partition ? nullptr : wk.batches.get();
+    // Rows the general path takes before batches are tried again: more after
+    // each batch that took no row, so that input of quoted rows is not split twice.
+    uint32_t general_rows = 0, general_backoff = 1;
     while (pos < end) {
+      if (batches && general_rows == 0) {
+        const BatchProgress b = batches->run(w.data, pos, end, w.size, *table, global_index << 32,
+                                             row_in_partition, file_name);
+        pos = b.pos;
+        local_line += b.rows;
+        row_in_partition += b.rows;
+        if (pos >= end || interrupted()) break;
+        general_backoff = b.rows ? 1 : std::min<uint32_t>(2 * general_backoff, 1024);
+        general_rows = general_backoff;
+      }
+      if (general_rows) --general_rows;
       // Ctrl-C within a partition too: with many aggregates per row a window can take many seconds.
       if ((row_in_partition & 1023) == 0 && interrupted()) break;
       const size_t rows_before = out.output.rows();  // the output rows before this row's
@@ -743,6 +793,7 @@ class CpuScan {
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;
   std::vector<Worker> per_worker_;
   std::vector<std::string> null_tokens_;
+  std::optional<AggregateBatchPlan> batch_plan_;
 };
 
 class CpuExecutor : public ScanExecutor {
@@ -757,5 +808,7 @@ class CpuExecutor : public ScanExecutor {
 }  // namespace
 
 std::unique_ptr<ScanExecutor> make_cpu_executor() { return std::make_unique<CpuExecutor>(); }
+
+void set_cpu_row_batches(bool on) { g_row_batches.store(on); }
 
 }  // namespace warpcsv

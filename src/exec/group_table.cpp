@@ -84,6 +84,21 @@ char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
   }
 }
 
+char* GroupTable::find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash) {
+  if (!indexed_) rebuild_index();
+  const uint64_t tag = hash & 0xffffffff00000000ull;
+  size_t slot = hash & mask_;
+  for (;;) {
+    const uint64_t s = slots_[slot];
+    if (s == 0) return insert_new(keys, hash, slot);
+    if ((s & 0xffffffff00000000ull) == tag) {
+      char* b = block((s & 0xffffffffull) - 1);
+      if (packed_.bytes_equal(b, packed)) return b + key_bytes_;
+    }
+    slot = (slot + 1) & mask_;
+  }
+}
+
 char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   const size_t g = hashes_.size();
   if (g >= 0xfffffffeull) throw ResourceError("more than 4 billion groups");

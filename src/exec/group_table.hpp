@@ -50,6 +50,9 @@ class GroupTable {
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);
+  // The same for keys that packed_keys() packs exactly (packs_exactly) into
+  // `packed`: compared as bytes, without a switch per key.
+  char* find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash);
   // The index of the group whose state find_or_insert just returned.
   size_t group_of(const char* state) const {
     return static_cast<size_t>(state - key_bytes_ - blocks_.data()) / block_bytes_;
@@ -145,9 +148,17 @@ class GroupTable {
   // Bytes from one group's keys (or states) to the next's.
   size_t block_bytes() const { return block_bytes_; }
 
-  uint64_t hash_keys(const Value* keys) const {
+  // The keys' hash. `readable`, if given: bytes up to there may be loaded
+  // past a key string's end, so that one of up to 15 bytes is hashed from
+  // two loads (to the same hash).
+  uint64_t hash_keys(const Value* keys, const char* readable = nullptr) const {
     uint64_t h = 0x243f6a8885a308d3ull;
-    for (size_t k = 0; k < nkeys_; ++k) h = hash_combine(h, hash_value(keys[k], layout_->key_types[k]));
+    for (size_t k = 0; k < nkeys_; ++k) {
+      const Value& v = keys[k];
+      const Type t = layout_->key_types[k];
+      const bool loads = readable && t == Type::String && !v.null && v.s.len <= 15 && v.s.ptr + 16 <= readable;
+      h = hash_combine(h, loads ? hash_short_bytes(v.s.ptr, v.s.len) : hash_value(v, t));
+    }
     return h;
   }
 
@@ -189,7 +200,9 @@ class PartitionedGroups {
   GroupTable& part_for(uint64_t hash) { return parts_[part_of(hash)]; }
   void prefetch(uint64_t hash) const { parts_[part_of(hash)].prefetch(hash); }
   void prefetch_group(uint64_t hash) const { parts_[part_of(hash)].prefetch_group(hash); }
-  uint64_t hash_keys(const Value* keys) const { return parts_[0].hash_keys(keys); }
+  uint64_t hash_keys(const Value* keys, const char* readable = nullptr) const {
+    return parts_[0].hash_keys(keys, readable);
+  }
   size_t size() const;
   size_t memory_bytes() const;
   std::vector<GroupTable>& parts() { return parts_; }

@@ -29,6 +29,8 @@ class PackedKeys {
                         (int_like && !(k < narrow.size() && narrow[k]));
       offset_.push_back(at);
       wide_.push_back(wide);
+      has_float_ |= types[k] == Type::Float;
+      if (types[k] == Type::String) string_keys_.push_back(static_cast<uint32_t>(k));
       at += wide ? 16 : 8;
     }
     bytes_ = types.empty() ? 0 : at;
@@ -148,6 +150,27 @@ class PackedKeys {
     return true;
   }
 
+  // Whether equal keys pack into equal bytes here, so that bytes_equal can
+  // compare them: no float key (-0.0 and 0.0, NaNs, are equal keys) and no
+  // string held by pointer.
+  bool packs_exactly(const Value* keys) const {
+    if (has_float_) return false;
+    for (uint32_t k : string_keys_)
+      if (!keys[k].null && keys[k].s.len > kInlineString) return false;
+    return true;
+  }
+  // Whether two packings (bytes() long, 8-byte aligned sizes) are the same bytes.
+  bool bytes_equal(const char* a, const char* b) const {
+    uint64_t diff = 0;
+    for (uint32_t i = 0; i < bytes_; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      diff |= x ^ y;
+    }
+    return diff == 0;
+  }
+
   // Whether key k (a string, not null), as packed, points at bytes that
   // must be copied to outlive the row: then set_string points it at the copy.
   static bool needs_copy(const Value& v) { return v.s.len > kInlineString; }
@@ -161,6 +184,8 @@ class PackedKeys {
   std::vector<Type> types_;
   std::vector<uint32_t> offset_;
   std::vector<bool> wide_;
+  std::vector<uint32_t> string_keys_;
+  bool has_float_ = false;
   uint32_t bytes_ = 0;
 };
 

@@ -121,6 +121,9 @@ class ScanExecutor {
 };
 
 std::unique_ptr<ScanExecutor> make_cpu_executor();
+// Whether the CPU executor may aggregate plain rows a batch at a time (on
+// by default); tests turn it off to compare with the row-at-a-time path.
+void set_cpu_row_batches(bool on);
 
 // Formats an issue as the user sees it: "file:line:col: message".
 std::string describe_issue(const RowIssue& issue);

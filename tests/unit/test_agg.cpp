@@ -853,6 +853,44 @@ GroupTable merged_one_by_one(const GroupLayout& layout) {
 // Thread tables folded on threads by hash partition must hold what folding
 // them one after another gives: the same groups, the same states (sums,
 // string maxima whose bytes the merged table owns, first values by order).
+TEST_CASE("group table: keys found as packed bytes and as values are the same groups; short strings hash alike") {
+  std::mt19937_64 rng(11);
+  // A short string's hash from two loads is hash_bytes's, at every length, of any bytes.
+  for (int trial = 0; trial < 2000; ++trial) {
+    char bytes[16];
+    for (char& c : bytes) c = static_cast<char>(rng());
+    const uint32_t n = static_cast<uint32_t>(trial % 16);
+    REQUIRE(hash_short_bytes(bytes, n) == hash_bytes(bytes, n));
+  }
+  GroupLayout layout;
+  layout.key_types = {Type::Int, Type::String, Type::Decimal};
+  layout.narrow_keys = {true, false, false};
+  AggDesc d{};
+  d.op = AggOp::CountStar;
+  layout.aggs.push_back(d);
+  layout.state_bytes = 16;
+  GroupTable t(&layout);
+  const PackedKeys& packer = t.packed_keys();
+  const std::vector<std::string> strings = {"", "a", "seven b", "eight by", "fifteen bytes!!", "sixteen bytes..!",
+                                            "a string past sixteen bytes"};
+  std::vector<char> packed(packer.bytes());
+  for (int row = 0; row < 5000; ++row) {
+    const std::string& s = strings[rng() % strings.size()];
+    Value keys[3] = {rng() % 9 == 0 ? Value::make_null() : Value::of_int(static_cast<int64_t>(rng() % 5)),
+                     rng() % 9 == 0 ? Value::make_null() : Value::of_str(s.data(), static_cast<uint32_t>(s.size())),
+                     Value::of_int(static_cast<int64_t>(rng() % 3) - 1)};
+    const uint64_t h = t.hash_keys(keys);
+    char* by_value = t.find_or_insert(keys, h);
+    if (!packer.packs_exactly(keys)) {
+      CHECK(s.size() > PackedKeys::kInlineString);
+      continue;
+    }
+    packer.pack(keys, packed.data());
+    CHECK(t.find_or_insert_packed(packed.data(), keys, h) == by_value);
+  }
+  CHECK(t.size() == 6 * 8 * 3);  // int or null, string or null, decimal: every combination met
+}
+
 TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
   const GroupLayout layout = merge_test_layout();
   auto make_thread_tables = [&] {

@@ -16,8 +16,12 @@ WCSV_HD WCSV_FORCEINLINE uint64_t hash_mix(uint64_t h) {  // splitmix64 finalize
   return h;
 }
 
+constexpr uint64_t kHashBytesSeed = 0x9e3779b97f4a7c15ull;
+constexpr uint64_t kHashBytesLength = 0xff51afd7ed558ccdull;
+constexpr uint64_t kHashBytesTail = 0x632be59bd9b4e019ull;
+
 WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ (static_cast<uint64_t>(n) * 0xff51afd7ed558ccdull);
+  uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
   uint32_t i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
@@ -27,7 +31,19 @@ WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
   uint64_t tail = 0;
   for (uint32_t k = 0; i + k < n; ++k)
     tail |= static_cast<uint64_t>(static_cast<uint8_t>(p[i + k])) << (8 * k);
-  return hash_mix(h ^ tail ^ 0x632be59bd9b4e019ull);
+  return hash_mix(h ^ tail ^ kHashBytesTail);
+}
+
+// hash_bytes(p, n) for n <= 15 from two 8-byte loads, without a loop over
+// the bytes; p[0, 16) must be readable. Little-endian, as hosts and GPUs are.
+WCSV_HD inline uint64_t hash_short_bytes(const char* p, uint32_t n) {
+  uint64_t lo, hi;
+  memcpy(&lo, p, 8);
+  memcpy(&hi, p + 8, 8);
+  auto low_bytes = [](uint32_t k) { return k == 0 ? 0 : ~0ull >> (64 - 8 * k); };
+  const uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
+  if (n < 8) return hash_mix(h ^ (lo & low_bytes(n)) ^ kHashBytesTail);
+  return hash_mix(hash_mix(h ^ lo) ^ (hi & low_bytes(n - 8)) ^ kHashBytesTail);
 }
 
 // Hash of one key value; nulls hash alike, -0.0 like 0.0, every NaN alike.

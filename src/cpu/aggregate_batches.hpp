@@ -1,0 +1,218 @@
+// The CPU executor's aggregation of plain rows a batch at a time, for plans
+// whose keys and aggregate arguments are columns as read (no joins, no
+// holistic lists). A batch's rows are split and their fields parsed first,
+// then filtered, then hashed with their table slots prefetched, then looked
+// up and updated: the per-row machinery of the general path (rows in flight,
+// values copied between stages, a closure per row) costs more than the work
+// on narrow rows. Any row the general path would treat otherwise (quotes, a
+// comment, a wrong field count, a value that does not parse, a filter that
+// fails, a row at the window's end) ends the batch before it: the caller's
+// general path takes that row, so issues and results are the same.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cpu/fast_row.hpp"
+#include "exec/group_table.hpp"
+#include "warpcsv/core/eval.hpp"
+#include "warpcsv/core/field.hpp"
+#include "warpcsv/signals.hpp"
+
+namespace warpcsv {
+
+// What a batched aggregation reads of the plan, fixed for a run.
+struct AggregateBatchPlan {
+  const Dialect* dialect = nullptr;
+  uint32_t ncols = 0;                 // columns of a row
+  std::vector<int> col_to_slot;       // per column: its slot, or -1 when unused
+  std::vector<ColumnType> slot_types;
+  std::vector<bool> slot_inferred;    // per slot: type inferred, not from --schema
+  std::vector<std::string> null_tokens;
+  std::vector<int> key_slots;         // per key: the slot it reads
+  std::vector<int> arg0_slots, arg1_slots;  // per aggregate: the slot, or -1 for none
+  ProgramView filter{};
+  bool has_filter = false;
+  const GroupLayout* layout = nullptr;
+};
+
+// Where a run of batches stopped, and what it consumed.
+struct BatchProgress {
+  uint64_t pos;       // the next row's start: the end, or a row for the general path
+  uint32_t rows = 0;  // rows aggregated or filtered out, a line each
+};
+
+class AggregateBatches {
+ public:
+  static constexpr uint32_t kRows = 256;
+
+  explicit AggregateBatches(const AggregateBatchPlan* plan) : p_(plan) {
+    nslots_ = p_->slot_types.size();
+    values_.resize(kRows * nslots_);
+    keys_.resize(kRows * p_->key_slots.size());
+    hashes_.resize(kRows);
+    kept_.resize(kRows);
+    spans_.resize(nslots_);
+    ends_.resize(nslots_);
+    exact_.resize(kRows);
+    first_key_slot_ = p_->key_slots.empty() ? 0 : p_->key_slots[0];
+    for (size_t k = 1; k < p_->key_slots.size(); ++k)
+      if (p_->key_slots[k] != p_->key_slots[0] + static_cast<int>(k)) first_key_slot_ = -1;
+    scratch_.resize(1 << 16);
+    for (const auto& t : p_->null_tokens) max_null_token_ = std::max(max_null_token_, t.size());
+  }
+
+  // Aggregates the rows that start in [pos, end) into `groups` until a row
+  // needs the general path, the end, or Ctrl-C. `data[0, size)` is the
+  // window; rows are numbered on from `rows_before` (the partition's rows
+  // before pos) in `order_base`'s low bits, as first/last order them.
+  BatchProgress run(const char* data, uint64_t pos, uint64_t end, uint64_t size, PartitionedGroups& groups,
+                    uint64_t order_base, uint32_t rows_before, StrRef file) {
+    BatchProgress out{pos};
+    while (out.pos < end && !interrupted()) {
+      const uint32_t read = split_and_parse(data, out.pos, end, size);
+      uint32_t good = 0;
+      const uint32_t kept = filter(read, file, &good);
+      update(groups, kept, order_base | (rows_before + out.rows + 1));
+      out.rows += good;
+      out.pos = row_begin_[good];
+      if (good < kRows) break;
+    }
+    return out;
+  }
+
+ private:
+  // Splits rows from pos on and parses their used fields into values_, up to
+  // kRows rows or the first row that needs the general path; returns the rows
+  // read. row_begin_ gets each one's start and the position after the last.
+  uint32_t split_and_parse(const char* data, uint64_t pos, uint64_t end, uint64_t size) {
+    readable_end_ = data + size;
+    const Dialect& d = *p_->dialect;
+    row_begin_.clear();
+    uint32_t r = 0;
+    for (; r < kRows && pos < end; ++r) {
+      Value* row = &values_[r * nslots_];
+      uint32_t fields = 0;
+      bool last_empty = false;
+      auto sink = [&](uint32_t i, uint64_t b, uint64_t e, uint8_t) {
+        if (i < p_->ncols) {
+          const int slot = p_->col_to_slot[i];
+          if (slot >= 0) {
+            spans_[static_cast<size_t>(slot)] = b;
+            ends_[static_cast<size_t>(slot)] = e;
+          }
+        }
+        fields = i + 1;
+        last_empty = b == e;
+      };
+      RowResult rr;
+      if (!parse_plain_row(d, data, pos, size, sink, rr)) break;
+      if (fields == p_->ncols + 1 && last_empty) fields = p_->ncols;  // a trailing delimiter
+      if (fields != p_->ncols || rr.next > end) break;
+      bool ok = true;
+      for (size_t k = 0; k < nslots_ && ok; ++k) {
+        const char* f = data + spans_[k];
+        const uint32_t len = static_cast<uint32_t>(ends_[k] - spans_[k]);
+        if (len == 0 || (len <= max_null_token_ && is_null_token(f, len))) {
+          row[k] = Value::make_null();
+          continue;
+        }
+        ok = field_to_value(p_->slot_types[k], f, len, &row[k], p_->slot_inferred[k]);
+      }
+      if (!ok) break;
+      row_begin_.push_back(pos);
+      pos = rr.next;
+    }
+    row_begin_.push_back(pos);
+    return r;
+  }
+
+  // Keeps the rows the filter passes (kept_[0, returned)); *good gets the
+  // rows before the first whose filter fails (the batch ends there), else n.
+  uint32_t filter(uint32_t n, StrRef file, uint32_t* good) {
+    uint32_t kept = 0;
+    for (uint32_t r = 0; r < n; ++r) {
+      if (p_->has_filter) {
+        EvalContext ctx = make_eval_context(scratch_.data(), static_cast<uint32_t>(scratch_.size()));
+        ctx.file = file;
+        const Value keep = eval_program(p_->filter, &values_[r * nslots_], ctx);
+        if (ctx.status != EvalStatus::Ok) {
+          *good = r;
+          return kept;
+        }
+        if (keep.null || keep.i == 0) continue;
+      }
+      kept_[kept++] = r;
+    }
+    *good = n;
+    return kept;
+  }
+
+  // Hashes the kept rows' keys, prefetching their slots, then their groups
+  // (a lookup's two cache misses), then looks each up and updates its
+  // aggregates. `order` is the batch's first row's order key.
+  void update(PartitionedGroups& groups, uint32_t kept, uint64_t order) {
+    const PackedKeys& packer = groups.parts()[0].packed_keys();
+    const uint32_t packed_bytes = packer.bytes();
+    if (packed_.size() < size_t{kRows} * packed_bytes) packed_.resize(size_t{kRows} * packed_bytes);
+    for (uint32_t i = 0; i < kept; ++i) {
+      const Value* keys = keys_of(i, kept_[i]);
+      hashes_[i] = groups.hash_keys(keys, readable_end_);
+      groups.prefetch(hashes_[i]);
+      exact_[i] = packer.packs_exactly(keys);
+      if (exact_[i]) packer.pack(keys, &packed_[i * packed_bytes]);
+    }
+    for (uint32_t i = 0; i < kept; ++i) groups.prefetch_group(hashes_[i]);
+    const Value none = Value::make_null();
+    const auto& aggs = p_->layout->aggs;
+    for (uint32_t i = 0; i < kept; ++i) {
+      const uint32_t r = kept_[i];
+      const Value* row = &values_[r * nslots_];
+      GroupTable& table = groups.part_for(hashes_[i]);
+      char* block = exact_[i] ? table.find_or_insert_packed(&packed_[i * packed_bytes], keys_of(i, r), hashes_[i])
+                              : table.find_or_insert(keys_of(i, r), hashes_[i]);
+      bool strings = false;
+      for (size_t a = 0; a < aggs.size(); ++a) {
+        const int s0 = p_->arg0_slots[a], s1 = p_->arg1_slots[a];
+        strings |= agg_update(aggs[a], block, s0 >= 0 ? row[s0] : none, s1 >= 0 ? row[s1] : none, order + r);
+      }
+      if (strings) table.stabilize_strings(block);
+    }
+  }
+
+  // Kept row i's keys (row r of the batch): where they lie in the row when
+  // their slots follow each other, else gathered.
+  const Value* keys_of(uint32_t i, uint32_t r) {
+    const Value* row = &values_[r * nslots_];
+    if (first_key_slot_ >= 0) return row + first_key_slot_;
+    const size_t nkeys = p_->key_slots.size();
+    Value* keys = &keys_[i * nkeys];
+    for (size_t k = 0; k < nkeys; ++k) keys[k] = row[p_->key_slots[k]];
+    return keys;
+  }
+
+  bool is_null_token(const char* p, uint32_t n) const {
+    for (const auto& t : p_->null_tokens)
+      if (t.size() == n && std::memcmp(t.data(), p, n) == 0) return true;
+    return false;
+  }
+
+  const AggregateBatchPlan* p_;
+  size_t nslots_ = 0;
+  size_t max_null_token_ = 0;
+  std::vector<Value> values_;  // kRows rows of nslots_ values
+  std::vector<Value> keys_;    // kRows rows of the keys, gathered
+  std::vector<uint64_t> hashes_;
+  std::vector<char> packed_;    // kRows rows of packed keys, where exact_
+  std::vector<uint8_t> exact_;  // per kept row: its keys pack exactly (PackedKeys::packs_exactly)
+  int first_key_slot_ = -1;  // the keys' first slot when their slots follow each other
+  const char* readable_end_ = nullptr;  // the window's end: bytes up to here may be loaded
+  std::vector<uint32_t> kept_;
+  std::vector<uint64_t> spans_, ends_;  // the current row's used fields
+  std::vector<uint64_t> row_begin_;     // each read row's start, then the position after the last
+  std::vector<char> scratch_;
+};
+
+}  // namespace warpcsv
