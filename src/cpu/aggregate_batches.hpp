@@ -47,6 +47,7 @@ struct BatchProgress {
 class AggregateBatches {
  public:
   static constexpr uint32_t kRows = 256;
+  static constexpr size_t kGroupsInCache = 4096;
 
   explicit AggregateBatches(const AggregateBatchPlan* plan) : p_(plan) {
     nslots_ = p_->slot_types.size();
@@ -157,14 +158,17 @@ class AggregateBatches {
     const PackedKeys& packer = groups.parts()[0].packed_keys();
     const uint32_t packed_bytes = packer.bytes();
     if (packed_.size() < size_t{kRows} * packed_bytes) packed_.resize(size_t{kRows} * packed_bytes);
+    // A table that fits in the caches gains nothing from prefetches.
+    const bool prefetch = groups.size() > kGroupsInCache;
     for (uint32_t i = 0; i < kept; ++i) {
       const Value* keys = keys_of(i, kept_[i]);
       hashes_[i] = groups.hash_keys(keys, readable_end_);
-      groups.prefetch(hashes_[i]);
+      if (prefetch) groups.prefetch(hashes_[i]);
       exact_[i] = packer.packs_exactly(keys);
       if (exact_[i]) packer.pack(keys, &packed_[i * packed_bytes]);
     }
-    for (uint32_t i = 0; i < kept; ++i) groups.prefetch_group(hashes_[i]);
+    if (prefetch)
+      for (uint32_t i = 0; i < kept; ++i) groups.prefetch_group(hashes_[i]);
     const Value none = Value::make_null();
     const auto& aggs = p_->layout->aggs;
     for (uint32_t i = 0; i < kept; ++i) {
