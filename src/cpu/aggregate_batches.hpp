@@ -48,6 +48,7 @@ class AggregateBatches {
  public:
   static constexpr uint32_t kRows = 256;
   static constexpr size_t kGroupsInCache = 4096;
+  static constexpr uint32_t kGroupAhead = 8;
 
   explicit AggregateBatches(const AggregateBatchPlan* plan) : p_(plan) {
     nslots_ = p_->slot_types.size();
@@ -151,9 +152,10 @@ class AggregateBatches {
     return kept;
   }
 
-  // Hashes the kept rows' keys, prefetching their slots, then their groups
-  // (a lookup's two cache misses), then looks each up and updates its
-  // aggregates. `order` is the batch's first row's order key.
+  // Hashes the kept rows' keys and prefetches their slots, then looks each up
+  // and updates its aggregates, with the group of the row kGroupAhead rows
+  // on prefetched (a lookup's two cache misses: slot, then group). `order` is
+  // the batch's first row's order key.
   void update(PartitionedGroups& groups, uint32_t kept, uint64_t order) {
     const PackedKeys& packer = groups.parts()[0].packed_keys();
     const uint32_t packed_bytes = packer.bytes();
@@ -167,11 +169,10 @@ class AggregateBatches {
       exact_[i] = packer.packs_exactly(keys);
       if (exact_[i]) packer.pack(keys, &packed_[i * packed_bytes]);
     }
-    if (prefetch)
-      for (uint32_t i = 0; i < kept; ++i) groups.prefetch_group(hashes_[i]);
     const Value none = Value::make_null();
     const auto& aggs = p_->layout->aggs;
     for (uint32_t i = 0; i < kept; ++i) {
+      if (prefetch && i + kGroupAhead < kept) groups.prefetch_group(hashes_[i + kGroupAhead]);
       const uint32_t r = kept_[i];
       const Value* row = &values_[r * nslots_];
       GroupTable& table = groups.part_for(hashes_[i]);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One call on a GPU machine for the CPU executor on all its cores: the
+# current source and an older commit's (.duck/old-src.tar.gz, from `git
+# archive`), both built without CUDA, side by side with DuckDB on the same
+# threads: narrow rows (brc413, brc10k) at NARROW_ROWS (default 1e9), the
+# db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
+# then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it). Carry .duck (duckq,
+# libduckdb.so.xz, old-src.tar.gz). Tables go to $OUT.
+set -u
+OUT=${OUT:-/tmp/device-out}
+ROWS=${ROWS:-1e8}
+NARROW_ROWS=${NARROW_ROWS:-1e9}
+QUERIES=${QUERIES:-q1 q2 q3 q5}
+mkdir -p "$OUT" .peers
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
+export LD_LIBRARY_PATH=$ROOT/.peers
+mkdir -p /tmp/old && tar xzf .duck/old-src.tar.gz -C /tmp/old
+build() {  # build SOURCE DIR
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_CUDA=OFF -DWARPCSV_TESTS=OFF -DWARPCSV_MPI=OFF &&
+    cmake --build "$2" -j8 --target warpcsv
+}
+t0=$(date +%s)
+build . build-cpu-only >"$OUT/new-build.log" 2>&1 &
+build /tmp/old /tmp/old/build >"$OUT/old-build.log" 2>&1 &
+wait
+[ -x build-cpu-only/warpcsv ] && [ -x /tmp/old/build/warpcsv ] || { tail -20 "$OUT"/*-build.log; exit 1; }
+echo "builds $(( $(date +%s) - t0 )) s"
+bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
+  echo "### $1"
+  ROWS=$3 DEVICE=cpu THREADS=$(nproc) REPS=1 QUERIES="$4" WARPCSV=$2 DUCKQ=$ROOT/.peers/duckq NO_DUCKDB=${5:-0} \
+    GEN_GROUPBY=scripts/gen_groupby.c BENCH_DIR=/dev/shm scripts/bench.sh 2>&1
+}
+{
+  bench "current, narrow rows" build-cpu-only/warpcsv "$NARROW_ROWS" "brc413 brc10k"
+  bench "previous, narrow rows" /tmp/old/build/warpcsv "$NARROW_ROWS" "brc413 brc10k" 1
+  rm -f /dev/shm/stations_*
+  bench "current, db-benchmark" build-cpu-only/warpcsv "$ROWS" "$QUERIES"
+  bench "previous, db-benchmark" /tmp/old/build/warpcsv "$ROWS" "$QUERIES" 1
+  [ "${SCALING:-1}" = 0 ] && exit 0
+  echo "### q1 by threads (current), $ROWS rows"
+  f=/dev/shm/groupby_$(awk "BEGIN{printf \"%d\", $ROWS}")_100_1.csv
+  for t in 1 2 4 8 16; do
+    /usr/bin/time -f "threads $t: %e s, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
+      'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
+  done
+} | tee "$OUT/cpu-bench.md"
