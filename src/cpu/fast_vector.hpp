@@ -6,6 +6,7 @@
 // read byte by byte for every start state was the partitioner's cost.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "warpcsv/core/dialect.hpp"
 
@@ -61,7 +62,67 @@ class SpecialBytes {
 #endif
 };
 
+// Bit i: whether p[i] is `byte`, for the n <= 64 bytes at p.
+inline uint64_t byte_mask(const char* p, uint64_t n, char byte) {
+#if defined(__SSE2__)
+  if (n == 64) {
+    const __m128i v = _mm_set1_epi8(byte);
+    uint64_t m = 0;
+    for (int part = 0; part < 4; ++part) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+      m |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, v)))) << (16 * part);
+    }
+    return m;
+  }
+#endif
+  uint64_t m = 0;
+  for (uint64_t i = 0; i < n; ++i)
+    if (p[i] == byte) m |= uint64_t{1} << i;
+  return m;
+}
+
+// tv_of_bytes for a dialect of a one-byte delimiter without escape and
+// comment bytes, stepping only at quotes. Between two quotes every state but
+// kQuoted (which such bytes keep) ends where the last byte of the run puts it,
+// whatever came before: other bytes give kUnquoted, the delimiter
+// kFieldStart, a line end kRowStart. So a run is one step, by its last byte.
+// The kComment start state leaves its comment at the first line end and is
+// in that run's end state from there (kRowStart's step).
+inline TransitionVector tv_of_bytes_at_quotes(const Dialect& d, const char* p, uint64_t n) {
+  uint8_t st[kNumStates];
+  for (int s = 0; s < d.states; ++s) st[s] = static_cast<uint8_t>(s);
+  const void* lf = std::memchr(p, '\n', n);
+  const void* cr = std::memchr(p, '\r', lf ? static_cast<const char*>(lf) - p : n);
+  const uint64_t first_line_end = cr ? static_cast<const char*>(cr) - p : lf ? static_cast<const char*>(lf) - p : n;
+  bool in_comment = true;  // the kComment track, before the first line end
+  uint64_t done = 0;       // bytes stepped through
+  auto step_run_to = [&](uint64_t end) {  // the bytes [done, end), none a quote
+    if (end == done) return;
+    const uint8_t cls = d.char_class[static_cast<uint8_t>(p[end - 1])];
+    for (int s = 0; s < d.states; ++s)
+      if (s != kComment) st[s] = d.next[st[s]][cls];
+    if (!in_comment) st[kComment] = d.next[st[kComment]][cls];
+    else if (first_line_end < end) st[kComment] = d.next[kRowStart][cls], in_comment = false;
+    done = end;
+  };
+  for (uint64_t base = 0; base < n; base += 64) {
+    const uint64_t len = n - base < 64 ? n - base : 64;
+    for (uint64_t m = byte_mask(p + base, len, static_cast<char>(d.quote)); m; m &= m - 1) {
+      const uint64_t q = base + static_cast<uint64_t>(__builtin_ctzll(m));
+      step_run_to(q);
+      for (int s = 0; s < d.states; ++s)
+        if (s != kComment || !in_comment) st[s] = d.next[st[s]][kClassQuote];
+      done = q + 1;
+    }
+  }
+  step_run_to(n);
+  TransitionVector tv = tv_identity();
+  for (int s = 0; s < d.states; ++s) tv = tv_set(tv, static_cast<uint8_t>(s), st[s]);
+  return tv;
+}
+
 inline TransitionVector tv_of_bytes_fast(const Dialect& d, const char* p, uint64_t n) {
+  if (d.delimiter_len == 1 && d.escape < 0 && d.comment < 0) return tv_of_bytes_at_quotes(d, p, n);
   // The distinct states the start states' tracks are in, and each start state's track.
   uint8_t at[kNumStates], track_of[kNumStates];
   int tracks = d.states;
