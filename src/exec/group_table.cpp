@@ -69,7 +69,8 @@ GroupTable::GroupTable(const GroupLayout* layout)
   mask_ = 63;
 }
 
-char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
+template <class SameKeys>
+char* GroupTable::probe(const Value* keys, uint64_t hash, SameKeys&& same_keys) {
   if (!indexed_) rebuild_index();
   const uint64_t tag = hash & 0xffffffff00000000ull;
   size_t slot = hash & mask_;
@@ -78,25 +79,18 @@ char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
     if (s == 0) return insert_new(keys, hash, slot);
     if ((s & 0xffffffff00000000ull) == tag) {
       char* b = block((s & 0xffffffffull) - 1);
-      if (packed_.equal(b, keys)) return b + key_bytes_;
+      if (same_keys(b)) return b + key_bytes_;
     }
     slot = (slot + 1) & mask_;
   }
 }
 
+char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
+  return probe(keys, hash, [&](const char* b) { return packed_.equal(b, keys); });
+}
+
 char* GroupTable::find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash) {
-  if (!indexed_) rebuild_index();
-  const uint64_t tag = hash & 0xffffffff00000000ull;
-  size_t slot = hash & mask_;
-  for (;;) {
-    const uint64_t s = slots_[slot];
-    if (s == 0) return insert_new(keys, hash, slot);
-    if ((s & 0xffffffff00000000ull) == tag) {
-      char* b = block((s & 0xffffffffull) - 1);
-      if (packed_.bytes_equal(b, packed)) return b + key_bytes_;
-    }
-    slot = (slot + 1) & mask_;
-  }
+  return probe(keys, hash, [&](const char* b) { return packed_.bytes_equal(b, packed); });
 }
 
 char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {

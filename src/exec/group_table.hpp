@@ -166,6 +166,10 @@ class GroupTable {
   void grow();
   void rebuild_index();
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);
+  // The group whose block same_keys accepts among those of the hash's tag,
+  // else a new one with `keys`.
+  template <class SameKeys>
+  char* probe(const Value* keys, uint64_t hash, SameKeys&& same_keys);
 
   // A group's keys and its aggregate states share one block, so a lookup
   // that hits touches two cache lines at most: its slot and its block.
