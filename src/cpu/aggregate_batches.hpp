@@ -58,7 +58,12 @@ class AggregateBatches {
     kept_.resize(kRows);
     spans_.resize(nslots_);
     ends_.resize(nslots_);
+    row_begin_.resize(kRows + 1);
+    slot_inferred_.assign(p_->slot_inferred.begin(), p_->slot_inferred.end());
     exact_.resize(kRows);
+    group_.resize(kRows);
+    states_.resize(kRows);
+    stored_string_.resize(kRows);
     first_key_slot_ = p_->key_slots.empty() ? 0 : p_->key_slots[0];
     for (size_t k = 1; k < p_->key_slots.size(); ++k)
       if (p_->key_slots[k] != p_->key_slots[0] + static_cast<int>(k)) first_key_slot_ = -1;
@@ -92,18 +97,27 @@ class AggregateBatches {
   uint32_t split_and_parse(const char* data, uint64_t pos, uint64_t end, uint64_t size) {
     readable_end_ = data + size;
     const Dialect& d = *p_->dialect;
-    row_begin_.clear();
+    // Locals, not members: the stores of values would make the compiler load each again per row.
+    const uint32_t ncols = p_->ncols;
+    const int* const col_to_slot = p_->col_to_slot.data();
+    const ColumnType* const types = p_->slot_types.data();
+    const uint8_t* const inferred = slot_inferred_.data();
+    uint64_t* const begins = spans_.data();
+    uint64_t* const ends = ends_.data();
+    uint64_t* const row_begin = row_begin_.data();
+    const size_t nslots = nslots_;
+    const bool null_tokens = max_null_token_ > 0;
     uint32_t r = 0;
     for (; r < kRows && pos < end; ++r) {
-      Value* row = &values_[r * nslots_];
+      Value* row = values_.data() + r * nslots;  // not values_[]: empty when no column is used
       uint32_t fields = 0;
       bool last_empty = false;
       auto sink = [&](uint32_t i, uint64_t b, uint64_t e, uint8_t) {
-        if (i < p_->ncols) {
-          const int slot = p_->col_to_slot[i];
+        if (i < ncols) {
+          const int slot = col_to_slot[i];
           if (slot >= 0) {
-            spans_[static_cast<size_t>(slot)] = b;
-            ends_[static_cast<size_t>(slot)] = e;
+            begins[slot] = b;
+            ends[slot] = e;
           }
         }
         fields = i + 1;
@@ -111,23 +125,23 @@ class AggregateBatches {
       };
       RowResult rr;
       if (!parse_plain_row(d, data, pos, size, sink, rr)) break;
-      if (fields == p_->ncols + 1 && last_empty) fields = p_->ncols;  // a trailing delimiter
-      if (fields != p_->ncols || rr.next > end) break;
+      if (fields == ncols + 1 && last_empty) fields = ncols;  // a trailing delimiter
+      if (fields != ncols || rr.next > end) break;
       bool ok = true;
-      for (size_t k = 0; k < nslots_ && ok; ++k) {
-        const char* f = data + spans_[k];
-        const uint32_t len = static_cast<uint32_t>(ends_[k] - spans_[k]);
-        if (len == 0 || (len <= max_null_token_ && is_null_token(f, len))) {
+      for (size_t k = 0; k < nslots && ok; ++k) {
+        const char* f = data + begins[k];
+        const uint32_t len = static_cast<uint32_t>(ends[k] - begins[k]);
+        if (len == 0 || (null_tokens && len <= max_null_token_ && is_null_token(f, len))) {
           row[k] = Value::make_null();
           continue;
         }
-        ok = field_to_value(p_->slot_types[k], f, len, &row[k], p_->slot_inferred[k]);
+        ok = field_to_value(types[k], f, len, &row[k], inferred[k] != 0);
       }
       if (!ok) break;
-      row_begin_.push_back(pos);
+      row_begin[r] = pos;
       pos = rr.next;
     }
-    row_begin_.push_back(pos);
+    row_begin[r] = pos;
     return r;
   }
 
@@ -139,7 +153,7 @@ class AggregateBatches {
       if (p_->has_filter) {
         EvalContext ctx = make_eval_context(scratch_.data(), static_cast<uint32_t>(scratch_.size()));
         ctx.file = file;
-        const Value keep = eval_program(p_->filter, &values_[r * nslots_], ctx);
+        const Value keep = eval_program(p_->filter, values_.data() + r * nslots_, ctx);
         if (ctx.status != EvalStatus::Ok) {
           *good = r;
           return kept;
@@ -162,38 +176,89 @@ class AggregateBatches {
     if (packed_.size() < size_t{kRows} * packed_bytes) packed_.resize(size_t{kRows} * packed_bytes);
     // A table that fits in the caches gains nothing from prefetches.
     const bool prefetch = groups.size() > kGroupsInCache;
+    // Locals, not members: stores through char pointers would make the compiler load each again per row.
+    const uint32_t* const rows = kept_.data();
+    uint64_t* const hashes = hashes_.data();
+    uint8_t* const exact = exact_.data();
+    char* const packed = packed_.data();
+    uint32_t* const group = group_.data();
+    char** const states = states_.data();
+    const char* const readable = readable_end_;
     for (uint32_t i = 0; i < kept; ++i) {
-      const Value* keys = keys_of(i, kept_[i]);
-      hashes_[i] = groups.hash_keys(keys, readable_end_);
-      if (prefetch) groups.prefetch(hashes_[i]);
-      exact_[i] = packer.packs_exactly(keys);
-      if (exact_[i]) packer.pack(keys, &packed_[i * packed_bytes]);
+      const Value* keys = keys_of(i, rows[i]);
+      hashes[i] = groups.hash_keys(keys, readable);
+      if (prefetch) groups.prefetch(hashes[i]);
+      exact[i] = packer.packs_exactly(keys);
+      if (exact[i]) packer.pack(keys, packed + i * packed_bytes);
     }
-    const Value none = Value::make_null();
+    // Every row's group first (a lookup may move the part's blocks: groups
+    // are held by number until the last), then each aggregate over the rows.
+    for (uint32_t i = 0; i < kept; ++i) {
+      if (prefetch && i + kGroupAhead < kept) groups.prefetch_group(hashes[i + kGroupAhead]);
+      GroupTable& table = groups.part_for(hashes[i]);
+      const Value* keys = keys_of(i, rows[i]);
+      const char* state = exact[i] ? table.find_or_insert_packed(packed + i * packed_bytes, keys, hashes[i])
+                                   : table.find_or_insert(keys, hashes[i]);
+      group[i] = static_cast<uint32_t>(table.group_of(state));
+    }
+    for (uint32_t i = 0; i < kept; ++i) states[i] = groups.part_for(hashes[i]).state(group[i]);
     const auto& aggs = p_->layout->aggs;
-    for (uint32_t i = 0; i < kept; ++i) {
-      if (prefetch && i + kGroupAhead < kept) groups.prefetch_group(hashes_[i + kGroupAhead]);
-      const uint32_t r = kept_[i];
-      const Value* row = &values_[r * nslots_];
-      GroupTable& table = groups.part_for(hashes_[i]);
-      char* block = exact_[i] ? table.find_or_insert_packed(&packed_[i * packed_bytes], keys_of(i, r), hashes_[i])
-                              : table.find_or_insert(keys_of(i, r), hashes_[i]);
-      bool strings = false;
-      for (size_t a = 0; a < aggs.size(); ++a) {
-        const int s0 = p_->arg0_slots[a], s1 = p_->arg1_slots[a];
-        strings |= agg_update(aggs[a], block, s0 >= 0 ? row[s0] : none, s1 >= 0 ? row[s1] : none, order + r);
+    bool strings = false;
+    for (size_t a = 0; a < aggs.size(); ++a) {
+      switch (aggs[a].op) {  // the common ones with the op known, so that its update inlines
+        case AggOp::CountStar: update_agg<AggOp::CountStar>(aggs[a], a, kept, order); break;
+        case AggOp::Count: update_agg<AggOp::Count>(aggs[a], a, kept, order); break;
+        case AggOp::SumExact: update_agg<AggOp::SumExact>(aggs[a], a, kept, order); break;
+        case AggOp::MeanExact: update_agg<AggOp::MeanExact>(aggs[a], a, kept, order); break;
+        case AggOp::Min: strings |= update_agg<AggOp::Min>(aggs[a], a, kept, order); break;
+        case AggOp::Max: strings |= update_agg<AggOp::Max>(aggs[a], a, kept, order); break;
+        default: strings |= update_any_agg(aggs[a], a, kept, order); break;
       }
-      if (strings) table.stabilize_strings(block);
     }
+    if (strings)
+      for (uint32_t i = 0; i < kept; ++i)
+        if (stored_string_[i]) {
+          groups.part_for(hashes_[i]).stabilize_strings(states_[i]);
+          stored_string_[i] = 0;
+        }
   }
+
+  // Aggregate a (of op Op) over the kept rows; notes the rows that stored a
+  // string pointing into the input (stored_string_). Returns whether any did.
+  template <AggOp Op>
+  __attribute__((flatten)) bool update_agg(AggDesc agg, size_t a, uint32_t kept, uint64_t order) {
+    agg.op = Op;
+    return update_rows(agg, a, kept, order);
+  }
+  __attribute__((noinline)) bool update_any_agg(const AggDesc& agg, size_t a, uint32_t kept, uint64_t order) {
+    return update_rows(agg, a, kept, order);
+  }
+  bool update_rows(const AggDesc& agg, size_t a, uint32_t kept, uint64_t order) {
+    const Value none = Value::make_null();
+    const int s0 = p_->arg0_slots[a], s1 = p_->arg1_slots[a];
+    const uint32_t* const rows = kept_.data();
+    char* const* const states = states_.data();
+    uint8_t* const stored_string = stored_string_.data();
+    const Value* const values = values_.data();
+    const size_t nslots = nslots_;
+    bool any = false;
+    for (uint32_t i = 0; i < kept; ++i) {
+      const Value* row = values + rows[i] * nslots;
+      const bool stored = agg_update(agg, states[i], s0 >= 0 ? row[s0] : none, s1 >= 0 ? row[s1] : none, order + rows[i]);
+      stored_string[i] |= stored;
+      any |= stored;
+    }
+    return any;
+  }
+
 
   // Kept row i's keys (row r of the batch): where they lie in the row when
   // their slots follow each other, else gathered.
   const Value* keys_of(uint32_t i, uint32_t r) {
-    const Value* row = &values_[r * nslots_];
+    const Value* row = values_.data() + r * nslots_;
     if (first_key_slot_ >= 0) return row + first_key_slot_;
     const size_t nkeys = p_->key_slots.size();
-    Value* keys = &keys_[i * nkeys];
+    Value* keys = keys_.data() + i * nkeys;
     for (size_t k = 0; k < nkeys; ++k) keys[k] = row[p_->key_slots[k]];
     return keys;
   }
@@ -212,11 +277,15 @@ class AggregateBatches {
   std::vector<uint64_t> hashes_;
   std::vector<char> packed_;    // kRows rows of packed keys, where exact_
   std::vector<uint8_t> exact_;  // per kept row: its keys pack exactly (PackedKeys::packs_exactly)
+  std::vector<uint32_t> group_;  // per kept row: its group in its part
+  std::vector<char*> states_;    // per kept row: its group's states
+  std::vector<uint8_t> stored_string_;  // per kept row: an update stored a string from the input
   int first_key_slot_ = -1;  // the keys' first slot when their slots follow each other
   const char* readable_end_ = nullptr;  // the window's end: bytes up to here may be loaded
   std::vector<uint32_t> kept_;
   std::vector<uint64_t> spans_, ends_;  // the current row's used fields
   std::vector<uint64_t> row_begin_;     // each read row's start, then the position after the last
+  std::vector<uint8_t> slot_inferred_;  // the plan's, as bytes
   std::vector<char> scratch_;
 };
 

@@ -143,6 +143,7 @@ class GroupTable {
   const char* block_of(size_t g) const { return block(g); }
   const PackedKeys& packed_keys() const { return packed_; }
   const char* state(size_t g) const { return block(g) + key_bytes_; }
+  char* state(size_t g) { return block(g) + key_bytes_; }
   uint64_t hash_of(size_t g) const { return hashes_[g]; }
   const GroupLayout& layout() const { return *layout_; }
   // Bytes from one group's keys (or states) to the next's.

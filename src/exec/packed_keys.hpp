@@ -23,6 +23,7 @@ class PackedKeys {
   // (a column as read); other such keys keep all 128 bits.
   PackedKeys(const std::vector<Type>& types, const std::vector<bool>& narrow) : types_(types) {
     uint32_t at = (static_cast<uint32_t>(types.size()) + 7) / 8 * 8;
+    null_padding_ = static_cast<uint8_t>(at - types.size());
     for (size_t k = 0; k < types.size(); ++k) {
       const bool int_like = types[k] == Type::Int || types[k] == Type::Date || types[k] == Type::Timestamp;
       const bool wide = types[k] == Type::String || types[k] == Type::Decimal ||
@@ -71,7 +72,7 @@ class PackedKeys {
           }
       }
     }
-    for (size_t b = types_.size(); b < offset_first(); ++b) to[b] = 0;
+    std::memset(to + types_.size(), 0, null_padding_);
   }
 
   // Key k's value; a string held inline points into `from`, which must
@@ -179,12 +180,11 @@ class PackedKeys {
  private:
   static constexpr char kOutOfLine = static_cast<char>(0xff);  // last payload byte of a long string
 
-  size_t offset_first() const { return offset_.empty() ? 0 : offset_[0]; }
-
   std::vector<Type> types_;
   std::vector<uint32_t> offset_;
   std::vector<bool> wide_;
   std::vector<uint32_t> string_keys_;
+  uint8_t null_padding_ = 0;  // bytes after the null bytes, up to the first key's payload
   bool has_float_ = false;
   uint32_t bytes_ = 0;
 };

@@ -215,7 +215,8 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
       map_ = nullptr;
       throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
     }
-    madvise(map_, map_len_, MADV_SEQUENTIAL | MADV_WILLNEED);
+    madvise(map_, map_len_, MADV_SEQUENTIAL);  // advice values are not flags: one call each
+    madvise(map_, map_len_, MADV_WILLNEED);
     w.data = static_cast<const char*>(map_) + (raw - base);
     w.size = end - raw;
     w.at_eof = end == file_size_;

@@ -34,16 +34,18 @@ WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
   return hash_mix(h ^ tail ^ kHashBytesTail);
 }
 
+// The low k bytes of a word set (k <= 8).
+WCSV_HD inline uint64_t low_bytes_mask(uint32_t k) { return k == 0 ? 0 : ~0ull >> (64 - 8 * k); }
+
 // hash_bytes(p, n) for n <= 15 from two 8-byte loads, without a loop over
 // the bytes; p[0, 16) must be readable. Little-endian, as hosts and GPUs are.
 WCSV_HD inline uint64_t hash_short_bytes(const char* p, uint32_t n) {
   uint64_t lo, hi;
   memcpy(&lo, p, 8);
   memcpy(&hi, p + 8, 8);
-  auto low_bytes = [](uint32_t k) { return k == 0 ? 0 : ~0ull >> (64 - 8 * k); };
   const uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
-  if (n < 8) return hash_mix(h ^ (lo & low_bytes(n)) ^ kHashBytesTail);
-  return hash_mix(hash_mix(h ^ lo) ^ (hi & low_bytes(n - 8)) ^ kHashBytesTail);
+  if (n < 8) return hash_mix(h ^ (lo & low_bytes_mask(n)) ^ kHashBytesTail);
+  return hash_mix(hash_mix(h ^ lo) ^ (hi & low_bytes_mask(n - 8)) ^ kHashBytesTail);
 }
 
 // Hash of one key value; nulls hash alike, -0.0 like 0.0, every NaN alike.

@@ -719,10 +719,10 @@ WCSV_HD inline bool parse_int64(const char* p, uint32_t n, int64_t* out) {
   if (i == n) return false;
   uint64_t v = 0;
   const uint64_t limit = neg ? 0x8000000000000000ULL : 0x7FFFFFFFFFFFFFFFULL;
-  for (; i < n; ++i) {
+  for (const uint32_t first = i; i < n; ++i) {
     if (!detail::is_digit(p[i])) return false;
     uint64_t dig = static_cast<uint64_t>(p[i] - '0');
-    if (v > (limit - dig) / 10) return false;
+    if (i - first >= 17 && v > (limit - dig) / 10) return false;  // fewer digits cannot overflow
     v = v * 10 + dig;
   }
   *out = neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
@@ -743,9 +743,10 @@ WCSV_HD inline bool parse_decimal(const char* p, uint32_t n, int scale, int64_t*
   const uint64_t limit = neg ? 0x8000000000000000ULL : 0x7FFFFFFFFFFFFFFFULL;
   uint64_t v = 0;
   uint32_t digits = 0;
+  // With fewer than 17 digits read v < 10^17, so v * 10 + digit cannot overflow: no check.
   for (; i < n && detail::is_digit(p[i]); ++i, ++digits) {
     uint64_t dig = static_cast<uint64_t>(p[i] - '0');
-    if (v > (limit - dig) / 10) return false;
+    if (digits >= 17 && v > (limit - dig) / 10) return false;
     v = v * 10 + dig;
   }
   int frac = 0;
@@ -756,7 +757,7 @@ WCSV_HD inline bool parse_decimal(const char* p, uint32_t n, int scale, int64_t*
         if (dig != 0) return false;
         continue;
       }
-      if (v > (limit - dig) / 10) return false;
+      if (digits >= 17 && v > (limit - dig) / 10) return false;
       v = v * 10 + dig;
       frac++;
     }
