@@ -72,7 +72,7 @@ class PackedKeys {
           }
       }
     }
-    std::memset(to + types_.size(), 0, null_padding_);
+    if (null_padding_) std::memset(to + types_.size(), 0, null_padding_);  // no keys: `to` may be null
   }
 
   // Key k's value; a string held inline points into `from`, which must
