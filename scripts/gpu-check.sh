@@ -154,6 +154,19 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
     [ "$n" = "?" ] && tail -20 "$LOG/sanitizer_$tool.log" >&2
     san_errors="$san_errors+$tool:$n"
   done
+  # Narrow rows with UTF-8 names and no quotes: the row kernel splits them at their delimiters.
+  NARROW="$LOG/narrow.csv"
+  awk 'BEGIN { split("Oslo,Z\303\274rich,S\303\243o Paulo,Ny,Reykjav\303\255k,Llanfairpwllgwyngyll", n, ",");
+    for (i = 0; i < 20000; i++) printf "%s;%d.%d\n", n[i % 6 + 1], i % 61 - 30, i % 10 }' >"$NARROW"
+  NQ='groupby station | agg min(temp), mean(temp), max(temp), count()'
+  for tool in memcheck racecheck; do
+    timeout 300 "$SAN" --tool "$tool" --error-exitcode 9 "$WARPCSV" --device gpu --chunk-size 4096 -d ';' \
+      --no-header --names station,temp "$NQ" "$NARROW" >"$LOG/sanitizer_narrow_$tool.log" 2>&1
+    san_errors="$san_errors+narrow $tool:$(sanitizer_count "$LOG/sanitizer_narrow_$tool.log")"
+  done
+  "$WARPCSV" --device cpu -d ';' --no-header --names station,temp "$NQ" "$NARROW" >"$LOG/narrow_cpu.csv" 2>&1
+  "$WARPCSV" --device gpu -d ';' --no-header --names station,temp "$NQ" "$NARROW" >"$LOG/narrow_gpu.csv" 2>&1
+  cmp -s "$LOG/narrow_cpu.csv" "$LOG/narrow_gpu.csv" || san_errors="$san_errors (narrow cpu!=gpu!)"
   # A lookup join (the table copied through the pinned slots) and holistic
   # lists of a string and numbers (the string listed as its bytes).
   LOOKUP="$LOG/lookup.csv"

@@ -128,7 +128,7 @@ void throw_gpu_error(cudaError_t err, const char* call, const char* file, int li
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
-std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0};
+std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0}, g_plain_rows{0};
 
 namespace {
 
@@ -474,7 +474,10 @@ class CudaExecutor : public ScanExecutor {
     std::vector<std::unique_ptr<Gpu>>& gpus = startup.gpus;
     std::vector<GpuCounters> counters(gpus.size());
     on_threads(gpus.size(), [&](size_t g) { counters[g] = gpus[g]->finish(); });
-    for (const auto& c : counters) *flags |= c.flags;
+    for (const auto& c : counters) {
+      *flags |= c.flags;
+      g_plain_rows += c.plain_rows;
+    }
     if (*flags) return false;
     uint64_t most_groups = 0;
     for (const auto& g : gpus) most_groups = std::max(most_groups, g->table_groups());
@@ -621,6 +624,7 @@ CudaRunInfo cuda_run_info() {
   r.table_groups = cuda::g_table_groups;
   r.tail_reruns = cuda::g_tail_reruns;
   r.table_spills = cuda::g_table_spills;
+  r.plain_rows = cuda::g_plain_rows;
   return r;
 }
 

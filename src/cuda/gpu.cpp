@@ -87,7 +87,7 @@ Gpu::Step Gpu::submit(BatchFeed& feed, StateChain& chain) {
   const uint64_t nseg = segments_of(b.row_end);
   WCSV_CUDA_TRY(cudaMemcpyAsync(&buf.summary_host->tv, buf.v.prefix + nseg, sizeof(TransitionVector),
                                 cudaMemcpyDeviceToHost, compute_));
-  WCSV_CUDA_TRY(cudaMemcpyAsync(&buf.summary_host->newlines, buf.v.census + 1, sizeof(uint32_t),
+  WCSV_CUDA_TRY(cudaMemcpyAsync(&buf.summary_host->newlines, buf.v.census + kCensusNewlines, sizeof(uint32_t),
                                 cudaMemcpyDeviceToHost, compute_));
   WCSV_CUDA_TRY(cudaEventRecord(buf.vector_at[1], compute_));
   buf.vector_queued = true;

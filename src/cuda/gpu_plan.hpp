@@ -106,6 +106,7 @@ struct GpuCounters {
   unsigned long long groups;
   unsigned long long arena_used;
   unsigned long long rows;
+  unsigned long long plain_rows;  // rows split at their delimiters (split_plain_row), of `rows`
   unsigned int flags;
   unsigned int pad;
   unsigned long long listed[kMaxLists];  // values in each holistic list
@@ -151,9 +152,18 @@ inline uint64_t segments_of(uint64_t bytes) { return (bytes + kSegBytes - 1) / k
 struct BatchVectors {
   TransitionVector* tv;      // nseg + 1
   TransitionVector* prefix;  // nseg + 1
-  // Two words: [0] is set when the buffer holds a NUL or a byte >= 0x80;
-  // [1] counts the LF and CR bytes of the batch's own bytes (newline_bits).
-  uint32_t* census;
+  uint32_t* census;  // kCensusWords words
+};
+
+// The words of a batch's census.
+enum CensusWord : int {
+  kCensusOddBytes = 0,  // set when the buffer holds a NUL or a byte >= 0x80
+  kCensusNewlines = 1,  // the LF and CR bytes of the batch's own bytes (newline_bits)
+  // Set when a row's fields may not be just the runs between delimiters: the
+  // buffer holds a quote, escape or comment byte, or its own bytes hold a NUL
+  // or bytes that are not UTF-8. Unset, rows take the plain split.
+  kCensusNotPlain = 2,
+  kCensusWords = 3,
 };
 
 // Work arrays of one GPU for the row phase, sized for the largest batch.
@@ -161,6 +171,7 @@ struct GpuScratch {
   uint32_t* counts;    // per segment: row starts
   uint32_t* offsets;   // nseg + 1: exclusive prefix of counts
   uint32_t* rows;      // row start positions
+  uint32_t* grabbed;   // rows the row kernel's warps have taken so far
   void* cub_temp;
   size_t cub_bytes;
   uint64_t seg_cap;    // segments + 1 the arrays hold

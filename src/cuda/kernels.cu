@@ -29,6 +29,7 @@ namespace {
 constexpr uint32_t kSlotBusy = 0xffffffffu;  // a group is being inserted here
 constexpr uint32_t kSlotDead = 0xfffffffeu;  // insertion failed (table full)
 constexpr int kCacheProbes = 8;
+constexpr uint32_t kRowsPerGrab = 32 * 8;  // rows a warp of the row kernel takes at a time
 
 using u64 = unsigned long long;
 
@@ -97,19 +98,28 @@ __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t
   }
 }
 
-// Sets census[0] when bytes [0, n) hold a NUL or a byte >= 0x80: only then
-// do the rows need the exact UTF-8 check (most files are ASCII). Adds the LF
-// and CR bytes of [0, own) to census[1]: the host bounds the batch's new
-// groups by them.
-__global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, uint32_t* census) {
-  bool found = false;
+// Whether any byte of v is b (the lowest set bit of the test is exact).
+__device__ __forceinline__ bool has_byte(u64 v, int b) {
+  const u64 x = v ^ (0x0101010101010101ull * static_cast<uint8_t>(b));
+  return b >= 0 && ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
+}
+
+// Sets census[kCensusOddBytes] when bytes [0, n) hold a NUL or a byte >=
+// 0x80: only then do the rows need the exact UTF-8 check (most files are
+// ASCII), and census[kCensusNotPlain] when they hold a quote, escape or
+// comment byte. Adds the LF and CR bytes of [0, own) to census[kCensusNewlines]:
+// the host bounds the batch's new groups by them.
+__global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const Dialect* d, uint32_t* census) {
+  const int quote = d->quote, escape = d->escape, comment = d->comment;
+  bool odd = false, special = false;
   uint32_t newlines = 0;
   const uint64_t words = n / 8;
   const unsigned long long* w = reinterpret_cast<const unsigned long long*>(data);  // 16-byte aligned
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < words;
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const u64 v = w[i];
-    found |= nul_or_high_bits(v) != 0;
+    odd |= nul_or_high_bits(v) != 0;
+    special |= has_byte(v, quote) || has_byte(v, escape) || has_byte(v, comment);
     if (i * 8 < own) {
       u64 nl = newline_bits(v);
       if (own - i * 8 < 8) nl &= (1ull << (8 * (own - i * 8))) - 1;  // own bytes only
@@ -118,12 +128,40 @@ __global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, uint32
   }
   if (blockIdx.x == 0 && threadIdx.x == 0)
     for (uint64_t i = words * 8; i < n; ++i) {
-      found |= data[i] == 0 || (data[i] & 0x80);
-      newlines += i < own && (data[i] == '\n' || data[i] == '\r');
+      const uint8_t c = static_cast<uint8_t>(data[i]);
+      odd |= c == 0 || (c & 0x80);
+      special |= c == quote || c == escape || c == comment;
+      newlines += i < own && (c == '\n' || c == '\r');
     }
-  if (found) census[0] = 1;
+  if (odd) census[kCensusOddBytes] = 1;
+  if (special) census[kCensusNotPlain] = 1;
   for (int d = 16; d > 0; d /= 2) newlines += __shfl_down_sync(0xffffffffu, newlines, d);  // whole warps get here
-  if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(census + 1, newlines);
+  if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(census + kCensusNewlines, newlines);
+}
+
+// Sets census[kCensusNotPlain] when the batch's own bytes [0, own) hold a NUL
+// or bytes that are not UTF-8 (checked only when the census found a NUL or a
+// byte >= 0x80). A byte below 0x80 is never inside a multibyte sequence, so
+// the text is cut there: each thread checks from the first such byte at or
+// after its segment's start to the first at or after the next segment's.
+__global__ void k_utf8_census(const char* data, uint64_t own, uint64_t nseg, uint32_t* census) {
+  if (census[kCensusOddBytes] == 0) return;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(data);
+  bool bad = false;
+  for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; seg < nseg;
+       seg += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint64_t next_seg = (seg + 1) * kSegBytes;
+    uint64_t begin = seg * kSegBytes;
+    if (seg > 0)
+      while (begin < own && begin < next_seg && u[begin] >= 0x80) ++begin;
+    if (begin >= own || begin >= next_seg) continue;
+    uint64_t end = next_seg;
+    while (end < own && u[end] >= 0x80) ++end;
+    if (end > own) end = own;
+    uint64_t at;
+    bad |= find_byte_issue(data + begin, end - begin, &at) != ByteIssue::None;
+  }
+  if (bad) census[kCensusNotPlain] = 1;
 }
 
 // Walks each segment from its true start state; counts (Write = false) or
@@ -467,42 +505,104 @@ struct Span {
   uint8_t flags;
 };
 
-__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t cache_cap,
-                                  uint32_t* cache_keys, u64* cache_words);
+// Splits a row of a plain batch (kCensusNotPlain unset, a one-byte delimiter)
+// at its delimiters, four bytes at a time. The row ends just before `next`,
+// the next row's start, with its LF, CR or CRLF. Returns false for a row that
+// parse_row must see: an empty line, or not ncols fields.
+__device__ __forceinline__ bool split_plain_row(const char* data, uint32_t pos, uint32_t next, uint8_t delimiter,
+                                                int ncols, const int8_t* col_to_slot, Span* spans) {
+  uint32_t end = next - 1;
+  if (end > pos && data[end] == '\n' && data[end - 1] == '\r') --end;
+  if (end == pos) return false;
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(data);  // aligned, padded past the end
+  const uint32_t pattern = 0x01010101u * delimiter;
+  uint32_t field = 0, begin = pos;
+  auto take = [&](uint32_t e) {
+    if (field < static_cast<uint32_t>(ncols)) {
+      const int s = col_to_slot[field];
+      if (s >= 0) spans[s] = Span{begin, e, 0};
+    }
+    ++field;
+  };
+  for (uint32_t a = pos & ~3u; a < end; a += 4) {
+    const uint32_t x = __ldg(words + a / 4) ^ pattern;
+    uint32_t m = ~(((x & 0x7f7f7f7fu) + 0x7f7f7f7fu) | x) & 0x80808080u;  // the delimiters' high bits
+    if (a < pos) m &= ~0u << (8 * (pos - a));
+    if (end - a < 4) m &= ~0u >> (8 * (4 - (end - a)));
+    for (; m; m &= m - 1) {
+      const uint32_t at = a + (__ffs(static_cast<int>(m)) - 1) / 8;
+      take(at);
+      begin = at + 1;
+    }
+  }
+  take(end);
+  return field == static_cast<uint32_t>(ncols);
+}
 
-// Parses, joins, filters and aggregates the row starting at `pos`. Returns the
-// flags it raised; counts the row in `rows` as the CPU executor does.
+// The 8 bytes at p in a batch buffer (any alignment), from aligned loads.
+__device__ __forceinline__ u64 batch_word(const char* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
+  const uint32_t shift = static_cast<uint32_t>(a & 3) * 8;
+  const uint32_t w0 = __ldg(w), w1 = __ldg(w + 1), w2 = __ldg(w + 2);
+  return static_cast<u64>(__funnelshift_r(w1, w2, shift)) << 32 | __funnelshift_r(w0, w1, shift);
+}
+
+// hash_bytes (core/hash.hpp) of bytes in a batch buffer, read a word at a time.
+__device__ __forceinline__ u64 hash_batch_bytes(const char* p, uint32_t n) {
+  u64 h = kHashBytesSeed ^ (static_cast<u64>(n) * kHashBytesLength);
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8) h = hash_mix(h ^ batch_word(p + i));
+  const u64 tail = i < n ? batch_word(p + i) & low_bytes_mask(n - i) : 0;
+  return hash_mix(h ^ tail ^ kHashBytesTail);
+}
+
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
+                                  uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words);
+
+// Parses, joins, filters and aggregates the row starting at `pos`; `next` is
+// the next row's start, or 0 where unknown. Returns the flags it raised;
+// counts the row in `rows` as the CPU executor does. A row of a plain batch
+// is split at its delimiters; any other, by parse_row.
 __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
-                                const int8_t* col_to_slot, const GpuTable& t, uint64_t pos, bool odd_bytes,
-                                uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words,
-                                uint32_t& rows) {
+                                const int8_t* col_to_slot, const GpuTable& t, uint32_t pos, uint32_t next,
+                                bool plain, bool odd_bytes, uint32_t cache_cap, uint32_t* cache_keys,
+                                u64* cache_words, uint32_t& rows, uint32_t& plain_rows) {
   Span spans[kMaxSlots];
-  uint32_t nfields = 0;
   const int ncols = p.ncols;
-  const RowResult r = parse_row(d, b.data, pos, b.n, b.at_eof,
-                                [&](uint32_t i, uint64_t fb, uint64_t fe, uint8_t f) {
-                                  if (i < static_cast<uint32_t>(ncols)) {
-                                    const int s = col_to_slot[i];
-                                    if (s >= 0)
-                                      spans[s] = Span{static_cast<uint32_t>(fb),
-                                                      static_cast<uint32_t>(fe), f};
-                                  }
-                                  nfields = i + 1;
-                                });
-  if (r.incomplete) return kFlagLongRow;
-  const bool multi_column = ncols > 1;
-  if (r.comment || (r.empty && multi_column)) return 0;
-  ++rows;
-  uint64_t odd_at;
-  if (odd_bytes && find_byte_issue(b.data + pos, r.next - pos, &odd_at) != ByteIssue::None) return kFlagIssue;
-  if (r.error != RowError::None || (nfields != static_cast<uint32_t>(ncols) && !(r.empty && !multi_column)))
-    return kFlagIssue;
+  const bool split = plain && next > pos && split_plain_row(b.data, pos, next, d.delimiter, ncols, col_to_slot, spans);
+  bool empty = false;
+  if (!split) {
+    uint32_t nfields = 0;
+    const RowResult r = parse_row(d, b.data, pos, b.n, b.at_eof,
+                                  [&](uint32_t i, uint64_t fb, uint64_t fe, uint8_t f) {
+                                    if (i < static_cast<uint32_t>(ncols)) {
+                                      const int s = col_to_slot[i];
+                                      if (s >= 0)
+                                        spans[s] = Span{static_cast<uint32_t>(fb),
+                                                        static_cast<uint32_t>(fe), f};
+                                    }
+                                    nfields = i + 1;
+                                  });
+    if (r.incomplete) return kFlagLongRow;
+    const bool multi_column = ncols > 1;
+    if (r.comment || (r.empty && multi_column)) return 0;
+    ++rows;
+    uint64_t odd_at;
+    if (odd_bytes && find_byte_issue(b.data + pos, r.next - pos, &odd_at) != ByteIssue::None) return kFlagIssue;
+    if (r.error != RowError::None || (nfields != static_cast<uint32_t>(ncols) && !(r.empty && !multi_column)))
+      return kFlagIssue;
+    empty = r.empty;
+  } else {
+    ++rows;
+    ++plain_rows;
+  }
 
   Value slots[kMaxSlots];
   char unescaped[kUnescapeBytes];
   uint32_t used = 0;
   for (int k = 0; k < p.nslots; ++k) {
-    const Span sp = r.empty ? Span{static_cast<uint32_t>(pos), static_cast<uint32_t>(pos), 0} : spans[k];
+    const Span sp = empty ? Span{pos, pos, 0} : spans[k];
     const char* q = b.data + sp.b;
     uint32_t n = sp.e - sp.b;
     if (sp.flags & kFieldEscaped) {
@@ -517,22 +617,23 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
     }
     if (!field_to_value(p.slot_types[k], q, n, &slots[k], p.slot_inferred[k])) return kFlagIssue;
   }
-  if (p.njoins == 0) return aggregate_row(p, t, slots, cache_cap, cache_keys, cache_words);
+  if (p.njoins == 0) return aggregate_row(p, t, slots, split, cache_cap, cache_keys, cache_words);
   // Each joined copy of the row; the first that needs the host stops the row.
   char key_scratch[kJoinKeyScratch];
   EvalContext kctx = make_eval_context(key_scratch, kJoinKeyScratch);
   uint32_t flags = 0;
   for_each_joined_row(p.joins, p.njoins, slots, kctx, [&]() {
-    flags = aggregate_row(p, t, slots, cache_cap, cache_keys, cache_words);
+    flags = aggregate_row(p, t, slots, false, cache_cap, cache_keys, cache_words);
     return flags == 0;
   });
   return kctx.status != EvalStatus::Ok ? kFlagIssue : flags;
 }
 
 // Filters one row (or joined copy) and aggregates it into the table; returns
-// the flags it raised.
-__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t cache_cap,
-                                  uint32_t* cache_keys, u64* cache_words) {
+// the flags it raised. `keys_in_batch`: the slots' strings lie in the batch
+// buffer, which can be read a word at a time.
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
+                                  uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words) {
   char scratch[kRowScratch];
   EvalContext ctx = make_eval_context(scratch, kRowScratch);
   if (p.has_filter) {
@@ -543,8 +644,11 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
   Value keys[kMaxKeys];
   uint64_t h = 0x243f6a8885a308d3ull;  // GroupTable::hash_keys
   for (int k = 0; k < p.nkeys; ++k) {
-    keys[k] = p.key_direct[k] >= 0 ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
-    h = hash_combine(h, hash_value(keys[k], p.key_types[k]));
+    const bool direct = p.key_direct[k] >= 0;
+    keys[k] = direct ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
+    const bool batch_bytes = direct && keys_in_batch && p.key_types[k] == Type::String && !keys[k].null;
+    h = hash_combine(h, batch_bytes ? hash_batch_bytes(keys[k].s.ptr, keys[k].s.len)
+                                    : hash_value(keys[k], p.key_types[k]));
   }
   if (ctx.status != EvalStatus::Ok) return kFlagIssue;
   uint32_t flags = 0;
@@ -594,11 +698,11 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
 template <int Block>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
-                                                const uint32_t* total_rows, const uint32_t* odd,
-                                                uint32_t cache_cap) {
+                                                const uint32_t* total_rows, const uint32_t* census,
+                                                uint32_t* grabbed, uint32_t cache_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
-  __shared__ unsigned long long block_rows;
+  __shared__ unsigned long long block_rows, block_plain_rows;
   __shared__ unsigned int block_flags;
   extern __shared__ u64 cache_words[];  // cache_cap * nwords, then cache_cap keys
   const GpuPlan& p = *plan;
@@ -614,17 +718,31 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   for (uint32_t i = threadIdx.x; i < cache_cap * nwords; i += Block) cache_words[i] = p.init_words[i % nwords];
   if (threadIdx.x == 0) {
     block_rows = 0;
+    block_plain_rows = 0;
     block_flags = 0;
   }
   __syncthreads();
 
-  const uint64_t total = *total_rows;
-  const bool odd_bytes = *odd != 0;
-  uint32_t flags = 0, nrows = 0;
-  for (uint64_t r = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; r < total;
-       r += static_cast<uint64_t>(gridDim.x) * Block)
-    flags |= process_row(b, p, d, col_to_slot, t, rows[r], odd_bytes, cache_cap, cache_keys, cache_words, nrows);
+  const uint32_t total = *total_rows;
+  const bool odd_bytes = census[kCensusOddBytes] != 0;
+  const bool plain = census[kCensusNotPlain] == 0 && d.delimiter_len == 1;
+  uint32_t flags = 0, nrows = 0, nplain = 0;
+  // Each warp takes kRowsPerGrab rows at a time, so the warps with the
+  // costlier rows do not hold the others' blocks up at the end.
+  const uint32_t lane = threadIdx.x & 31u;
+  for (;;) {
+    uint32_t first = 0;
+    if (lane == 0) first = atomicAdd(grabbed, kRowsPerGrab);
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (first >= total) break;
+    for (uint32_t r = first + lane; r < first + kRowsPerGrab && r < total; r += 32) {
+      const uint32_t next = r + 1 < total ? rows[r + 1] : 0;
+      flags |= process_row(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, cache_cap, cache_keys,
+                           cache_words, nrows, nplain);
+    }
+  }
   if (nrows) atomicAdd(&block_rows, static_cast<u64>(nrows));
+  if (nplain) atomicAdd(&block_plain_rows, static_cast<u64>(nplain));
   if (flags) atomicOr(&block_flags, flags);
   __syncthreads();
 
@@ -637,6 +755,7 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   }
   if (threadIdx.x == 0) {
     if (block_rows) atomicAdd(&t.counters->rows, block_rows);
+    if (block_plain_rows) atomicAdd(&t.counters->plain_rows, block_plain_rows);
     if (block_flags) atomicOr(&t.counters->flags, block_flags);
   }
 }
@@ -735,8 +854,11 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
   size_t bytes = s.cub_bytes;
   WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveScan(s.cub_temp, bytes, v.tv, v.prefix, TvCompose(),
                                                tv_identity(), static_cast<int>(nseg + 1), stream));
-  WCSV_CUDA_TRY(cudaMemsetAsync(v.census, 0, 2 * sizeof(uint32_t), stream));
-  k_byte_census<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, b.row_end, v.census);
+  WCSV_CUDA_TRY(cudaMemsetAsync(v.census, 0, kCensusWords * sizeof(uint32_t), stream));
+  k_byte_census<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, b.row_end, &plan->dialect,
+                                                                      v.census);
+  WCSV_CUDA_TRY(cudaGetLastError());
+  k_utf8_census<<<grid, kScanBlock, 0, stream>>>(b.data, b.row_end, nseg, v.census);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
@@ -767,8 +889,9 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   if (cache_cap < 16) cache_cap = 0;
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
   const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
+  WCSV_CUDA_TRY(cudaMemsetAsync(s.grabbed, 0, sizeof(uint32_t), stream));
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            v.census, cache_cap);
+                                                            v.census, s.grabbed, cache_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

@@ -96,7 +96,7 @@ void Staging::allocate(int slots) {
     WCSV_CUDA_TRY(cudaMalloc(&b.dev, buffer_bytes + kSegBytes));  // whole-segment loads past the end
     WCSV_CUDA_TRY(cudaMalloc(&b.v.tv, nseg * sizeof(TransitionVector)));
     WCSV_CUDA_TRY(cudaMalloc(&b.v.prefix, nseg * sizeof(TransitionVector)));
-    WCSV_CUDA_TRY(cudaMalloc(&b.v.census, 2 * sizeof(uint32_t)));
+    WCSV_CUDA_TRY(cudaMalloc(&b.v.census, kCensusWords * sizeof(uint32_t)));
     b.summary_host = summary_host + i;
     b.dest.copy = b.copy;
     b.dest.gpu = id;
@@ -105,6 +105,7 @@ void Staging::allocate(int slots) {
   WCSV_CUDA_TRY(cudaMalloc(&scratch.counts, nseg * 4));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.offsets, (nseg + 1) * 4));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.rows, (batch + 1) * 4));
+  WCSV_CUDA_TRY(cudaMalloc(&scratch.grabbed, sizeof(uint32_t)));
   scratch.cub_bytes = scan_temp_bytes(nseg);
   WCSV_CUDA_TRY(cudaMalloc(&scratch.cub_temp, scratch.cub_bytes));
   scratch.seg_cap = nseg;
@@ -142,6 +143,7 @@ void Staging::release() noexcept {
   cudaFree(scratch.counts);
   cudaFree(scratch.offsets);
   cudaFree(scratch.rows);
+  cudaFree(scratch.grabbed);
   cudaFree(scratch.cub_temp);
   cudaFree(counters);
   cudaFreeHost(snap_host);

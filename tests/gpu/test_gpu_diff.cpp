@@ -1136,6 +1136,81 @@ TEST_CASE("gpu: bad rows are reported exactly as the CPU executor reports them",
   }
 }
 
+// Narrow rows ("station;temp") in batches without quotes are split at their
+// delimiters, and their keys hashed a word at a time; the batches' other rows
+// (the last, empty lines, bad rows) and batches holding a quote, a NUL or bytes
+// that are not UTF-8 go through parse_row. Both must agree with the CPU.
+std::string narrow_rows(uint64_t seed, int rows, bool messy) {
+  std::mt19937_64 rng(seed);
+  const std::vector<std::string> names = {
+      "A", "Oslo", "Z\xc3\xbcrich", "S\xc3\xa3o Paulo", "\xe6\x9d\xb1\xe4\xba\xac", "Ny", "Ushuaia-Tierra del Fuego",
+      "Llanfairpwllgwyngyllgogerychwyrndrob", "\xf0\x9f\x98\x80 city", "abcdefgh", "abcdefghi", "abcdefg",
+      "Reykjav\xc3\xadk", "ABCDEFGHIJKLMNOP", "Bras\xc3\xadlia"};
+  std::string text;
+  for (int i = 0; i < rows; ++i) {
+    const std::string& name = names[rng() % names.size()];
+    const int tenths = static_cast<int>(rng() % 1999) - 999;
+    std::string temp = (tenths < 0 ? "-" : "") + std::to_string(std::abs(tenths) / 10) + "." +
+                       std::to_string(std::abs(tenths) % 10);
+    if (rng() % 50 == 0) temp.clear();  // a null temperature
+    std::string eol = "\n";
+    if (messy) {
+      const int pick = static_cast<int>(rng() % 400);
+      if (pick == 0) eol = "\r\n";
+      if (pick == 1) eol = "\r";
+      if (pick == 2) text += "\n";                          // an empty line
+      if (pick == 3) temp += ";extra";                      // a field too many
+      if (pick == 4) text += "\"Quoted;\"\"name\";1.5\n";   // a quote: its batch takes parse_row
+      if (pick == 5) text += "Bad\xff;2.0\n";               // not UTF-8
+      if (pick == 6) text += std::string("Nul\0", 4) + ";3.0\n";
+      if (pick == 7) text += ";4.5\n";                      // a null station
+    }
+    text += name + ";" + temp + eol;
+  }
+  return text;
+}
+
+TEST_CASE("gpu: rows of plain batches are split at their delimiters, with the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("narrow.csv");
+  const std::string q = "groupby station | agg min(temp), mean(temp), max(temp), count(), sum(temp)";
+  RunConfig c;
+  c.delimiter = ";";
+  c.names = {"station", "temp"};
+  SECTION("clean rows: split at delimiters on the GPU, no CPU rerun") {
+    write_file(f, narrow_rows(41, 20000, false));
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult r = check_same(dir, q, f, c, {100, 4096, 0});
+    CHECK(r.code == 0);
+    const CudaRunInfo after = cuda_run_info();
+    CHECK(after.cpu_reruns == before.cpu_reruns);
+    CHECK(after.plain_rows - before.plain_rows > 2 * 19000);  // all but each batch's last row, in three runs
+    check_same(dir, "groupby station, temp > 0 | agg count() | sort count() desc, station", f, c, {4096});
+  }
+  SECTION("CRLF, CR, empty lines, bad rows, quotes, NUL and invalid bytes among them") {
+    write_file(f, narrow_rows(42, 20000, true));
+    c.skip = true;
+    const RunResult r = check_same(dir, q, f, c, {7, 100, 4096, 1 << 16, 0});
+    CHECK(r.code == 0);
+    CHECK(!r.rejects.empty());
+    c.skip = false;
+    CHECK(check_same(dir, q, f, c, {4096, 0}).code == kExitInput);
+  }
+  SECTION("a header and columns the pipeline does not read, delimited by commas") {
+    std::string text = "id,station,temp,note\n", rows = narrow_rows(43, 5000, false);
+    std::istringstream in(rows);
+    int i = 0;
+    for (std::string line; std::getline(in, line); ++i) {
+      const size_t at = line.find(';');
+      text += std::to_string(i) + "," + line.substr(0, at) + "," + line.substr(at + 1) + ",n" + std::to_string(i % 7) + "\n";
+    }
+    write_file(f, text);
+    const RunResult r = check_same(dir, q, f, RunConfig{}, {100, 4096, 0});
+    CHECK(r.code == 0);
+  }
+}
+
 // Not a test: q1 throughput on a file named by WARPCSV_BENCH_FILE, run four
 // times in-process (the first run pays CUDA start-up; the last one prints its
 // --profile). scripts/gpu-check.sh runs it. WARPCSV_BENCH_PIPELINE,
