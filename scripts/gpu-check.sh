@@ -24,7 +24,7 @@ BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 LOG=$BUILD/gpu-check
 JOBS=${JOBS:-$(nproc)}
 ARCHS=${CUDA_ARCHS:-}
-ROWS=${BENCH_ROWS:-100000000}
+ROWS=$(awk "BEGIN { printf \"%d\", ${BENCH_ROWS:-100000000} }")  # 2e7 too
 DATA_DIR=${BENCH_DIR:-/dev/shm}
 mkdir -p "$LOG"
 SUMMARY="$LOG/summary.txt"
