@@ -184,12 +184,23 @@ class AggregateBatches {
     uint32_t* const group = group_.data();
     char** const states = states_.data();
     const char* const readable = readable_end_;
+    const bool one_string_key = packer.one_string_key();
     for (uint32_t i = 0; i < kept; ++i) {
       const Value* keys = keys_of(i, rows[i]);
-      hashes[i] = groups.hash_keys(keys, readable);
+      const Value& k0 = keys[0];
+      if (one_string_key && !k0.null && k0.s.len <= PackedKeys::kInlineString && k0.s.ptr + 16 <= readable) {
+        // Narrow rows' one short key: hashed and packed from the same two loads.
+        uint64_t lo, hi;
+        load_short_bytes(k0.s.ptr, k0.s.len, &lo, &hi);
+        hashes[i] = GroupTable::hash_of_one_key(hash_short_words(lo, hi, k0.s.len));
+        packer.pack_short_string(lo, hi, k0.s.len, packed + i * packed_bytes);
+        exact[i] = 1;
+      } else {
+        hashes[i] = groups.hash_keys(keys, readable);
+        exact[i] = packer.packs_exactly(keys);
+        if (exact[i]) packer.pack(keys, packed + i * packed_bytes);
+      }
       if (prefetch) groups.prefetch(hashes[i]);
-      exact[i] = packer.packs_exactly(keys);
-      if (exact[i]) packer.pack(keys, packed + i * packed_bytes);
     }
     // Every row's group first (a lookup may move the part's blocks: groups
     // are held by number until the last), then each aggregate over the rows.

@@ -38,6 +38,18 @@ class PackedKeys {
   }
 
   uint32_t bytes() const { return bytes_; }  // a multiple of 8
+  bool one_string_key() const { return types_.size() == 1 && types_[0] == Type::String; }
+
+  // pack() of one string key of n <= kInlineString bytes (one_string_key),
+  // given as load_short_bytes (core/hash.hpp) gives them: its null byte and
+  // padding, the bytes, and the length in the last byte.
+  void pack_short_string(uint64_t lo, uint64_t hi, uint32_t n, char* to) const {
+    const uint64_t head = 0;
+    hi |= static_cast<uint64_t>(n) << 56;
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + 8, &lo, 8);
+    std::memcpy(to + 16, &hi, 8);
+  }
 
   // Writes the keys into `to` (bytes() long); a string of over kInlineString
   // bytes keeps its pointer (needs_copy).

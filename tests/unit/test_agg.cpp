@@ -891,6 +891,41 @@ TEST_CASE("group table: keys found as packed bytes and as values are the same gr
   CHECK(t.size() == 6 * 8 * 3);  // int or null, string or null, decimal: every combination met
 }
 
+TEST_CASE("group table: one short string key, packed and hashed from two loads, as pack and hash_keys give it") {
+  GroupLayout layout;
+  layout.key_types = {Type::String};
+  AggDesc d{};
+  d.op = AggOp::CountStar;
+  layout.aggs.push_back(d);
+  layout.state_bytes = 16;
+  GroupTable t(&layout);
+  const PackedKeys& packer = t.packed_keys();
+  REQUIRE(packer.one_string_key());
+  std::mt19937_64 rng(12);
+  std::vector<char> by_pack(packer.bytes()), by_words(packer.bytes(), 'x');
+  for (int trial = 0; trial < 3000; ++trial) {
+    char bytes[16];  // the key's bytes, then whatever follows it in the input
+    for (char& c : bytes) c = static_cast<char>(rng());
+    const uint32_t n = static_cast<uint32_t>(trial % 16);
+    const Value key = Value::of_str(bytes, n);
+    uint64_t lo, hi;
+    load_short_bytes(bytes, n, &lo, &hi);
+    INFO("length " << n);
+    REQUIRE(GroupTable::hash_of_one_key(hash_short_words(lo, hi, n)) == t.hash_keys(&key));
+    packer.pack(&key, by_pack.data());
+    packer.pack_short_string(lo, hi, n, by_words.data());
+    REQUIRE(by_words == by_pack);
+  }
+  for (const std::string& other : {std::string("a"), std::string("ab")}) {  // no false match of the other key
+    const Value a = Value::of_str("ab", 2), b = Value::of_str(other.data(), static_cast<uint32_t>(other.size()));
+    uint64_t lo, hi;
+    load_short_bytes("ab\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 2, &lo, &hi);
+    packer.pack_short_string(lo, hi, 2, by_words.data());
+    CHECK(packer.equal(by_words.data(), &a));
+    CHECK(packer.equal(by_words.data(), &b) == (other == "ab"));
+  }
+}
+
 TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
   const GroupLayout layout = merge_test_layout();
   auto make_thread_tables = [&] {

@@ -37,15 +37,29 @@ WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
 // The low k bytes of a word set (k <= 8).
 WCSV_HD inline uint64_t low_bytes_mask(uint32_t k) { return k == 0 ? 0 : ~0ull >> (64 - 8 * k); }
 
+// hash_bytes of n <= 15 bytes held in two little-endian words, lo the first
+// eight: the bytes past n must be zero.
+WCSV_HD inline uint64_t hash_short_words(uint64_t lo, uint64_t hi, uint32_t n) {
+  const uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
+  if (n < 8) return hash_mix(h ^ lo ^ kHashBytesTail);
+  return hash_mix(hash_mix(h ^ lo) ^ hi ^ kHashBytesTail);
+}
+
+// Loads the n <= 15 bytes at p as two words with the bytes past n zeroed;
+// p[0, 16) must be readable. Little-endian, as hosts and GPUs are.
+WCSV_HD inline void load_short_bytes(const char* p, uint32_t n, uint64_t* lo, uint64_t* hi) {
+  memcpy(lo, p, 8);
+  memcpy(hi, p + 8, 8);
+  *lo &= low_bytes_mask(n < 8 ? n : 8);
+  *hi &= low_bytes_mask(n > 8 ? n - 8 : 0);
+}
+
 // hash_bytes(p, n) for n <= 15 from two 8-byte loads, without a loop over
-// the bytes; p[0, 16) must be readable. Little-endian, as hosts and GPUs are.
+// the bytes; p[0, 16) must be readable.
 WCSV_HD inline uint64_t hash_short_bytes(const char* p, uint32_t n) {
   uint64_t lo, hi;
-  memcpy(&lo, p, 8);
-  memcpy(&hi, p + 8, 8);
-  const uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
-  if (n < 8) return hash_mix(h ^ (lo & low_bytes_mask(n)) ^ kHashBytesTail);
-  return hash_mix(hash_mix(h ^ lo) ^ (hi & low_bytes_mask(n - 8)) ^ kHashBytesTail);
+  load_short_bytes(p, n, &lo, &hi);
+  return hash_short_words(lo, hi, n);
 }
 
 // Hash of one key value; nulls hash alike, -0.0 like 0.0, every NaN alike.
