@@ -848,11 +848,20 @@ GroupTable merged_one_by_one(const GroupLayout& layout) {
   return all;
 }
 
+// A layout of these keys and count() alone.
+GroupLayout count_layout(std::vector<Type> keys, std::vector<bool> narrow) {
+  GroupLayout layout;
+  layout.key_types = std::move(keys);
+  layout.narrow_keys = std::move(narrow);
+  AggDesc d{};
+  d.op = AggOp::CountStar;
+  layout.aggs.push_back(d);
+  layout.state_bytes = 16;
+  return layout;
+}
+
 }  // namespace
 
-// Thread tables folded on threads by hash partition must hold what folding
-// them one after another gives: the same groups, the same states (sums,
-// string maxima whose bytes the merged table owns, first values by order).
 TEST_CASE("group table: keys found as packed bytes and as values are the same groups; short strings hash alike") {
   std::mt19937_64 rng(11);
   // A short string's hash from two loads is hash_bytes's, at every length, of any bytes.
@@ -862,13 +871,7 @@ TEST_CASE("group table: keys found as packed bytes and as values are the same gr
     const uint32_t n = static_cast<uint32_t>(trial % 16);
     REQUIRE(hash_short_bytes(bytes, n) == hash_bytes(bytes, n));
   }
-  GroupLayout layout;
-  layout.key_types = {Type::Int, Type::String, Type::Decimal};
-  layout.narrow_keys = {true, false, false};
-  AggDesc d{};
-  d.op = AggOp::CountStar;
-  layout.aggs.push_back(d);
-  layout.state_bytes = 16;
+  const GroupLayout layout = count_layout({Type::Int, Type::String, Type::Decimal}, {true, false, false});
   GroupTable t(&layout);
   const PackedKeys& packer = t.packed_keys();
   const std::vector<std::string> strings = {"", "a", "seven b", "eight by", "fifteen bytes!!", "sixteen bytes..!",
@@ -892,12 +895,7 @@ TEST_CASE("group table: keys found as packed bytes and as values are the same gr
 }
 
 TEST_CASE("group table: one short string key, packed and hashed from two loads, as pack and hash_keys give it") {
-  GroupLayout layout;
-  layout.key_types = {Type::String};
-  AggDesc d{};
-  d.op = AggOp::CountStar;
-  layout.aggs.push_back(d);
-  layout.state_bytes = 16;
+  const GroupLayout layout = count_layout({Type::String}, {});
   GroupTable t(&layout);
   const PackedKeys& packer = t.packed_keys();
   REQUIRE(packer.one_string_key());
@@ -926,6 +924,9 @@ TEST_CASE("group table: one short string key, packed and hashed from two loads, 
   }
 }
 
+// Thread tables folded on threads by hash partition must hold what folding
+// them one after another gives: the same groups, the same states (sums,
+// string maxima whose bytes the merged table owns, first values by order).
 TEST_CASE("group table: merge_all on threads gives the groups and states of merging one by one") {
   const GroupLayout layout = merge_test_layout();
   auto make_thread_tables = [&] {
