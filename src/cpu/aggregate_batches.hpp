@@ -186,14 +186,13 @@ class AggregateBatches {
     const char* const readable = readable_end_;
     const bool one_string_key = packer.one_string_key();
     for (uint32_t i = 0; i < kept; ++i) {
-      const Value* keys = keys_of(i, rows[i]);
-      const Value& k0 = keys[0];
-      if (one_string_key && !k0.null && k0.s.len <= PackedKeys::kInlineString && k0.s.ptr + 16 <= readable) {
+      const Value* keys = keys_of(i, rows[i]);  // null in a plan without keys
+      if (one_string_key && short_string(keys[0], readable)) {
         // Narrow rows' one short key: hashed and packed from the same two loads.
         uint64_t lo, hi;
-        load_short_bytes(k0.s.ptr, k0.s.len, &lo, &hi);
-        hashes[i] = GroupTable::hash_of_one_key(hash_short_words(lo, hi, k0.s.len));
-        packer.pack_short_string(lo, hi, k0.s.len, packed + i * packed_bytes);
+        load_short_bytes(keys[0].s.ptr, keys[0].s.len, &lo, &hi);
+        hashes[i] = GroupTable::hash_of_one_key(hash_short_words(lo, hi, keys[0].s.len));
+        packer.pack_short_string(lo, hi, keys[0].s.len, packed + i * packed_bytes);
         exact[i] = 1;
       } else {
         hashes[i] = groups.hash_keys(keys, readable);
@@ -272,6 +271,11 @@ class AggregateBatches {
     Value* keys = keys_.data() + i * nkeys;
     for (size_t k = 0; k < nkeys; ++k) keys[k] = row[p_->key_slots[k]];
     return keys;
+  }
+
+  // Whether string key v packs inline and its 16 bytes from v.s.ptr on may be loaded.
+  static bool short_string(const Value& v, const char* readable) {
+    return !v.null && v.s.len <= PackedKeys::kInlineString && v.s.ptr + 16 <= readable;
   }
 
   bool is_null_token(const char* p, uint32_t n) const {
