@@ -109,8 +109,8 @@ __device__ __forceinline__ bool has_byte(u64 v, int b) {
 // ASCII), and census[kCensusNotPlain] when they hold a quote, escape or
 // comment byte. Adds the LF and CR bytes of [0, own) to census[kCensusNewlines]:
 // the host bounds the batch's new groups by them.
-__global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const Dialect* d, uint32_t* census) {
-  const int quote = d->quote, escape = d->escape, comment = d->comment;
+__global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const Dialect* dialect, uint32_t* census) {
+  const int quote = dialect->quote, escape = dialect->escape, comment = dialect->comment;
   bool odd = false, special = false;
   uint32_t newlines = 0;
   const uint64_t words = n / 8;
