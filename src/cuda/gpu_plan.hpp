@@ -46,6 +46,8 @@ constexpr int kJoinKeyScratch = 64;    // evaluator scratch per thread for join 
 // table and the batches need the GPU's memory too.
 constexpr uint64_t kMaxGpuLookupBytes = 8ull << 30;
 constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per row block, at most
+constexpr uint32_t kKeyCacheBytes = 32 * 1024;  // shared-memory cache of short keys per row block, at most
+constexpr uint64_t kArenaReadPad = 16;  // bytes readable past the key arena's end (word-wise compares)
 
 // Set by kernels when a batch needs the host path: a bad row or value, an
 // expression error (reported exactly by the CPU executor), or a GPU limit.
@@ -185,6 +187,7 @@ struct GpuShape {
   int sms = 1;                       // streaming multiprocessors
   int row_blocks_per_sm = 1;         // row kernel blocks launched per SM
   uint32_t cache_bytes = kCacheBytes;  // shared-memory group cache per row block
+  uint32_t key_cache_bytes = 0;        // shared-memory cache of short keys per row block
 };
 GpuShape gpu_shape(int device);
 

@@ -266,7 +266,7 @@ void Gpu::grow_groups(uint64_t gcap, uint64_t groups) {
 void Gpu::grow_arena(uint64_t cap, uint64_t used_now) {
   const auto t_grow = std::chrono::steady_clock::now();
   char* a = nullptr;
-  WCSV_CUDA_TRY(cudaMalloc(&a, cap));
+  WCSV_CUDA_TRY(cudaMalloc(&a, cap + kArenaReadPad));
   const uint64_t used = std::min(used_now, table_.arena_cap);  // never past the old arena
   try {
     if (used) WCSV_CUDA_TRY(cudaMemcpyAsync(a, table_.arena, used, cudaMemcpyDeviceToDevice, compute_));

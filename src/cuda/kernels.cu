@@ -138,25 +138,34 @@ __global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const 
   if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(census + kCensusNewlines, newlines);
 }
 
-// Sets census[kCensusNotPlain] when the batch's own bytes [0, own) hold a NUL
-// or bytes that are not UTF-8 (checked only when the census found a NUL or a
-// byte >= 0x80). A byte below 0x80 is never inside a multibyte sequence, so
-// the text is cut there: each thread checks from the first such byte at or
-// after its segment's start to the first at or after the next segment's.
-__global__ void k_utf8_census(const char* data, uint64_t own, uint64_t nseg, uint32_t* census) {
-  if (census[kCensusOddBytes] == 0) return;
+// Sets census[kCensusNotPlain] when the bytes of the rows a batch may split
+// plainly, [rows[0], rows[total - 1]) (all but its last row), hold a NUL or
+// bytes that are not UTF-8; checked only when the census found a NUL or a
+// byte >= 0x80. The range is whole rows, and a byte below 0x80 is never
+// inside a multibyte sequence, so the text is cut there: each thread checks
+// from the first such byte at or after its segment's start to the first at
+// or after the next segment's.
+__global__ void k_utf8_census(const char* data, const uint32_t* rows, const uint32_t* total_rows, uint64_t nseg,
+                              uint32_t* census) {
+  const uint32_t total = *total_rows;
+  if (census[kCensusOddBytes] == 0 || total < 2) return;
+  const uint64_t lo = rows[0], hi = rows[total - 1];
   const unsigned char* u = reinterpret_cast<const unsigned char*>(data);
   bool bad = false;
   for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; seg < nseg;
        seg += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const uint64_t next_seg = (seg + 1) * kSegBytes;
+    if (next_seg <= lo) continue;
     uint64_t begin = seg * kSegBytes;
-    if (seg > 0)
-      while (begin < own && begin < next_seg && u[begin] >= 0x80) ++begin;
-    if (begin >= own || begin >= next_seg) continue;
+    if (begin <= lo) {
+      begin = lo;
+    } else {
+      while (begin < hi && begin < next_seg && u[begin] >= 0x80) ++begin;
+    }
+    if (begin >= hi || begin >= next_seg) continue;
     uint64_t end = next_seg;
-    while (end < own && u[end] >= 0x80) ++end;
-    if (end > own) end = own;
+    while (end < hi && u[end] >= 0x80) ++end;
+    if (end > hi) end = hi;
     uint64_t at;
     bad |= find_byte_issue(data + begin, end - begin, &at) != ByteIssue::None;
   }
@@ -193,21 +202,99 @@ __global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nse
   }
 }
 
+// ---- bytes read a word at a time ------------------------------------------
+
+// The 8 bytes at p (any alignment) from three aligned 4-byte loads, so bytes
+// up to p + 12 must be readable: through the read-only cache for a batch's
+// bytes, through L2 for the table's arena (another block may have just
+// written it).
+template <bool ThroughL2>
+__device__ __forceinline__ u64 word_at(const char* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
+  const uint32_t shift = static_cast<uint32_t>(a & 3) * 8;
+  const uint32_t w0 = ThroughL2 ? __ldcg(w) : __ldg(w);
+  const uint32_t w1 = ThroughL2 ? __ldcg(w + 1) : __ldg(w + 1);
+  const uint32_t w2 = ThroughL2 ? __ldcg(w + 2) : __ldg(w + 2);
+  return static_cast<u64>(__funnelshift_r(w1, w2, shift)) << 32 | __funnelshift_r(w0, w1, shift);
+}
+
+// The 8 bytes at p in a batch buffer (padded past its end).
+__device__ __forceinline__ u64 batch_word(const char* p) { return word_at<false>(p); }
+
+// A short string key, kKeyWords little-endian words with the bytes past its
+// length zero.
+constexpr int kKeyWords = 3;
+constexpr uint32_t kShortKeyBytes = 8 * kKeyWords;
+struct KeyWords {
+  u64 w[kKeyWords];
+  uint32_t len;
+};
+
+// The n <= kShortKeyBytes bytes at p in a batch buffer, from seven aligned
+// 4-byte loads (bytes up to p + 28 must be readable).
+__device__ __forceinline__ KeyWords batch_key_words(const char* p, uint32_t n) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
+  const uint32_t shift = static_cast<uint32_t>(a & 3) * 8;
+  uint32_t u[2 * kKeyWords + 1];
+#pragma unroll
+  for (int i = 0; i < 2 * kKeyWords + 1; ++i) u[i] = __ldg(w + i);
+  KeyWords k;
+#pragma unroll
+  for (int i = 0; i < kKeyWords; ++i) {
+    const u64 word = static_cast<u64>(__funnelshift_r(u[2 * i + 1], u[2 * i + 2], shift)) << 32 |
+                     __funnelshift_r(u[2 * i], u[2 * i + 1], shift);
+    const uint32_t have = n > 8u * i ? n - 8u * i : 0;
+    k.w[i] = have >= 8 ? word : word & low_bytes_mask(have);
+  }
+  k.len = n;
+  return k;
+}
+
+// Whether the n bytes at `stored` in the table's arena (padded by
+// kArenaReadPad) equal the n bytes at `row`, a batch's bytes when
+// `row_in_batch` (read a word at a time) or any other memory.
+__device__ __forceinline__ bool arena_bytes_equal(const char* stored, const char* row, uint32_t n,
+                                                  bool row_in_batch) {
+  if (!row_in_batch) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (__ldcg(stored + i) != row[i]) return false;
+    return true;
+  }
+  for (uint32_t i = 0; i < n; i += 8) {
+    const u64 mask = n - i >= 8 ? ~0ull : low_bytes_mask(n - i);
+    if ((word_at<true>(stored + i) ^ batch_word(row + i)) & mask) return false;
+  }
+  return true;
+}
+
 // ---- the resident group table ----------------------------------------------
 
 __device__ __forceinline__ uint32_t load_slot(const uint32_t* p) {
   return *reinterpret_cast<const volatile uint32_t*>(p);
 }
 
-// Compares stored group keys (read through L2: another block may have just
-// written them) with a row's keys, with the core's grouping equality.
-__device__ bool stored_keys_equal(const GpuTable& t, const GpuPlan& p, uint64_t g,
-                                  const Value* keys) {
+// A stored group key, read through L2 (another block may have just written it).
+__device__ __forceinline__ Value load_stored_key(const GpuTable& t, uint64_t at) {
+  const longlong2* src = reinterpret_cast<const longlong2*>(t.keys + at);
+  const longlong2 raw[2] = {__ldcg(src), __ldcg(src + 1)};
+  Value s;
+  memcpy(&s, raw, sizeof(Value));
+  return s;
+}
+
+// Whether group g has hash h and a row's keys, with the core's grouping
+// equality. Bit k of `batch_keys`: key k's string lies in the batch buffer.
+// The hash and the first key are loaded together: most groups that get here
+// match.
+__device__ bool stored_group_equal(const GpuTable& t, const GpuPlan& p, uint64_t g, uint64_t h, const Value* keys,
+                                   uint32_t batch_keys) {
+  const u64 stored_h = __ldcg(t.hashes + g);
+  const Value first = p.nkeys > 0 ? load_stored_key(t, g * p.nkeys) : Value::make_null();
+  if (stored_h != h) return false;
   for (int k = 0; k < p.nkeys; ++k) {
-    const longlong2* src = reinterpret_cast<const longlong2*>(t.keys + g * p.nkeys + k);
-    longlong2 raw[2] = {__ldcg(src), __ldcg(src + 1)};
-    Value s;
-    memcpy(&s, raw, sizeof(Value));
+    const Value s = k == 0 ? first : load_stored_key(t, g * p.nkeys + k);
     const Value& v = keys[k];
     if (s.null || v.null) {
       if (s.null != v.null) return false;
@@ -217,8 +304,7 @@ __device__ bool stored_keys_equal(const GpuTable& t, const GpuPlan& p, uint64_t 
     if (ty == Type::String) {
       if (s.s.len != v.s.len) return false;
       const char* a = t.arena + reinterpret_cast<uintptr_t>(s.s.ptr);
-      for (uint32_t i = 0; i < v.s.len; ++i)
-        if (__ldcg(a + i) != v.s.ptr[i]) return false;
+      if (!arena_bytes_equal(a, v.s.ptr, v.s.len, (batch_keys >> k) & 1u)) return false;
     } else if (!key_equal(s, v, ty)) {
       return false;
     }
@@ -227,8 +313,9 @@ __device__ bool stored_keys_equal(const GpuTable& t, const GpuPlan& p, uint64_t 
 }
 
 // The group of these keys, inserted when new; -1 when the table is full.
-__device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Value* keys,
-                                  uint64_t h, uint32_t& flags) {
+// `batch_keys` as for stored_group_equal.
+__device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Value* keys, uint64_t h,
+                                  uint32_t batch_keys, uint32_t& flags) {
   uint64_t slot = h & t.mask;
   for (uint64_t probe = 0; probe <= t.mask; ++probe, slot = (slot + 1) & t.mask) {
     uint32_t cur = load_slot(t.slots + slot);
@@ -268,7 +355,7 @@ __device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Val
     }
     if (cur == kSlotDead) continue;
     const uint64_t g = cur - 1;
-    if (__ldcg(t.hashes + g) == h && stored_keys_equal(t, p, g, keys)) return static_cast<int64_t>(g);
+    if (stored_group_equal(t, p, g, h, keys, batch_keys)) return static_cast<int64_t>(g);
   }
   flags |= kFlagCapacity;
   return -1;
@@ -287,6 +374,84 @@ __device__ __forceinline__ u64 claim_index(u64* counter) {
   if (static_cast<int>(lane) == leader) first = atomicAdd(counter, static_cast<u64>(__popc(peers)));
   first = __shfl_sync(peers, first, leader);
   return first + static_cast<u64>(__popc(peers & ((1u << lane) - 1u)));
+}
+
+// ---- the row block's shared-memory caches ----------------------------------
+
+// The block's caches: hot groups' state words (by group), and, when the plan
+// groups by one string column, short keys' groups (by the key's words), so
+// that a row of a plain batch finds its group without the global table's
+// probe and key compare.
+struct KeyCacheEntry {
+  u64 w[kKeyWords];
+  uint32_t len;
+  uint32_t group;  // group + 1; 0 empty, kSlotBusy being written
+};
+struct BlockCaches {
+  uint32_t cap;  // hot groups, a power of two; 0: none
+  uint32_t* groups;
+  u64* words;
+  uint32_t key_cap;  // short keys, a power of two; 0: none
+  KeyCacheEntry* keys;
+};
+constexpr int kKeyCacheProbes = 4;
+constexpr uint32_t kNoEntry = 0xffffffffu;
+
+__device__ __forceinline__ uint32_t key_cache_index(const KeyWords& k, uint32_t cap) {
+  const u64 x = (k.w[0] ^ (k.w[1] * 0x9e3779b97f4a7c15ull) ^ (k.w[2] * 0xc2b2ae3d27d4eb4full) ^ k.len) *
+                0xff51afd7ed558ccdull;
+  return static_cast<uint32_t>(x >> 40) & (cap - 1);
+}
+
+// The group of key k in the block's cache, or -1; then `empty_at` is an empty
+// entry on its probe path (or kNoEntry). An entry's words are read after its
+// group, which its writer publishes after them.
+__device__ __forceinline__ int64_t key_cache_find(const BlockCaches& c, const KeyWords& k, uint32_t& empty_at) {
+  empty_at = kNoEntry;
+  uint32_t i = key_cache_index(k, c.key_cap);
+  for (int probe = 0; probe < kKeyCacheProbes; ++probe, i = (i + 1) & (c.key_cap - 1)) {
+    const volatile KeyCacheEntry* e = c.keys + i;
+    const uint32_t group = e->group;
+    if (group == 0) {
+      empty_at = i;
+      return -1;
+    }
+    if (group == kSlotBusy) continue;
+    __threadfence_block();
+    bool same = e->len == k.len;
+#pragma unroll
+    for (int w = 0; w < kKeyWords; ++w) same &= e->w[w] == k.w[w];
+    if (same) return static_cast<int64_t>(group) - 1;
+  }
+  return -1;
+}
+
+// Puts key k's group g at the entry key_cache_find left empty, unless another
+// thread took it meanwhile.
+__device__ __forceinline__ void key_cache_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
+  if (at == kNoEntry || g + 1 >= kSlotDead) return;
+  KeyCacheEntry* e = c.keys + at;
+  if (atomicCAS(&e->group, 0u, kSlotBusy) != 0) return;
+  volatile KeyCacheEntry* v = e;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) v->w[w] = k.w[w];
+  v->len = k.len;
+  __threadfence_block();
+  atomicExch(&e->group, static_cast<uint32_t>(g + 1));
+}
+
+// The state words a row's update of group g goes to: the block's cache of
+// hot groups when it has (or gets) a place for g, else the global table's.
+__device__ __forceinline__ u64* group_words(const BlockCaches& c, const GpuTable& t, int nwords, uint64_t g) {
+  if (c.cap) {
+    uint32_t i = (static_cast<uint32_t>(g) * 2654435761u) & (c.cap - 1);
+    for (int probe = 0; probe < kCacheProbes; ++probe, i = (i + 1) & (c.cap - 1)) {
+      uint32_t k = c.groups[i];
+      if (k == 0) k = atomicCAS(c.groups + i, 0u, static_cast<uint32_t>(g + 1));
+      if (k == 0 || k == static_cast<uint32_t>(g + 1)) return c.words + static_cast<uint64_t>(i) * nwords;
+    }
+  }
+  return t.words + g * nwords;
 }
 
 __device__ __forceinline__ bool is_null_token(const GpuPlan& p, const char* q, uint32_t n) {
@@ -339,15 +504,6 @@ __device__ __forceinline__ bool split_plain_row(const char* data, uint32_t pos, 
   return field == static_cast<uint32_t>(ncols);
 }
 
-// The 8 bytes at p in a batch buffer (any alignment), from aligned loads.
-__device__ __forceinline__ u64 batch_word(const char* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  const uint32_t* w = reinterpret_cast<const uint32_t*>(a & ~uintptr_t{3});
-  const uint32_t shift = static_cast<uint32_t>(a & 3) * 8;
-  const uint32_t w0 = __ldg(w), w1 = __ldg(w + 1), w2 = __ldg(w + 2);
-  return static_cast<u64>(__funnelshift_r(w1, w2, shift)) << 32 | __funnelshift_r(w0, w1, shift);
-}
-
 // hash_bytes (core/hash.hpp) of bytes in a batch buffer, read a word at a time.
 __device__ __forceinline__ u64 hash_batch_bytes(const char* p, uint32_t n) {
   u64 h = kHashBytesSeed ^ (static_cast<u64>(n) * kHashBytesLength);
@@ -358,7 +514,7 @@ __device__ __forceinline__ u64 hash_batch_bytes(const char* p, uint32_t n) {
 }
 
 __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
-                                  uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words);
+                                  const BlockCaches& caches);
 
 // Parses, joins, filters and aggregates the row starting at `pos`; `next` is
 // the next row's start, or 0 where unknown. Returns the flags it raised;
@@ -366,8 +522,8 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
 // is split at its delimiters; any other, by parse_row.
 __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
                                 const int8_t* col_to_slot, const GpuTable& t, uint32_t pos, uint32_t next,
-                                bool plain, bool odd_bytes, uint32_t cache_cap, uint32_t* cache_keys,
-                                u64* cache_words, uint32_t& rows, uint32_t& plain_rows) {
+                                bool plain, bool odd_bytes, const BlockCaches& caches, uint32_t& rows,
+                                uint32_t& plain_rows) {
   Span spans[kMaxSlots];
   const int ncols = p.ncols;
   const bool split = plain && next > pos && split_plain_row(b.data, pos, next, d.delimiter, ncols, col_to_slot, spans);
@@ -417,23 +573,41 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
     }
     if (!field_to_value(p.slot_types[k], q, n, &slots[k], p.slot_inferred[k])) return kFlagIssue;
   }
-  if (p.njoins == 0) return aggregate_row(p, t, slots, split, cache_cap, cache_keys, cache_words);
+  if (p.njoins == 0) return aggregate_row(p, t, slots, split, caches);
   // Each joined copy of the row; the first that needs the host stops the row.
   char key_scratch[kJoinKeyScratch];
   EvalContext kctx = make_eval_context(key_scratch, kJoinKeyScratch);
   uint32_t flags = 0;
   for_each_joined_row(p.joins, p.njoins, slots, kctx, [&]() {
-    flags = aggregate_row(p, t, slots, false, cache_cap, cache_keys, cache_words);
+    flags = aggregate_row(p, t, slots, false, caches);
     return flags == 0;
   });
   return kctx.status != EvalStatus::Ok ? kFlagIssue : flags;
+}
+
+// The row's group when the plan groups by one string column (the block then
+// has a key cache) and the row's key is short and in the batch: found in the
+// cache, else in the global table and then cached. -1 with `flags` when the
+// table is full; -2 when the key is not such a key.
+__device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTable& t, const Value* slots,
+                                                   const BlockCaches& caches, uint32_t& flags) {
+  const Value& key = slots[p.key_direct[0]];
+  if (key.null || key.s.len > kShortKeyBytes) return -2;
+  const KeyWords kw = batch_key_words(key.s.ptr, key.s.len);
+  uint32_t empty_at;
+  int64_t g = key_cache_find(caches, kw, empty_at);
+  if (g >= 0) return g;
+  const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
+  g = find_or_insert(t, p, &key, h, 1u, flags);
+  if (g >= 0 && !flags) key_cache_insert(caches, kw, empty_at, static_cast<uint64_t>(g));
+  return g;
 }
 
 // Filters one row (or joined copy) and aggregates it into the table; returns
 // the flags it raised. `keys_in_batch`: the slots' strings lie in the batch
 // buffer, which can be read a word at a time.
 __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
-                                  uint32_t cache_cap, uint32_t* cache_keys, u64* cache_words) {
+                                  const BlockCaches& caches) {
   char scratch[kRowScratch];
   EvalContext ctx = make_eval_context(scratch, kRowScratch);
   if (p.has_filter) {
@@ -441,34 +615,26 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
     if (ctx.status != EvalStatus::Ok) return kFlagIssue;
     if (keep.null || keep.i == 0) return 0;
   }
-  Value keys[kMaxKeys];
-  uint64_t h = 0x243f6a8885a308d3ull;  // GroupTable::hash_keys
-  for (int k = 0; k < p.nkeys; ++k) {
-    const bool direct = p.key_direct[k] >= 0;
-    keys[k] = direct ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
-    const bool batch_bytes = direct && keys_in_batch && p.key_types[k] == Type::String && !keys[k].null;
-    h = hash_combine(h, batch_bytes ? hash_batch_bytes(keys[k].s.ptr, keys[k].s.len)
-                                    : hash_value(keys[k], p.key_types[k]));
-  }
-  if (ctx.status != EvalStatus::Ok) return kFlagIssue;
   uint32_t flags = 0;
-  const int64_t g = find_or_insert(t, p, keys, h, flags);
+  int64_t g = keys_in_batch && caches.key_cap ? short_key_group(p, t, slots, caches, flags) : -2;
+  if (g == -2) {
+    Value keys[kMaxKeys];
+    uint64_t h = kGroupKeysSeed;
+    uint32_t batch_keys = 0;
+    for (int k = 0; k < p.nkeys; ++k) {
+      const bool direct = p.key_direct[k] >= 0;
+      keys[k] = direct ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
+      const bool batch_bytes = direct && keys_in_batch && p.key_types[k] == Type::String && !keys[k].null;
+      batch_keys |= static_cast<uint32_t>(batch_bytes) << k;
+      h = hash_combine(h, batch_bytes ? hash_batch_bytes(keys[k].s.ptr, keys[k].s.len)
+                                      : hash_value(keys[k], p.key_types[k]));
+    }
+    if (ctx.status != EvalStatus::Ok) return kFlagIssue;
+    g = find_or_insert(t, p, keys, h, batch_keys, flags);
+  }
   if (g < 0 || flags) return flags;  // also a group whose key did not fit the arena: the CPU reruns
 
-  // The block's cache of hot groups takes the row when it has (or gets) a
-  // place for the group; otherwise the update goes to global memory.
-  u64* words = t.words + static_cast<uint64_t>(g) * p.nwords;
-  if (cache_cap) {
-    uint32_t c = (static_cast<uint32_t>(g) * 2654435761u) & (cache_cap - 1);
-    for (int probe = 0; probe < kCacheProbes; ++probe, c = (c + 1) & (cache_cap - 1)) {
-      uint32_t k = cache_keys[c];
-      if (k == 0) k = atomicCAS(cache_keys + c, 0u, static_cast<uint32_t>(g + 1));
-      if (k == 0 || k == static_cast<uint32_t>(g + 1)) {
-        words = cache_words + static_cast<uint64_t>(c) * p.nwords;
-        break;
-      }
-    }
-  }
+  u64* words = group_words(caches, t, p.nwords, static_cast<uint64_t>(g));
   const Value none = Value::make_null();
   for (int a = 0; a < p.naggs; ++a) {
     const GpuAgg& ag = p.aggs[a];
@@ -499,12 +665,13 @@ template <int Block>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
                                                 const uint32_t* total_rows, const uint32_t* census,
-                                                uint32_t* grabbed, uint32_t cache_cap) {
+                                                uint32_t* grabbed, uint32_t cache_cap, uint32_t key_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
   __shared__ unsigned long long block_rows, block_plain_rows;
   __shared__ unsigned int block_flags;
-  extern __shared__ u64 cache_words[];  // cache_cap * nwords, then cache_cap keys
+  // key_cap key entries, then cache_cap * nwords state words and cache_cap groups
+  extern __shared__ u64 block_cache[];
   const GpuPlan& p = *plan;
   {
     const char* src = reinterpret_cast<const char*>(&p.dialect);
@@ -513,9 +680,19 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     for (int i = threadIdx.x; i < p.ncols; i += Block) col_to_slot[i] = p.col_to_slot[i];
   }
   const int nwords = p.nwords;
-  uint32_t* cache_keys = reinterpret_cast<uint32_t*>(cache_words + static_cast<uint64_t>(cache_cap) * nwords);
-  for (uint32_t i = threadIdx.x; i < cache_cap; i += Block) cache_keys[i] = 0;
-  for (uint32_t i = threadIdx.x; i < cache_cap * nwords; i += Block) cache_words[i] = p.init_words[i % nwords];
+  BlockCaches caches;
+  caches.key_cap = key_cap;
+  caches.keys = reinterpret_cast<KeyCacheEntry*>(block_cache);
+  caches.cap = cache_cap;
+  caches.words = block_cache + static_cast<uint64_t>(key_cap) * (sizeof(KeyCacheEntry) / 8);
+  caches.groups = reinterpret_cast<uint32_t*>(caches.words + static_cast<uint64_t>(cache_cap) * nwords);
+  for (uint32_t i = threadIdx.x; i < key_cap; i += Block) {
+    caches.keys[i].group = 0;
+    caches.keys[i].len = kNoEntry;  // a half-written entry never matches
+    for (int w = 0; w < kKeyWords; ++w) caches.keys[i].w[w] = 0;
+  }
+  for (uint32_t i = threadIdx.x; i < cache_cap; i += Block) caches.groups[i] = 0;
+  for (uint32_t i = threadIdx.x; i < cache_cap * nwords; i += Block) caches.words[i] = p.init_words[i % nwords];
   if (threadIdx.x == 0) {
     block_rows = 0;
     block_plain_rows = 0;
@@ -537,8 +714,7 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     if (first >= total) break;
     for (uint32_t r = first + lane; r < first + kRowsPerGrab && r < total; r += 32) {
       const uint32_t next = r + 1 < total ? rows[r + 1] : 0;
-      flags |= process_row(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, cache_cap, cache_keys,
-                           cache_words, nrows, nplain);
+      flags |= process_row(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, caches, nrows, nplain);
     }
   }
   if (nrows) atomicAdd(&block_rows, static_cast<u64>(nrows));
@@ -547,9 +723,9 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   __syncthreads();
 
   for (uint32_t c = threadIdx.x; c < cache_cap; c += Block) {
-    const uint32_t k = cache_keys[c];
+    const uint32_t k = caches.groups[c];
     if (k == 0) continue;
-    const u64* src = cache_words + static_cast<uint64_t>(c) * nwords;
+    const u64* src = caches.words + static_cast<uint64_t>(c) * nwords;
     u64* dst = t.words + static_cast<uint64_t>(k - 1) * nwords;
     for (int a = 0; a < p.naggs; ++a) agg_merge_words(p.aggs[a], dst + p.aggs[a].word, src + p.aggs[a].word);
   }
@@ -574,7 +750,7 @@ __global__ void k_merge_table(GpuTable t, const GpuPlan* __restrict__ plan, GpuT
       if (!keys[k].null && p.key_types[k] == Type::String)
         keys[k].s.ptr = src.arena + reinterpret_cast<uintptr_t>(keys[k].s.ptr);
     }
-    const int64_t g = find_or_insert(t, p, keys, src.hashes[j], flags);
+    const int64_t g = find_or_insert(t, p, keys, src.hashes[j], 0, flags);
     if (g < 0) continue;
     u64* dst = t.words + static_cast<uint64_t>(g) * p.nwords;
     const u64* from = src.words + j * p.nwords;
@@ -628,6 +804,18 @@ GpuShape gpu_shape(int device) {
   const size_t per_block = p.sharedMemPerMultiprocessor / g.row_blocks_per_sm - p.reservedSharedMemPerBlock;
   const size_t cache = per_block < p.sharedMemPerBlock ? per_block : p.sharedMemPerBlock;
   g.cache_bytes = static_cast<uint32_t>(cache < kCacheBytes ? cache : kCacheBytes);
+  // The key cache takes what is left of the block's share, past the 48 KiB
+  // a launch gets without asking.
+  cudaFuncAttributes a;
+  WCSV_CUDA_TRY(cudaFuncGetAttributes(&a, k_rows<kRowBlock>));
+  const size_t optin = per_block < p.sharedMemPerBlockOptin ? per_block : p.sharedMemPerBlockOptin;
+  const size_t used = g.cache_bytes + a.sharedSizeBytes;
+  const size_t left = optin > used ? optin - used : 0;
+  const uint32_t keys = static_cast<uint32_t>(left < kKeyCacheBytes ? left : kKeyCacheBytes);
+  if (cudaFuncSetAttribute(k_rows<kRowBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(g.cache_bytes + keys)) == cudaSuccess)
+    g.key_cache_bytes = keys;
+  (void)cudaGetLastError();
   return g;
 }
 
@@ -658,8 +846,6 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
   k_byte_census<<<grid_for(b.n / 8 + 1, 256, sms), 256, 0, stream>>>(b.data, b.n, b.row_end, &plan->dialect,
                                                                       v.census);
   WCSV_CUDA_TRY(cudaGetLastError());
-  k_utf8_census<<<grid, kScanBlock, 0, stream>>>(b.data, b.row_end, nseg, v.census);
-  WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
@@ -681,17 +867,25 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   k_segment_rows<kScanBlock, true>
       <<<grid, kScanBlock, 0, stream>>>(b, nseg, d, v.prefix, nullptr, s.offsets, s.rows);
   WCSV_CUDA_TRY(cudaGetLastError());
+  k_utf8_census<<<grid, kScanBlock, 0, stream>>>(b.data, s.rows, s.offsets + nseg, nseg, v.census);
+  WCSV_CUDA_TRY(cudaGetLastError());
 
   // The shared-memory group cache: as many groups as fit, a power of two.
   const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
   uint32_t cache_cap = 1024;
   while (cache_cap && cache_cap * per_group > shape.cache_bytes) cache_cap >>= 1;
   if (cache_cap < 16) cache_cap = 0;
-  const size_t shmem = static_cast<size_t>(cache_cap) * per_group;
+  // The key cache, when the plan groups by one string column.
+  const bool one_string_key =
+      host_plan.nkeys == 1 && host_plan.key_direct[0] >= 0 && host_plan.key_types[0] == Type::String;
+  uint32_t key_cap = one_string_key ? 1024 : 0;
+  while (key_cap && key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes) key_cap >>= 1;
+  if (key_cap < 64) key_cap = 0;
+  const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry);
   const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
   WCSV_CUDA_TRY(cudaMemsetAsync(s.grabbed, 0, sizeof(uint32_t), stream));
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            v.census, s.grabbed, cache_cap);
+                                                            v.census, s.grabbed, cache_cap, key_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

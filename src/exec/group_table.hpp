@@ -153,7 +153,7 @@ class GroupTable {
   // past a key string's end, so that one of up to 15 bytes is hashed from
   // two loads (to the same hash).
   uint64_t hash_keys(const Value* keys, const char* readable = nullptr) const {
-    uint64_t h = kKeysSeed;
+    uint64_t h = kGroupKeysSeed;
     for (size_t k = 0; k < nkeys_; ++k) {
       const Value& v = keys[k];
       const Type t = layout_->key_types[k];
@@ -163,11 +163,9 @@ class GroupTable {
     return h;
   }
   // hash_keys of one key whose hash_value is `key_hash`.
-  static uint64_t hash_of_one_key(uint64_t key_hash) { return hash_combine(kKeysSeed, key_hash); }
+  static uint64_t hash_of_one_key(uint64_t key_hash) { return hash_combine(kGroupKeysSeed, key_hash); }
 
  private:
-  static constexpr uint64_t kKeysSeed = 0x243f6a8885a308d3ull;
-
   void grow();
   void rebuild_index();
   char* insert_new(const Value* keys, uint64_t hash, size_t slot);

@@ -1197,6 +1197,20 @@ TEST_CASE("gpu: rows of plain batches are split at their delimiters, with the CP
     c.skip = false;
     CHECK(check_same(dir, q, f, c, {4096, 0}).code == kExitInput);
   }
+  SECTION("more short keys than a block caches, alike but for one byte, up to 26 bytes long") {
+    std::mt19937_64 rng(44);
+    std::string text;
+    for (int i = 0; i < 60000; ++i) {
+      const int len = static_cast<int>(rng() % 27), id = static_cast<int>(rng() % 3000);
+      std::string name(static_cast<size_t>(len), 'k');  // ids differ in the last bytes, or the length
+      for (int at = len - 1, rest = id; at >= 0 && rest; --at, rest /= 10) name[at] = static_cast<char>('0' + rest % 10);
+      text += name + ";" + std::to_string(static_cast<int>(rng() % 200) - 100) + "." + std::to_string(i % 10) + "\n";
+    }
+    write_file(f, text);
+    const CudaRunInfo before = cuda_run_info();
+    CHECK(check_same(dir, q, f, c, {100, 4096, 1 << 16, 0}).code == 0);
+    CHECK(cuda_run_info().plain_rows - before.plain_rows > 3 * 59000);
+  }
   SECTION("a header and columns the pipeline does not read, delimited by commas") {
     std::string text = "id,station,temp,note\n", rows = narrow_rows(43, 5000, false);
     std::istringstream in(rows);

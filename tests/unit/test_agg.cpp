@@ -894,6 +894,19 @@ TEST_CASE("group table: keys found as packed bytes and as values are the same gr
   CHECK(t.size() == 6 * 8 * 3);  // int or null, string or null, decimal: every combination met
 }
 
+TEST_CASE("keys of up to 24 bytes hashed from three words, as hash_bytes hashes their bytes") {
+  std::mt19937_64 rng(24);
+  for (int trial = 0; trial < 2500; ++trial) {
+    char bytes[24];
+    for (char& c : bytes) c = static_cast<char>(rng());
+    const uint32_t n = static_cast<uint32_t>(trial % 25);
+    uint64_t w[3] = {0, 0, 0};
+    std::memcpy(w, bytes, n);  // the bytes past n stay zero
+    INFO("length " << n);
+    REQUIRE(hash_three_words(w[0], w[1], w[2], n) == hash_bytes(bytes, n));
+  }
+}
+
 TEST_CASE("group table: one short string key, packed and hashed from two loads, as pack and hash_keys give it") {
   const GroupLayout layout = count_layout({Type::String}, {});
   GroupTable t(&layout);

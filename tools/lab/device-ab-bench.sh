@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: the current build (build-gpu, made when missing)
 # against an older commit's (its `git archive` at .duck/old-src.tar.gz, built
-# for sm_90 into /tmp/old/build when missing), on the GPU and on the CPU
-# executor, with DuckDB for the current one, on QUERIES at ROWS rows
-# (scripts/bench.sh). Logs and tables go to $OUT. Carry .duck (duckq,
-# libduckdb.so.xz, old-src.tar.gz).
+# for sm_90 into /tmp/old/build when missing; the two build at once), on the
+# GPU and on the CPU executor (CPU_QUERIES, empty for none), with DuckDB for
+# the current one, on QUERIES at ROWS rows (scripts/bench.sh). TESTS, a
+# gpu_tests filter ("[gpu]" for all), runs those tests of the current build
+# first. PROFILE=1 ends with one --profile run of each build on each narrow-row
+# file made. Logs and tables go to $OUT. Carry .duck (duckq, libduckdb.so.xz,
+# old-src.tar.gz).
 set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
 QUERIES=${QUERIES:-q1 q3 brc413 brc10k}
-CPU_QUERIES=${CPU_QUERIES:-q1 brc413}
+CPU_QUERIES=${CPU_QUERIES-q1 brc413}
 REPS=${REPS:-3}
 mkdir -p "$OUT" .peers
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
 export LD_LIBRARY_PATH=$ROOT/.peers
+TESTS=${TESTS:-}
+TARGETS=warpcsv
+[ -n "$TESTS" ] && TARGETS="warpcsv gpu_tests"
 if [ ! -x build-gpu/warpcsv ]; then
-  { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real &&
-    cmake --build build-gpu -j"$(nproc)" --target warpcsv; } >"$OUT/new-build.log" 2>&1 || { tail -30 "$OUT/new-build.log"; exit 1; }
+  { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real \
+      -DWARPCSV_TESTS="$([ -n "$TESTS" ] && echo ON || echo OFF)" &&
+    cmake --build build-gpu -j"$(nproc)" --target $TARGETS; } >"$OUT/new-build.log" 2>&1 &
 fi
 if [ ! -x /tmp/old/build/warpcsv ]; then
   mkdir -p /tmp/old && tar xzf .duck/old-src.tar.gz -C /tmp/old
-  { cmake -S /tmp/old -B /tmp/old/build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real &&
-    cmake --build /tmp/old/build -j"$(nproc)" --target warpcsv; } >"$OUT/old-build.log" 2>&1 || { tail -30 "$OUT/old-build.log"; exit 1; }
+  { cmake -S /tmp/old -B /tmp/old/build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real \
+      -DWARPCSV_TESTS=OFF && cmake --build /tmp/old/build -j"$(nproc)" --target warpcsv; } >"$OUT/old-build.log" 2>&1 &
+fi
+wait
+[ -x build-gpu/warpcsv ] || { tail -30 "$OUT/new-build.log"; exit 1; }
+[ -x /tmp/old/build/warpcsv ] || { tail -30 "$OUT/old-build.log"; exit 1; }
+if [ -n "$TESTS" ]; then
+  t0=$(date +%s)
+  timeout 400 build-gpu/tests/gpu_tests "$TESTS" >"$OUT/gpu_tests.log" 2>&1
+  echo "gpu_tests $TESTS: rc=$? in $(( $(date +%s) - t0 )) s: $(grep -E 'test cases|All tests passed' "$OUT/gpu_tests.log" | tr '\n' ' ')"
 fi
 bench() {  # bench LABEL DEVICE BINARY QUERIES [NO_DUCKDB]
   echo "### $1"
@@ -33,6 +48,17 @@ bench() {  # bench LABEL DEVICE BINARY QUERIES [NO_DUCKDB]
 {
   bench "current, GPU" gpu build-gpu/warpcsv "$QUERIES"
   bench "previous, GPU" gpu /tmp/old/build/warpcsv "$QUERIES" 1
-  bench "current, CPU executor" cpu build-gpu/warpcsv "$CPU_QUERIES" 1
-  bench "previous, CPU executor" cpu /tmp/old/build/warpcsv "$CPU_QUERIES" 1
+  if [ -n "$CPU_QUERIES" ]; then
+    bench "current, CPU executor" cpu build-gpu/warpcsv "$CPU_QUERIES" 1
+    bench "previous, CPU executor" cpu /tmp/old/build/warpcsv "$CPU_QUERIES" 1
+  fi
+  [ "${PROFILE:-0}" = 1 ] && for f in /dev/shm/stations_*.csv /tmp/stations_*.csv; do
+    [ -f "$f" ] || continue
+    for w in build-gpu/warpcsv /tmp/old/build/warpcsv; do
+      echo "### --profile, $w, $f"
+      /usr/bin/time -f "whole process %e s, peak RSS %M KiB" "$w" --device gpu --profile -d ';' --no-header \
+        --names station,temp 'groupby station | agg min(temp) as lo, round(mean(temp), 1) as mean, max(temp) as hi' \
+        "$f" 2>&1 >/dev/null
+    done
+  done
 } | tee "$OUT/bench.md"

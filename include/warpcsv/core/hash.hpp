@@ -45,6 +45,17 @@ WCSV_HD inline uint64_t hash_short_words(uint64_t lo, uint64_t hi, uint32_t n) {
   return hash_mix(hash_mix(h ^ lo) ^ hi ^ kHashBytesTail);
 }
 
+// hash_bytes of n <= 24 bytes held in three little-endian words, w0 the
+// first eight: the bytes past n must be zero.
+WCSV_HD inline uint64_t hash_three_words(uint64_t w0, uint64_t w1, uint64_t w2, uint32_t n) {
+  uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
+  if (n >= 8) h = hash_mix(h ^ w0);
+  if (n >= 16) h = hash_mix(h ^ w1);
+  if (n >= 24) h = hash_mix(h ^ w2);
+  const uint64_t tail = n < 8 ? w0 : n < 16 ? w1 : n < 24 ? w2 : 0;
+  return hash_mix(h ^ tail ^ kHashBytesTail);
+}
+
 // Loads the n <= 15 bytes at p as two words with the bytes past n zeroed;
 // p[0, 16) must be readable. Little-endian, as hosts and GPUs are.
 WCSV_HD inline void load_short_bytes(const char* p, uint32_t n, uint64_t* lo, uint64_t* hi) {
@@ -81,6 +92,9 @@ WCSV_HD inline uint64_t hash_value(const Value& v, Type t) {
     }
   }
 }
+
+// The start of a group's hash, before each key's hash is combined in.
+constexpr uint64_t kGroupKeysSeed = 0x243f6a8885a308d3ull;
 
 WCSV_HD WCSV_FORCEINLINE uint64_t hash_combine(uint64_t seed, uint64_t h) {
   return hash_mix(seed ^ (h + 0x9e3779b97f4a7c15ull + (seed << 6) + (seed >> 2)));
