@@ -513,7 +513,7 @@ __device__ __forceinline__ u64 hash_batch_bytes(const char* p, uint32_t n) {
   return hash_mix(h ^ tail ^ kHashBytesTail);
 }
 
-__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t batch_slots,
                                   const BlockCaches& caches);
 
 // Parses, joins, filters and aggregates the row starting at `pos`; `next` is
@@ -557,6 +557,7 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
   Value slots[kMaxSlots];
   char unescaped[kUnescapeBytes];
   uint32_t used = 0;
+  uint32_t batch_slots = 0;  // bit k: slot k's text lies in the batch buffer
   for (int k = 0; k < p.nslots; ++k) {
     const Span sp = empty ? Span{pos, pos, 0} : spans[k];
     const char* q = b.data + sp.b;
@@ -566,6 +567,8 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
       n = unescape_field(d, q, n, unescaped + used);
       q = unescaped + used;
       used += n;
+    } else {
+      batch_slots |= 1u << k;
     }
     if (n == 0 || is_null_token(p, q, n)) {
       slots[k] = Value::make_null();
@@ -573,20 +576,20 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
     }
     if (!field_to_value(p.slot_types[k], q, n, &slots[k], p.slot_inferred[k])) return kFlagIssue;
   }
-  if (p.njoins == 0) return aggregate_row(p, t, slots, split, caches);
+  if (p.njoins == 0) return aggregate_row(p, t, slots, batch_slots, caches);
   // Each joined copy of the row; the first that needs the host stops the row.
   char key_scratch[kJoinKeyScratch];
   EvalContext kctx = make_eval_context(key_scratch, kJoinKeyScratch);
   uint32_t flags = 0;
   for_each_joined_row(p.joins, p.njoins, slots, kctx, [&]() {
-    flags = aggregate_row(p, t, slots, false, caches);
+    flags = aggregate_row(p, t, slots, 0, caches);
     return flags == 0;
   });
   return kctx.status != EvalStatus::Ok ? kFlagIssue : flags;
 }
 
 // The row's group when the plan groups by one string column (the block then
-// has a key cache) and the row's key is short and in the batch: found in the
+// has a key cache) and the row's key is short and in the batch buffer: found in the
 // cache, else in the global table and then cached. -1 with `flags` when the
 // table is full; -2 when the key is not such a key.
 __device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTable& t, const Value* slots,
@@ -604,9 +607,9 @@ __device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTa
 }
 
 // Filters one row (or joined copy) and aggregates it into the table; returns
-// the flags it raised. `keys_in_batch`: the slots' strings lie in the batch
-// buffer, which can be read a word at a time.
-__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, bool keys_in_batch,
+// the flags it raised. Bit k of `batch_slots`: slot k's string lies in the
+// batch buffer, which can be read a word at a time.
+__device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Value* slots, uint32_t batch_slots,
                                   const BlockCaches& caches) {
   char scratch[kRowScratch];
   EvalContext ctx = make_eval_context(scratch, kRowScratch);
@@ -616,7 +619,8 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
     if (keep.null || keep.i == 0) return 0;
   }
   uint32_t flags = 0;
-  int64_t g = keys_in_batch && caches.key_cap ? short_key_group(p, t, slots, caches, flags) : -2;
+  const bool cached_key = caches.key_cap && ((batch_slots >> p.key_direct[0]) & 1u);
+  int64_t g = cached_key ? short_key_group(p, t, slots, caches, flags) : -2;
   if (g == -2) {
     Value keys[kMaxKeys];
     uint64_t h = kGroupKeysSeed;
@@ -624,7 +628,8 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
     for (int k = 0; k < p.nkeys; ++k) {
       const bool direct = p.key_direct[k] >= 0;
       keys[k] = direct ? slots[p.key_direct[k]] : eval_program(p.keys[k], slots, ctx);
-      const bool batch_bytes = direct && keys_in_batch && p.key_types[k] == Type::String && !keys[k].null;
+      const bool batch_bytes =
+          direct && ((batch_slots >> p.key_direct[k]) & 1u) && p.key_types[k] == Type::String && !keys[k].null;
       batch_keys |= static_cast<uint32_t>(batch_bytes) << k;
       h = hash_combine(h, batch_bytes ? hash_batch_bytes(keys[k].s.ptr, keys[k].s.len)
                                       : hash_value(keys[k], p.key_types[k]));
