@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/agg_words.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/core/lookup.hpp"
@@ -34,7 +35,6 @@ constexpr int kMaxKeys = 8;            // group keys
 constexpr int kMaxAggs = 16;           // aggregates
 constexpr int kMaxLists = 4;           // holistic arguments listed per row (one GPU)
 constexpr int kMaxWords = 128;         // 64-bit state words per group
-constexpr int kAccWords = 2 * kFloatAccLimbs;  // an exact float sum: positive and negative magnitudes
 constexpr int kMaxColumns = 4096;      // input columns (column -> slot map in shared memory)
 constexpr int kSegBytes = 64;          // bytes per thread in the row-boundary scan
 constexpr int kScanBlock = 256;        // threads per block of the segment kernels
@@ -56,19 +56,6 @@ enum GpuFlag : uint32_t {
   kFlagUnsupported = 2,  // unescaped text or scratch over its cap, internal mismatch
   kFlagCapacity = 4,     // group table or key arena full
   kFlagLongRow = 8,      // a row ran past the batch's tail (a longer tail may do)
-};
-
-// One aggregate's GPU state: `words` 64-bit words at `word` in the group's row
-// of the word matrix, updated with atomics (see kernels.cu for the layouts).
-struct GpuAgg {
-  AggOp op;
-  Type in_type, in_type2;  // argument types (float aggregates convert to double)
-  uint8_t in_scale, in_scale2;
-  int8_t arg0_direct;  // slot read directly, -1: evaluate arg0, -2: no argument
-  int8_t arg1_direct;
-  uint16_t word;
-  uint16_t words;
-  ProgramView arg0, arg1;
 };
 
 // The scan plan as the device reads it (programs point into device memory).

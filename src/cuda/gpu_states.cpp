@@ -1,6 +1,6 @@
 #include "cuda/gpu_states.hpp"
 
-#include "cuda/gpu_plan.hpp"
+#include "cuda/agg_words.hpp"
 #include "warpcsv/errors.hpp"
 
 namespace warpcsv {
@@ -28,41 +28,44 @@ void state_from_words(const AggDesc& a, const uint64_t* w, char* block) {
   char* s = block + a.offset;
   switch (a.op) {
     case AggOp::CountStar:
-    case AggOp::Count: reinterpret_cast<CountState*>(s)->n = static_cast<int64_t>(w[0]); return;
+    case AggOp::Count: reinterpret_cast<CountState*>(s)->n = static_cast<int64_t>(w[CountWords::n]); return;
     case AggOp::SumExact:
     case AggOp::MeanExact: {
+      using L = SumExactWords;
       auto* st = reinterpret_cast<SumExactState*>(s);
-      st->sum = to_int128(w);
-      st->n = static_cast<int64_t>(w[2]);
-      st->ext = static_cast<int64_t>(w[3]);
+      st->sum = to_int128(w + L::sum);
+      st->n = static_cast<int64_t>(w[L::n]);
+      st->ext = static_cast<int64_t>(w[L::ext]);
       return;
     }
     case AggOp::VarExact:
     case AggOp::StdExact: {
+      using L = MomentsExactWords;
       auto* st = reinterpret_cast<MomentsExactState*>(s);
-      st->sum = to_int128(w);
-      st->sum_sq = to_wide(w + 2);
-      st->n = static_cast<int64_t>(w[6]);
-      st->ext = static_cast<int64_t>(w[7]);
+      st->sum = to_int128(w + L::sum);
+      st->sum_sq = to_wide(w + L::sum_sq);
+      st->n = static_cast<int64_t>(w[L::n]);
+      st->ext = static_cast<int64_t>(w[L::ext]);
       return;
     }
     case AggOp::CorrExact: {
+      using L = CorrExactWords;
       auto* st = reinterpret_cast<CorrExactState*>(s);
-      st->sx = to_int128(w);
-      st->sy = to_int128(w + 2);
-      st->sxx = to_wide(w + 4);
-      st->syy = to_wide(w + 8);
-      st->sxy = to_wide(w + 12);
-      st->n = static_cast<int64_t>(w[16]);
-      st->ext_x = static_cast<int64_t>(w[17]);
-      st->ext_y = static_cast<int64_t>(w[18]);
+      st->sx = to_int128(w + L::sx);
+      st->sy = to_int128(w + L::sy);
+      st->sxx = to_wide(w + L::sxx);
+      st->syy = to_wide(w + L::syy);
+      st->sxy = to_wide(w + L::sxy);
+      st->n = static_cast<int64_t>(w[L::n]);
+      st->ext_x = static_cast<int64_t>(w[L::ext_x]);
+      st->ext_y = static_cast<int64_t>(w[L::ext_y]);
       return;
     }
     case AggOp::Min:
     case AggOp::Max: {
       auto* st = reinterpret_cast<ExtremeState*>(s);
-      if (!w[1]) return;
-      const int64_t k = static_cast<int64_t>(w[0]);
+      if (!w[ExtremeWords::has]) return;
+      const int64_t k = static_cast<int64_t>(w[ExtremeWords::key]);
       st->v = a.in_type == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
       st->has = 1;
       return;
@@ -70,29 +73,29 @@ void state_from_words(const AggDesc& a, const uint64_t* w, char* block) {
     case AggOp::SumFloat:
     case AggOp::MeanFloat: {
       auto* st = reinterpret_cast<SumFloatState*>(s);
-      st->sum = to_acc(w);
-      st->flags = static_cast<uint32_t>(w[kAccWords]);
-      st->n = static_cast<int64_t>(w[kAccWords + 1]);
+      st->sum = to_acc(w + FloatWords::acc(0));
+      st->flags = static_cast<uint32_t>(w[FloatWords::flags(1)]);
+      st->n = static_cast<int64_t>(w[FloatWords::n(1)]);
       return;
     }
     case AggOp::VarFloat:
     case AggOp::StdFloat: {
       auto* st = reinterpret_cast<MomentsFloatState*>(s);
-      st->sum = to_acc(w);
-      st->sum_sq = to_acc(w + kAccWords);
-      st->flags = static_cast<uint32_t>(w[2 * kAccWords]);
-      st->n = static_cast<int64_t>(w[2 * kAccWords + 1]);
+      st->sum = to_acc(w + FloatWords::acc(0));
+      st->sum_sq = to_acc(w + FloatWords::acc(1));
+      st->flags = static_cast<uint32_t>(w[FloatWords::flags(2)]);
+      st->n = static_cast<int64_t>(w[FloatWords::n(2)]);
       return;
     }
     case AggOp::CorrFloat: {
       auto* st = reinterpret_cast<CorrFloatState*>(s);
-      st->sx = to_acc(w);
-      st->sy = to_acc(w + kAccWords);
-      st->sxx = to_acc(w + 2 * kAccWords);
-      st->syy = to_acc(w + 3 * kAccWords);
-      st->sxy = to_acc(w + 4 * kAccWords);
-      st->flags = static_cast<uint32_t>(w[5 * kAccWords]);
-      st->n = static_cast<int64_t>(w[5 * kAccWords + 1]);
+      st->sx = to_acc(w + FloatWords::acc(0));
+      st->sy = to_acc(w + FloatWords::acc(1));
+      st->sxx = to_acc(w + FloatWords::acc(2));
+      st->syy = to_acc(w + FloatWords::acc(3));
+      st->sxy = to_acc(w + FloatWords::acc(4));
+      st->flags = static_cast<uint32_t>(w[FloatWords::flags(5)]);
+      st->n = static_cast<int64_t>(w[FloatWords::n(5)]);
       return;
     }
     default: throw InternalError("aggregate without a GPU form reached the GPU");

@@ -1,5 +1,6 @@
 // The core's aggregate state structs from a GPU group's state words (the
-// layouts kernels.cu updates), for the groups that come back to the host.
+// layouts of agg_words.hpp), for the groups that come back to the host.
+// Plain host code, built with or without CUDA (the unit tests use it).
 #pragma once
 #include <cstdint>
 

@@ -14,29 +14,9 @@ int direct_slot(const Program& p) {
   return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1;
 }
 
-int words_of(AggOp op) {
-  switch (op) {
-    case AggOp::CountStar:
-    case AggOp::Count: return 1;
-    case AggOp::SumExact:
-    case AggOp::MeanExact: return 4;  // sum (2), n, the sum's third limb
-    case AggOp::VarExact:
-    case AggOp::StdExact: return 8;    // sum (2), sum of squares (4), n, third limb
-    case AggOp::CorrExact: return 19;  // sums (2 + 2), of products (3 x 4), n, third limbs (2)
-    case AggOp::Min:
-    case AggOp::Max: return 2;
-    case AggOp::SumFloat:
-    case AggOp::MeanFloat: return kAccWords + 2;
-    case AggOp::VarFloat:
-    case AggOp::StdFloat: return 2 * kAccWords + 2;
-    case AggOp::CorrFloat: return 5 * kAccWords + 2;
-    default: return 0;  // first, last: not on the GPU
-  }
-}
-
 bool gpu_aggregate(const AggDesc& a) {
   if (a.op == AggOp::Min || a.op == AggOp::Max) return is_integral_repr(a.in_type) || a.in_type == Type::Float;
-  return words_of(a.op) > 0;
+  return agg_words(a.op) > 0;
 }
 
 // What in a program has no GPU form, or null: a float's shortest text needs the
@@ -64,7 +44,7 @@ std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t 
   int words = 0;
   for (const auto& a : layout.aggs) {
     if (!gpu_aggregate(a)) return "aggregate without a GPU form";
-    words += words_of(a.op);
+    words += agg_words(a.op);
   }
   if (s.slot_count() > static_cast<size_t>(kMaxSlots) || s.keys.size() > static_cast<size_t>(kMaxKeys) ||
       s.aggs.size() > static_cast<size_t>(kMaxAggs) || words > kMaxWords || ncols > static_cast<size_t>(kMaxColumns))
@@ -137,9 +117,8 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
     g.arg0_direct = static_cast<int8_t>(s.aggs[a].arg0.empty() ? -2 : direct_slot(s.aggs[a].arg0));
     g.arg1_direct = static_cast<int8_t>(s.aggs[a].arg1.empty() ? -2 : direct_slot(s.aggs[a].arg1));
     g.word = static_cast<uint16_t>(word);
-    g.words = static_cast<uint16_t>(words_of(g.op));
-    if (g.op == AggOp::Min) p.init_words[word] = static_cast<uint64_t>(INT64_MAX);
-    if (g.op == AggOp::Max) p.init_words[word] = static_cast<uint64_t>(INT64_MIN);
+    g.words = static_cast<uint16_t>(agg_words(g.op));
+    agg_init_words(g.op, p.init_words + word);
     word += g.words;
   }
   p.nwords = std::max(1, word);

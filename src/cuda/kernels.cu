@@ -12,7 +12,7 @@
 // shared-memory cache of hot groups.
 #include <cub/device/device_scan.cuh>
 
-#include "cuda/agg_words.cuh"
+#include "cuda/agg_words.hpp"
 #include "cuda/gpu_plan.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
