@@ -427,15 +427,15 @@ __device__ __forceinline__ int64_t key_cache_find(const BlockCaches& c, const Ke
 }
 
 // Puts key k's group g at the entry key_cache_find left empty, unless another
-// thread took it meanwhile.
+// thread took it meanwhile. The entry's words are written with atomics, as
+// its group is: readers never read a word a plain store is writing.
 __device__ __forceinline__ void key_cache_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
   if (at == kNoEntry || g + 1 >= kSlotDead) return;
   KeyCacheEntry* e = c.keys + at;
   if (atomicCAS(&e->group, 0u, kSlotBusy) != 0) return;
-  volatile KeyCacheEntry* v = e;
 #pragma unroll
-  for (int w = 0; w < kKeyWords; ++w) v->w[w] = k.w[w];
-  v->len = k.len;
+  for (int w = 0; w < kKeyWords; ++w) atomicExch(&e->w[w], k.w[w]);
+  atomicExch(&e->len, k.len);
   __threadfence_block();
   atomicExch(&e->group, static_cast<uint32_t>(g + 1));
 }
