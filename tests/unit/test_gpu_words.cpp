@@ -37,7 +37,7 @@ Value random_value(std::mt19937_64& rng, Type type, int trial) {
   // Mostly small numbers; some past 64 bits so that sums carry into their upper limbs.
   const int64_t small = static_cast<int64_t>(rng() % 2000001) - 1000000;
   if (rng() % 8 != 0) return Value::of_int(small);
-  const int128 big = (static_cast<int128>(static_cast<int64_t>(rng())) << 40) + small;
+  const int128 big = static_cast<int128>(static_cast<int64_t>(rng())) * (int128{1} << 40) + small;
   return Value::of_int(big);
 }
 
