@@ -115,6 +115,17 @@ WCSV_HD WCSV_FORCEINLINE void word_or(u64* w, u64 v) {
   *w |= v;
 #endif
 }
+// Sets *w to 1. In shared memory (a block's cache) a word already set is only
+// read: nearly every row of a group finds its min's or max's flag set.
+// Global words take the atomic, which does not wait for its answer.
+WCSV_HD WCSV_FORCEINLINE void word_set_once(u64* w) {
+#if defined(__CUDA_ARCH__)
+  if (__isShared(w) && *reinterpret_cast<volatile u64*>(w) != 0) return;
+  atomicOr(w, 1ull);
+#else
+  *w = 1;
+#endif
+}
 WCSV_HD WCSV_FORCEINLINE void word_min(u64* w, long long v) {
 #if defined(__CUDA_ARCH__)
   atomicMin(reinterpret_cast<long long*>(w), v);
@@ -161,7 +172,21 @@ WCSV_HD WCSV_FORCEINLINE void add_sum192(u64* w, u64* ext, u64 lo, u64 hi, u64 t
   if (t) word_add(ext, t);
 }
 
+// Adds x to the 192-bit exact sum (w[0], w[1], *ext). A value of 64 bits is
+// added to the low word, or subtracted from it when negative, and carries or
+// borrows go up only when they happen: the same sum modulo 2^192 as adding
+// its 192-bit two's complement, whose negative values carry through every
+// word.
 WCSV_HD WCSV_FORCEINLINE void add_int128(u64* w, u64* ext, int128 x) {
+  if (x >= 0 && x <= INT64_MAX) {
+    if (add_word(w, static_cast<u64>(x)) && add_word(w + 1, 1ull)) word_add(ext, 1ull);
+    return;
+  }
+  if (x < 0 && x >= INT64_MIN) {
+    const u64 magnitude = 0ull - static_cast<u64>(static_cast<int64_t>(x));
+    if (word_add(w, 0ull - magnitude) < magnitude && word_add(w + 1, ~0ull) == 0) word_add(ext, ~0ull);
+    return;
+  }
   add_sum192(w, ext, static_cast<u64>(x), static_cast<u64>(static_cast<uint128>(x) >> 64), x < 0 ? ~0ull : 0ull);
 }
 
@@ -206,7 +231,7 @@ WCSV_HD WCSV_FORCEINLINE void acc_add_product_words(u64* acc, u64* flags_word, d
 WCSV_HD WCSV_FORCEINLINE void extreme_update(AggOp op, u64* w, long long v) {
   if (op == AggOp::Min) word_min(w + ExtremeWords::key, v);
   else word_max(w + ExtremeWords::key, v);
-  word_or(w + ExtremeWords::has, 1ull);
+  word_set_once(w + ExtremeWords::has);
 }
 
 // One row's update of an aggregate's words (shared or global memory).

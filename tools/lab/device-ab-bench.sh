@@ -3,11 +3,11 @@
 # against an older commit's (its `git archive` at .duck/old-src.tar.gz, built
 # for sm_90 into /tmp/old/build when missing; the two build at once), on the
 # GPU and on the CPU executor (CPU_QUERIES, empty for none), with DuckDB for
-# the current one, on QUERIES at ROWS rows (scripts/bench.sh). TESTS, a
-# gpu_tests filter ("[gpu]" for all), runs those tests of the current build
-# first. PROFILE=1 ends with one --profile run of each build on each narrow-row
-# file made. Logs and tables go to $OUT. Carry .duck (duckq, libduckdb.so.xz,
-# old-src.tar.gz).
+# the current one (NO_DUCKDB=1: none), on QUERIES at ROWS rows
+# (scripts/bench.sh). TESTS, a gpu_tests filter ("[gpu]" for all), runs those
+# tests of the current build first. PROFILE=1 ends with one --profile run of
+# each build on each narrow-row file made. Logs and tables go to $OUT. Carry
+# .duck (duckq, libduckdb.so.xz, old-src.tar.gz).
 set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
@@ -46,7 +46,7 @@ bench() {  # bench LABEL DEVICE BINARY QUERIES [NO_DUCKDB]
     GEN_GROUPBY=scripts/gen_groupby.c scripts/bench.sh 2>&1
 }
 {
-  bench "current, GPU" gpu build-gpu/warpcsv "$QUERIES"
+  bench "current, GPU" gpu build-gpu/warpcsv "$QUERIES" "${NO_DUCKDB:-0}"
   bench "previous, GPU" gpu /tmp/old/build/warpcsv "$QUERIES" 1
   if [ -n "$CPU_QUERIES" ]; then
     bench "current, CPU executor" cpu build-gpu/warpcsv "$CPU_QUERIES" 1
