@@ -367,6 +367,17 @@ class GridWriter : public BufferedWriter {
     buf_ += s;
     if (!right_align) pad(buf_, gap);
   }
+  // One row of cells between bars: "| a | b |".
+  void append_row(const std::string* cells, const std::vector<size_t>& width, const std::vector<bool>& right) {
+    buf_ += "|";
+    for (size_t c = 0; c < cols_.size(); ++c) {
+      buf_ += " ";
+      append_cell(cells[c], width[c], right[c]);
+      buf_ += " |";
+    }
+    buf_ += "\n";
+    maybe_flush();
+  }
 };
 
 // "table": an ASCII box, numbers right-aligned, nulls shown as null.
@@ -392,16 +403,7 @@ class TableWriter : public GridWriter {
     std::string rule = "+";
     for (size_t wd : width) rule += std::string(wd + 2, '-') + "+";
     rule += "\n";
-    auto line = [&](const std::string* cells) {
-      buf_ += "|";
-      for (size_t c = 0; c < cols_.size(); ++c) {
-        buf_ += " ";
-        append_cell(cells[c], width[c], right[c]);
-        buf_ += " |";
-      }
-      buf_ += "\n";
-      maybe_flush();
-    };
+    auto line = [&](const std::string* cells) { append_row(cells, width, right); };
     if (with_header_) {
       buf_ += rule;
       line(header_.data());
@@ -434,16 +436,7 @@ class MarkdownWriter : public GridWriter {
   size_t min_width() const override { return 3; }  // "---" is the shortest rule
   void print(const std::vector<size_t>& width, const std::vector<bool>& right) override {
     if (cols_.empty()) return;
-    auto line = [&](const std::string* cells) {
-      buf_ += "|";
-      for (size_t c = 0; c < cols_.size(); ++c) {
-        buf_ += " ";
-        append_cell(cells[c], width[c], right[c]);
-        buf_ += " |";
-      }
-      buf_ += "\n";
-      maybe_flush();
-    };
+    auto line = [&](const std::string* cells) { append_row(cells, width, right); };
     if (with_header_) {
       line(header_.data());
       buf_ += "|";
