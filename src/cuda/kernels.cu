@@ -8,8 +8,8 @@
 // its segment again from its state and counts row starts, (4) a CUB sum gives
 // offsets, (5) a third walk writes the row starts; (6) one thread per row runs
 // the shared core (parse_row, field_to_value, eval_program) and aggregates
-// into the resident table with integer atomics, through a per-block
-// shared-memory cache of hot groups.
+// into the resident table with integer atomics, through per-block
+// shared-memory caches of short keys and of hot groups.
 #include <cub/device/device_scan.cuh>
 
 #include "cuda/agg_words.hpp"
