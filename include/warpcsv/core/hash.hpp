@@ -37,14 +37,6 @@ WCSV_HD inline uint64_t hash_bytes(const char* p, uint32_t n) {
 // The low k bytes of a word set (k <= 8).
 WCSV_HD inline uint64_t low_bytes_mask(uint32_t k) { return k == 0 ? 0 : ~0ull >> (64 - 8 * k); }
 
-// hash_bytes of n <= 15 bytes held in two little-endian words, lo the first
-// eight: the bytes past n must be zero.
-WCSV_HD inline uint64_t hash_short_words(uint64_t lo, uint64_t hi, uint32_t n) {
-  const uint64_t h = kHashBytesSeed ^ (static_cast<uint64_t>(n) * kHashBytesLength);
-  if (n < 8) return hash_mix(h ^ lo ^ kHashBytesTail);
-  return hash_mix(hash_mix(h ^ lo) ^ hi ^ kHashBytesTail);
-}
-
 // hash_bytes of n <= 24 bytes held in three little-endian words, w0 the
 // first eight: the bytes past n must be zero.
 WCSV_HD inline uint64_t hash_three_words(uint64_t w0, uint64_t w1, uint64_t w2, uint32_t n) {
@@ -54,6 +46,12 @@ WCSV_HD inline uint64_t hash_three_words(uint64_t w0, uint64_t w1, uint64_t w2, 
   if (n >= 24) h = hash_mix(h ^ w2);
   const uint64_t tail = n < 8 ? w0 : n < 16 ? w1 : n < 24 ? w2 : 0;
   return hash_mix(h ^ tail ^ kHashBytesTail);
+}
+
+// hash_bytes of n <= 15 bytes held in two little-endian words, lo the first
+// eight: the bytes past n must be zero.
+WCSV_HD inline uint64_t hash_short_words(uint64_t lo, uint64_t hi, uint32_t n) {
+  return hash_three_words(lo, hi, 0, n);
 }
 
 // Loads the n <= 15 bytes at p as two words with the bytes past n zeroed;
