@@ -368,7 +368,7 @@ class GridWriter : public BufferedWriter {
     if (!right_align) pad(buf_, gap);
   }
   // One row of cells between bars: "| a | b |".
-  void append_row(const std::string* cells, const std::vector<size_t>& width, const std::vector<bool>& right) {
+  void append_grid_row(const std::string* cells, const std::vector<size_t>& width, const std::vector<bool>& right) {
     buf_ += "|";
     for (size_t c = 0; c < cols_.size(); ++c) {
       buf_ += " ";
@@ -403,13 +403,12 @@ class TableWriter : public GridWriter {
     std::string rule = "+";
     for (size_t wd : width) rule += std::string(wd + 2, '-') + "+";
     rule += "\n";
-    auto line = [&](const std::string* cells) { append_row(cells, width, right); };
     if (with_header_) {
       buf_ += rule;
-      line(header_.data());
+      append_grid_row(header_.data(), width, right);
     }
     if (with_header_ || !cells_.empty()) buf_ += rule;
-    for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
+    for (size_t i = 0; i < cells_.size(); i += cols_.size()) append_grid_row(&cells_[i], width, right);
     if (!cells_.empty()) buf_ += rule;
   }
 };
@@ -436,15 +435,14 @@ class MarkdownWriter : public GridWriter {
   size_t min_width() const override { return 3; }  // "---" is the shortest rule
   void print(const std::vector<size_t>& width, const std::vector<bool>& right) override {
     if (cols_.empty()) return;
-    auto line = [&](const std::string* cells) { append_row(cells, width, right); };
     if (with_header_) {
-      line(header_.data());
+      append_grid_row(header_.data(), width, right);
       buf_ += "|";
       for (size_t c = 0; c < cols_.size(); ++c)
         buf_ += " " + (right[c] ? std::string(width[c] - 1, '-') + ":" : std::string(width[c], '-')) + " |";
       buf_ += "\n";
     }
-    for (size_t i = 0; i < cells_.size(); i += cols_.size()) line(&cells_[i]);
+    for (size_t i = 0; i < cells_.size(); i += cols_.size()) append_grid_row(&cells_[i], width, right);
   }
 };
 
