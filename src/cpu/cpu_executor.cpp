@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cpu/aggregate_batches.hpp"
+#include "cpu/byte_scan.hpp"
 #include "cpu/fast_row.hpp"
 #include "exec/holistic.hpp"
 #include "runtime/parallel.hpp"
@@ -472,16 +473,17 @@ class CpuScan {
     uint64_t local_line = 0;  // lines from the partition's first row to the current row
     uint32_t row_in_partition = 0;
     const bool multi_column = ncols_ > 1;
-    // A partition with bytes 0 or >= 0x80 is checked as a whole, from its
-    // first row: valid UTF-8 without a NUL, its rows need no check each. The
+    // A partition whose text the partitioner could not pass (a NUL, invalid
+    // UTF-8, or a character cut at its start or end) is checked again, from
+    // its first row: valid UTF-8 without a NUL, its rows need no check each. The
     // row that runs past its end gets one still, so a character cut at the
     // end (no line end after it, bytes after the end: that row's) is no
     // problem of the others.
-    bool odd_partition = pw.nul_or_high[j] != 0;
+    bool odd_partition = pw.maybe_bad_text[j] != 0;
     if (odd_partition) {
       uint64_t at = 0;
       const uint64_t n = end - pos;
-      const ByteIssue b = find_byte_issue_sse2(w.data + pos, n, &at);
+      const ByteIssue b = find_byte_issue_fast(w.data + pos, n, &at);
       const char* tail = w.data + pos + at;
       const bool cut_at_end = b == ByteIssue::InvalidUtf8 && n - at < 4 && end < w.size &&
                               !std::memchr(tail, '\n', n - at) && !std::memchr(tail, '\r', n - at);
@@ -672,11 +674,11 @@ class CpuScan {
   };
   __attribute__((noinline)) static ByteFound check_bytes(const PartitionedWindow& pw, size_t j, const char* data,
                                                          uint64_t row_begin, uint64_t row_end) {
-    bool odd = pw.nul_or_high[j] != 0;
-    for (size_t k = j + 1; !odd && k < pw.nul_or_high.size() && pw.begin[k] < row_end; ++k)
-      odd = pw.nul_or_high[k] != 0;
+    bool odd = pw.maybe_bad_text[j] != 0;
+    for (size_t k = j + 1; !odd && k < pw.maybe_bad_text.size() && pw.begin[k] < row_end; ++k)
+      odd = pw.maybe_bad_text[k] != 0;
     uint64_t at = 0;
-    const ByteIssue b = odd ? find_byte_issue_sse2(data + row_begin, row_end - row_begin, &at) : ByteIssue::None;
+    const ByteIssue b = odd ? find_byte_issue_fast(data + row_begin, row_end - row_begin, &at) : ByteIssue::None;
     return {b, row_begin + at};
   }
 

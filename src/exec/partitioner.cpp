@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "cpu/fast_row.hpp"
+#include "cpu/byte_scan.hpp"
 #include "cpu/fast_vector.hpp"
 #include "runtime/parallel.hpp"
 
@@ -19,18 +19,18 @@ bool is_delimiter_byte(const Dialect& d, char c) {
 }  // namespace
 
 TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n) {
-  bool nul_or_high = false;
-  return transition_vector(d, p, n, &nul_or_high);
+  bool maybe_bad_text = false;
+  return transition_vector(d, p, n, &maybe_bad_text);
 }
 
-TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* nul_or_high) {
-  *nul_or_high = false;
+TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* maybe_bad_text) {
+  *maybe_bad_text = false;
   if (n == 0) return tv_identity();
-  // One pass looks for the quote and for bytes that need the NUL / UTF-8
-  // check (the rows of a partition without any skip it).
+  // One pass looks for the quote and checks the text (the rows of a
+  // partition whose text is valid skip the NUL / UTF-8 check).
   const ByteScan scan = scan_bytes(p, n, d.quote);
   if (!scan.has_byte && !contains_byte(p, n, d.escape) && !contains_byte(p, n, d.comment)) {
-    *nul_or_high = scan.nul_or_high;
+    *maybe_bad_text = scan.maybe_bad;
     // Without those bytes, quoted tracks stay quoted, and every unquoted
     // track is in the same state after the last byte that is not part of the
     // delimiter; from there one walk gives their end. A comment track joins
@@ -53,13 +53,13 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   }
   // Every byte is read here: block by block, each tested while in cache.
   TransitionVector tv = tv_identity();
-  bool odd = false;
+  TextCheck text;
   for (uint64_t b = 0; b < n; b += kScanBlock) {
     const uint64_t m = n - b < kScanBlock ? n - b : kScanBlock;
     tv = tv_compose(tv, tv_of_bytes_fast(d, p + b, m));
-    odd = odd || has_nul_or_high_byte(p + b, m);
+    if (!text.bad_already()) text.feed(p + b, m);
   }
-  *nul_or_high = odd;
+  *maybe_bad_text = text.maybe_bad();
   return tv;
 }
 
@@ -69,11 +69,11 @@ PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t c
   const size_t n = w.size ? static_cast<size_t>((w.size + chunk - 1) / chunk) : 0;
   for (size_t j = 0; j < n; ++j) pw.begin.push_back(j * chunk);
   std::vector<TransitionVector> tv(n);
-  pw.nul_or_high.assign(n, 0);
+  pw.maybe_bad_text.assign(n, 0);
   parallel_for(n, threads, [&](size_t j, int) {
-    bool odd = false;
-    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j], &odd);
-    pw.nul_or_high[j] = odd;
+    bool bad = false;
+    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j], &bad);
+    pw.maybe_bad_text[j] = bad;
   });
   // Partition j starts in the state reached after partitions 0..j-1; the
   // window itself starts at a row start.

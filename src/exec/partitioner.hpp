@@ -15,9 +15,9 @@ struct PartitionedWindow {
   std::vector<uint64_t> begin;      // partition j covers [begin[j], begin[j+1]) (last: size)
   std::vector<uint8_t> state;       // CSV state at begin[j]
   std::vector<uint64_t> first_row;  // first row start in partition j, or kNoRow
-  // Whether partition j holds a byte 0 or >= 0x80: only then can its rows have
-  // a NUL or invalid UTF-8 (found in the same pass as the quote bytes).
-  std::vector<uint8_t> nul_or_high;
+  // Whether partition j's bytes may hold a NUL or invalid UTF-8 (TextCheck, in
+  // the same pass as the quote bytes): only then can its rows have either.
+  std::vector<uint8_t> maybe_bad_text;
   size_t ready = 0;                 // partitions [0, ready) can be processed in full
   uint64_t consumed = 0;            // bytes of the window those partitions account for
   uint64_t end(size_t j) const { return j + 1 < begin.size() ? begin[j + 1] : size; }
@@ -27,8 +27,8 @@ struct PartitionedWindow {
 // The transition vector of bytes [p, p+n), fast when they hold no quote,
 // escape or comment byte (the common case).
 TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n);
-// The same, and whether the bytes hold a byte 0 or >= 0x80, from the same pass.
-TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* nul_or_high);
+// The same, and whether the bytes may hold a NUL or invalid UTF-8 (TextCheck), from the same pass.
+TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* maybe_bad_text);
 
 // Partitions a window (which starts at a row start) of `chunk`-byte pieces.
 // Partition j is ready when a later partition holds a row start (so its last

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/batch_feed.hpp"
+#include "cpu/byte_scan.hpp"
 #include "exec/partitioner.hpp"
 #include "plain_row_check.hpp"
 #include "warpcsv/core/tokenize.hpp"
@@ -75,11 +76,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!(got == expected)) __builtin_trap();
   // The fast transition vector must equal the byte-by-byte one.
   if (transition_vector(d, p, n) != tv_of_bytes(d, p, n)) __builtin_trap();
-  // Each partition's NUL / high-byte flag is what its bytes say.
-  for (size_t j = 0; j < pw.nul_or_high.size(); ++j) {
+  // Each partition's text flag is what its bytes say: with AVX2 whether they
+  // are not valid UTF-8 without a NUL, else whether a byte is 0 or >= 0x80.
+  for (size_t j = 0; j < pw.maybe_bad_text.size(); ++j) {
     bool odd = false;
     for (uint64_t i = pw.begin[j]; i < pw.end(j); ++i) odd |= data[2 + i] == 0 || data[2 + i] >= 0x80;
-    if (odd != (pw.nul_or_high[j] != 0)) __builtin_trap();
+#if defined(WARPCSV_HAVE_AVX2_SCAN)
+    uint64_t at = 0;
+    if (cpu_has_avx2()) odd = find_byte_issue(p + pw.begin[j], pw.end(j) - pw.begin[j], &at) != ByteIssue::None;
+#endif
+    if (odd != (pw.maybe_bad_text[j] != 0)) __builtin_trap();
   }
 
   // Fixed-offset batches, as the CUDA executor cuts them: each batch's own

@@ -1,6 +1,6 @@
 // find_byte_issue (core/utf8.hpp): the first NUL byte or invalid UTF-8 sequence of a row, its
-// per-row use (check_row_bytes), the CPU's per-partition pre-test (has_nul_or_high_byte) and
-// how a bad row's bytes are shown (make_row_issue).
+// per-row use (check_row_bytes), the CPU's faster versions and per-partition pre-test
+// (cpu/byte_scan.hpp) and how a bad row's bytes are shown (make_row_issue).
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cpu/fast_row.hpp"
+#include "cpu/byte_scan.hpp"
 #include "exec/partitioner.hpp"
 #include "io/row_issue.hpp"
 #include "warpcsv/core/tokenize.hpp"
@@ -43,6 +43,15 @@ bool naive_odd(const std::string& s) {
   for (unsigned char c : s)
     if (c == 0 || c >= 0x80) return true;
   return false;
+}
+
+// What TextCheck (and the partitioner's flag) must say of bytes checked whole: with AVX2,
+// whether they are not valid UTF-8 without a NUL; without, whether a byte is 0 or >= 0x80.
+bool maybe_bad(const std::string& s) {
+#if defined(WARPCSV_HAVE_AVX2_SCAN)
+  if (cpu_has_avx2()) return find(s).kind != ByteIssue::None;
+#endif
+  return naive_odd(s);
 }
 
 const char* name(ByteIssue k) {
@@ -225,6 +234,83 @@ TEST_CASE("find_byte_issue agrees with utf8_invalid_at and a NUL search on 100k 
   CHECK(counts[2] > 5000);
 }
 
+// find_byte_issue_fast: where the CPU has AVX2, a check 32 bytes a step (cpu/byte_scan.hpp) says
+// "no issue"; else the SSE2 search finds it. Its answer must be the core's, for every kind of
+// invalid sequence, on either side of a 32-byte step and in the last, padded bytes.
+TEST_CASE("find_byte_issue_fast equals find_byte_issue: every kind of issue at every position of text up to 200 bytes") {
+  const std::vector<std::string> issues = {
+      std::string(1, '\0'), "\x80",          "\xbf\x80",        "\xc3",             "\xc3\xc3",   "\xc0\x80",
+      "\xc1\xbf",           "\xe0\x80\x80",  "\xe0\x9f\xbf",    "\xed\xa0\x80",    "\xed\xbf\xbf", "\xe2\x82",
+      "\xf0\x80\x80\x80",   "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xf8",      "\xff",
+      "\xf0\x9f\x98",       "\xe2\x82\xac\x80", "\xc3\xa9\xa9"};
+  const std::vector<std::string> valid = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
+                                          "\xf4\x8f\xbf\xbf", "\xee\x80\x80", "\xc2\x80", "\xef\xbf\xbf"};
+  std::mt19937_64 rng(2026);
+  size_t cases = 0, clean = 0;
+  for (size_t n = 0; n <= 200; n += (n < 80 ? 1 : 7)) {
+    // n bytes of text: ASCII with a valid character every few bytes, so that some cross a 32-byte step.
+    std::string text;
+    while (text.size() < n) text += rng() % 3 ? std::string(1, static_cast<char>('a' + rng() % 26)) : valid[rng() % valid.size()];
+    for (size_t i = 0; i <= text.size(); ++i) {
+      if (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xc0) == 0x80) continue;  // inside a character
+      for (size_t k = 0; k <= issues.size(); ++k) {
+        std::string s = text;
+        if (k < issues.size()) s.insert(i, issues[k]);
+        uint64_t a1 = 1, a2 = 2;
+        const ByteIssue k1 = find_byte_issue(s.data(), s.size(), &a1);
+        const ByteIssue k2 = find_byte_issue_fast(s.data(), s.size(), &a2);
+        INFO("length " << s.size() << ", issue " << k << " at " << i);
+        REQUIRE(k1 == k2);
+        if (k1 != ByteIssue::None) REQUIRE(a1 == a2);
+        CHECK((k1 == ByteIssue::None) == (k == issues.size()));
+#if defined(WARPCSV_HAVE_AVX2_SCAN)
+        if (cpu_has_avx2() && s.size() >= 32) REQUIRE(utf8_without_nul_avx2(s.data(), s.size()) == (k1 == ByteIssue::None));
+#endif
+        ++cases;
+        clean += k1 == ByteIssue::None;
+      }
+    }
+  }
+  CHECK(cases > 50000);
+  CHECK(clean > 2000);
+}
+
+TEST_CASE("find_byte_issue_fast equals find_byte_issue on 20k random strings up to 700 bytes") {
+  std::mt19937_64 rng(20261204);
+  const std::vector<std::string> pieces = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf",
+                                           "\xf4\x8f\xbf\xbf", "\xd0\x96"};
+  size_t counts[3] = {0, 0, 0};
+  for (int iter = 0; iter < 20000; ++iter) {
+    const size_t len = rng() % 700;
+    const int style = static_cast<int>(rng() % 4);
+    std::string s;
+    while (s.size() < len) {
+      const uint64_t r = rng();
+      if (style == 0 && r % 8 == 0) {
+        s += static_cast<char>((r >> 8) & 0xff);  // anything, now and then
+      } else if (r % 512 == 0 && style != 3) {
+        s += static_cast<char>(style == 1 ? 0 : 0x80 + (r >> 8) % 128);  // a NUL or a stray byte
+      } else if (r % 4 == 1) {
+        const std::string& p = pieces[(r >> 8) % pieces.size()];
+        s += (r >> 16) % 256 == 0 ? p.substr(0, p.size() - 1) : p;  // rarely cut short
+      } else {
+        s += static_cast<char>(0x20 + (r >> 8) % 95);
+      }
+    }
+    const Found want = reference(s);
+    uint64_t at = 12345;
+    const ByteIssue got = find_byte_issue_fast(s.data(), s.size(), &at);
+    ++counts[static_cast<int>(want.kind)];
+    INFO("length " << s.size() << ", style " << style);
+    REQUIRE(name(got) == std::string(name(want.kind)));
+    if (got != ByteIssue::None) REQUIRE(at == want.at);
+  }
+  INFO("none " << counts[0] << ", NUL " << counts[1] << ", invalid " << counts[2]);
+  CHECK(counts[0] > 3000);
+  CHECK(counts[1] > 1000);
+  CHECK(counts[2] > 3000);
+}
+
 TEST_CASE("has_nul_or_high_byte: one odd byte at every position of buffers up to 300 bytes") {
   // Every variant: the dispatcher, SSE2 and, where the CPU has it, AVX2.
   std::vector<std::pair<const char*, bool (*)(const char*, uint64_t)>> variants = {
@@ -252,14 +338,23 @@ TEST_CASE("has_nul_or_high_byte: one odd byte at every position of buffers up to
   }
 }
 
-TEST_CASE("scan_bytes: the quote and a byte 0 or >= 0x80 anywhere in buffers crossing its 16 KiB blocks") {
+TEST_CASE("scan_bytes: the quote and a NUL or bad UTF-8 anywhere in buffers crossing its 16 KiB blocks") {
   std::mt19937_64 rng(77);
+  const std::vector<std::string> chars = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+  size_t flagged = 0, clean_with_high = 0;
   for (int iter = 0; iter < 3000; ++iter) {
     const size_t n = iter < 200 ? static_cast<size_t>(iter) : rng() % 50000;
     std::string s(n, 'a');
     for (auto& c : s) {
       c = static_cast<char>(0x20 + rng() % 95);
       if (c == '"') c = 'y';
+    }
+    // Valid characters here and there, some across a block's end or a 32-byte step.
+    for (int k = 0; n >= 8 && k < 6; ++k) {
+      const std::string& ch = chars[rng() % chars.size()];
+      size_t at = rng() % 2 ? rng() % (n - 4) : (rng() % (n / kScanBlock + 1)) * kScanBlock + rng() % 8 - 4;
+      if (at > n - 4) at = n - 4;
+      s.replace(at, ch.size(), ch);
     }
     const bool want_quote = n && rng() % 2;
     const bool want_odd = n && rng() % 2;
@@ -271,9 +366,42 @@ TEST_CASE("scan_bytes: the quote and a byte 0 or >= 0x80 anywhere in buffers cro
     REQUIRE(got.has_byte == (quote != std::string::npos));
     // It stops at the block with the quote: the flag covers the bytes up to that block's end.
     const size_t covered = quote == std::string::npos ? n : std::min<size_t>(n, (quote / kScanBlock + 1) * kScanBlock);
-    REQUIRE(got.nul_or_high == naive_odd(s.substr(0, covered)));
+    REQUIRE(got.maybe_bad == maybe_bad(s.substr(0, covered)));
     REQUIRE(scan_bytes(s.data(), n, -1).has_byte == false);
-    REQUIRE(scan_bytes(s.data(), n, -1).nul_or_high == naive_odd(s));
+    const bool whole = scan_bytes(s.data(), n, -1).maybe_bad;
+    REQUIRE(whole == maybe_bad(s));
+    flagged += whole;
+    clean_with_high += !whole && naive_odd(s);
+  }
+  CHECK(flagged > 500);
+#if defined(WARPCSV_HAVE_AVX2_SCAN)
+  if (cpu_has_avx2()) CHECK(clean_with_high > 500);  // valid UTF-8 passes
+#endif
+}
+
+TEST_CASE("TextCheck: pieces of 32-byte multiples give the whole's answer; other pieces never miss an issue") {
+  std::mt19937_64 rng(91);
+  const std::vector<std::string> chars = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf"};
+  for (int iter = 0; iter < 4000; ++iter) {
+    const size_t n = rng() % 3000;
+    std::string s;
+    while (s.size() < n) s += rng() % 3 ? std::string(1, static_cast<char>('a' + rng() % 26)) : chars[rng() % chars.size()];
+    if (iter % 3 == 1 && !s.empty()) s[rng() % s.size()] = "\0\x80\xc3\xf8"[rng() % 4];
+    const bool want = maybe_bad(s);
+    TextCheck aligned, any;
+    for (size_t at = 0; at < s.size();) {
+      const size_t step = std::min(s.size() - at, 32 * (1 + rng() % 8));
+      aligned.feed(s.data() + at, step);
+      at += step;
+    }
+    for (size_t at = 0; at < s.size();) {
+      const size_t step = std::min(s.size() - at, 1 + rng() % 100);
+      any.feed(s.data() + at, step);
+      at += step;
+    }
+    INFO("length " << s.size() << " iteration " << iter);
+    REQUIRE(aligned.maybe_bad() == want);
+    if (want) REQUIRE(any.maybe_bad());
   }
 }
 
@@ -290,11 +418,11 @@ TEST_CASE("transition_vector: large partitions with quotes give the byte-by-byte
     bool odd = true;
     INFO("length " << n << " iteration " << iter);
     REQUIRE(transition_vector(d, s.data(), n, &odd) == tv_of_bytes(d, s.data(), n));
-    REQUIRE(odd == naive_odd(s));
+    REQUIRE(odd == maybe_bad(s));
   }
 }
 
-TEST_CASE("partition_window: per-partition flags for bytes 0 or >= 0x80, at every chunk size") {
+TEST_CASE("partition_window: per-partition flags for a NUL or bad UTF-8, at every chunk size") {
   const Dialect d = make_dialect(',', '"', -1, -1);
   const std::string text = std::string("a,b\n1,\"x\xc3\xa9\"\n2,y\n3,z\0\n4,w\n", 25) + std::string(100, 'q') + "\n";
   Window w;
@@ -303,11 +431,11 @@ TEST_CASE("partition_window: per-partition flags for bytes 0 or >= 0x80, at ever
   w.at_eof = true;
   for (uint64_t chunk : {1, 2, 3, 7, 16, 64, 1000}) {
     const PartitionedWindow pw = partition_window(d, w, chunk, 2);
-    REQUIRE(pw.nul_or_high.size() == pw.begin.size());
+    REQUIRE(pw.maybe_bad_text.size() == pw.begin.size());
     for (size_t j = 0; j < pw.begin.size(); ++j) {
       const std::string part = text.substr(pw.begin[j], pw.end(j) - pw.begin[j]);
       INFO("chunk " << chunk << " partition " << j);
-      CHECK((pw.nul_or_high[j] != 0) == naive_odd(part));
+      CHECK((pw.maybe_bad_text[j] != 0) == maybe_bad(part));
     }
     // The transition vectors are those of the plain function.
     for (size_t j = 0; j < pw.begin.size(); ++j) {
