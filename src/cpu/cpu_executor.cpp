@@ -158,7 +158,7 @@ class CpuScan {
             s_.chunk_size, early_rows_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
                                         : std::max<uint64_t>(window / 4, 4096));
         const auto t_split = trace::now_if(tr);
-        PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads);
+        PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads, /*fine_tail=*/true);
         if (tr)
           tr->host("split window", "split", t_split,
                    {{"offset", int64_t(w.offset)}, {"partitions", int64_t(pw.ready)}});

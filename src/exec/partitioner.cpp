@@ -1,5 +1,6 @@
 #include "exec/partitioner.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "cpu/byte_scan.hpp"
@@ -63,11 +64,15 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   return tv;
 }
 
-PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads) {
+PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads,
+                                   bool fine_tail) {
   PartitionedWindow pw;
   pw.size = w.size;
-  const size_t n = w.size ? static_cast<size_t>((w.size + chunk - 1) / chunk) : 0;
-  for (size_t j = 0; j < n; ++j) pw.begin.push_back(j * chunk);
+  const uint64_t tail_bytes = static_cast<uint64_t>(std::max(1, threads)) * chunk;
+  const uint64_t tail_from = fine_tail && chunk >= 4 && w.size > 2 * tail_bytes ? w.size - tail_bytes : w.size;
+  for (uint64_t b = 0; b < w.size; b += b < tail_from ? std::min(chunk, tail_from - b) : chunk / 4)
+    pw.begin.push_back(b);
+  const size_t n = pw.begin.size();
   std::vector<TransitionVector> tv(n);
   pw.maybe_bad_text.assign(n, 0);
   parallel_for(n, threads, [&](size_t j, int) {

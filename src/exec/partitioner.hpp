@@ -33,7 +33,10 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
 // Partitions a window (which starts at a row start) of `chunk`-byte pieces.
 // Partition j is ready when a later partition holds a row start (so its last
 // row ends inside the window), or the window reaches the end of input or ends
-// right after a row.
-PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads);
+// right after a row. With `fine_tail`, a window of more than two chunks per
+// thread cuts its last `threads` chunks' bytes in quarters: threads that take
+// partitions one after another then finish the window closer together.
+PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads,
+                                   bool fine_tail = false);
 
 }  // namespace warpcsv

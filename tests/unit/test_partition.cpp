@@ -128,12 +128,15 @@ TEST_CASE("partition_window finds every row start at any chunk size") {
       const std::vector<uint64_t> expect = sequential_row_starts(d, s);
       for (uint64_t chunk : chunks) {
         for (int threads : {1, 3}) {
-          INFO("iter " << iter << " chunk " << chunk << " threads " << threads << " text: " << s);
-          Window w{s.data(), s.size(), 0, true};
-          PartitionedWindow pw = partition_window(d, w, chunk, threads);
-          REQUIRE(pw.ready == pw.begin.size());
-          REQUIRE(pw.consumed == s.size());
-          REQUIRE(partitioned_row_starts(d, w, pw) == expect);
+          for (bool fine_tail : {false, true}) {
+            INFO("iter " << iter << " chunk " << chunk << " threads " << threads << " fine tail " << fine_tail
+                         << " text: " << s);
+            Window w{s.data(), s.size(), 0, true};
+            PartitionedWindow pw = partition_window(d, w, chunk, threads, fine_tail);
+            REQUIRE(pw.ready == pw.begin.size());
+            REQUIRE(pw.consumed == s.size());
+            REQUIRE(partitioned_row_starts(d, w, pw) == expect);
+          }
         }
       }
     }
@@ -508,4 +511,35 @@ TEST_CASE("StateChain: a waiter's poll runs while it waits and its error ends th
                     DeviceFailed);
     CHECK(polls == 2);
   }
+}
+
+TEST_CASE("partition_window with a fine tail: full chunks, then the last threads' chunks in quarters") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  std::string s;
+  for (int r = 0; s.size() < 5000; ++r) s += "row" + std::to_string(r) + ",x\n";
+  Window w{s.data(), s.size(), 0, true};
+  for (uint64_t chunk : {4, 64, 100, 333}) {
+    for (int threads : {1, 2, 5}) {
+      INFO("chunk " << chunk << " threads " << threads);
+      const PartitionedWindow plain = partition_window(d, w, chunk, threads);
+      const PartitionedWindow fine = partition_window(d, w, chunk, threads, true);
+      const uint64_t tail_from = s.size() - static_cast<uint64_t>(threads) * chunk;
+      uint64_t small = 0;
+      for (size_t j = 0; j < fine.begin.size(); ++j) {
+        const uint64_t size = fine.end(j) - fine.begin[j];
+        if (fine.begin[j] < tail_from) {
+          REQUIRE(fine.begin[j] == plain.begin[j]);
+          REQUIRE(size == std::min(chunk, tail_from - fine.begin[j]));
+        } else {
+          REQUIRE(size <= chunk / 4);
+          ++small;
+        }
+      }
+      CHECK(small >= static_cast<uint64_t>(4 * threads));
+      REQUIRE(partitioned_row_starts(d, w, fine) == partitioned_row_starts(d, w, plain));
+    }
+  }
+  // A window of two chunks per thread or fewer keeps its chunks.
+  const PartitionedWindow few = partition_window(d, w, 1000, 3, true);
+  CHECK(few.begin == partition_window(d, w, 1000, 3).begin);
 }
