@@ -39,6 +39,10 @@ constexpr uint32_t kEvalScratch = 1 << 16;
 // Rows between parsing and their group update (see Pending): their buffers stay live.
 constexpr unsigned kRowsInFlight = 4;
 constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
+// From this many threads on, the next window is mapped while the current one
+// is scanned (serial mapping was 3% of a 16-thread scan; on 2 threads it is
+// nothing, and two windows mapped would double the mapped bytes).
+constexpr int kMapAheadThreads = 4;
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
 // Parts of a thread's group table: enough that the folds keep every thread
 // busy and no part's doubling is a large share of the whole.
@@ -178,6 +182,11 @@ class CpuScan {
           continue;
         }
         if (early_rows_) wait = InputSource::kTakeReady;
+        // With many threads, mapping the next window (and its page faults)
+        // between windows left the others idle: a helper does it meanwhile.
+        const uint64_t next_window = std::max(window, std::min(2 * window, full_window));
+        if (s_.threads >= kMapAheadThreads && !early_rows_ && !w.at_eof)
+          src->map_ahead(w.offset + pw.consumed, next_window);
         std::vector<PartitionResult> results(pw.ready);
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
           const auto t_part = trace::now_if(tr);
@@ -234,7 +243,7 @@ class CpuScan {
           spill_if_over_budget();
         }
         from = w.offset + pw.consumed;
-        window = std::max(window, std::min(2 * window, full_window));
+        window = next_window;
       }
       src->done();
     }

@@ -94,15 +94,56 @@ void InputSource::done() {
   finished_ = fd_ < 0;  // a file can be mapped again; a stream's bytes are gone
   ahead_.reset();
   buf_ = GrowArray<char>();
-  if (map_) {
-    munmap(map_, map_len_);
-    map_ = nullptr;
-  }
+  unmap_all();
 }
 
 InputSource::~InputSource() {
-  if (map_) munmap(map_, map_len_);
+  unmap_all();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void InputSource::unmap_all() {
+  if (next_map_.valid()) {
+    const Mapping m = next_map_.get();
+    if (m.addr) munmap(m.addr, m.len);
+  }
+  if (retired_.addr) munmap(retired_.addr, retired_.len);
+  retired_ = Mapping{};
+  if (map_) munmap(map_, map_len_);
+  map_ = nullptr;
+}
+
+// Maps file bytes [raw, end) (from the page before raw); addr is null when mmap fails.
+InputSource::Mapping InputSource::map_range(int fd, uint64_t raw, uint64_t end) {
+  Mapping m;
+  m.raw = raw;
+  m.end = end;
+  const uint64_t base = raw / page_size() * page_size();
+  m.len = end - base;
+  void* p = mmap(nullptr, m.len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(base));
+  if (p == MAP_FAILED) return m;
+  m.addr = p;
+  madvise(p, m.len, MADV_SEQUENTIAL);  // advice values are not flags: one call each
+  madvise(p, m.len, MADV_WILLNEED);
+  return m;
+}
+
+void InputSource::map_ahead(uint64_t from, uint64_t want) {
+  if (fd_ < 0 || kept_nothing_ || next_map_.valid()) return;
+  const uint64_t raw = data_start_ + from;
+  if (raw >= file_size_) return;
+  const uint64_t end = std::min(file_size_, raw + want);
+  const Mapping old = retired_;
+  retired_ = Mapping{};
+  next_map_ = std::async(std::launch::async, [fd = fd_, raw, end, old] {
+    if (old.addr) munmap(old.addr, old.len);
+    Mapping m = map_range(fd, raw, end);
+#if defined(MADV_POPULATE_READ)
+    // Page faults taken here, not by the threads that split the window.
+    if (m.addr) madvise(m.addr, m.len, MADV_POPULATE_READ);
+#endif
+    return m;
+  });
 }
 
 bool InputSource::fill_stream(uint64_t upto, int wait_ms, bool time_first_byte) {
@@ -191,15 +232,25 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
     return w;
   }
   if (fd_ >= 0) {
+    const uint64_t end = std::min(file_size_, raw + want);
+    Mapping ahead;
+    if (next_map_.valid()) {
+      ahead = next_map_.get();
+      if (ahead.addr && (ahead.raw != raw || ahead.end != end)) {  // not the bytes asked for
+        munmap(ahead.addr, ahead.len);
+        ahead = Mapping{};
+      }
+    }
     if (map_) {
-      munmap(map_, map_len_);
+      // Kept mapped until the next map_ahead, which unmaps it on its thread.
+      if (ahead.addr && !retired_.addr) retired_ = Mapping{map_, map_len_, 0, 0};
+      else munmap(map_, map_len_);
       map_ = nullptr;
     }
     if (raw >= file_size_) {
       w.at_eof = true;
       return w;
     }
-    const uint64_t end = std::min(file_size_, raw + want);
     // A file truncated while it is read (logrotate's copytruncate): pages
     // past its new end would fault (SIGBUS). Caught here for each window;
     // one truncated during a window ends the run through the SIGBUS handler.
@@ -208,16 +259,11 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
       throw InputError(name_ + ": the file shrank from " + std::to_string(file_size_) + " to " +
                        std::to_string(now.st_size) + " bytes while it was read (truncated by another process?); " +
                        "run again once nothing writes it, or read a copy");
-    const uint64_t base = raw / page_size() * page_size();
-    map_len_ = end - base;
-    map_ = mmap(nullptr, map_len_, PROT_READ, MAP_PRIVATE, fd_, static_cast<off_t>(base));
-    if (map_ == MAP_FAILED) {
-      map_ = nullptr;
-      throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
-    }
-    madvise(map_, map_len_, MADV_SEQUENTIAL);  // advice values are not flags: one call each
-    madvise(map_, map_len_, MADV_WILLNEED);
-    w.data = static_cast<const char*>(map_) + (raw - base);
+    const Mapping m = ahead.addr ? ahead : map_range(fd_, raw, end);
+    if (!m.addr) throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
+    map_ = m.addr;
+    map_len_ = m.len;
+    w.data = static_cast<const char*>(map_) + (raw - raw / page_size() * page_size());
     w.size = end - raw;
     w.at_eof = end == file_size_;
     return w;

@@ -3,6 +3,7 @@
 // its data handed out as windows of bytes that start at a row start.
 #pragma once
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,12 @@ class InputSource {
   void keep_range(uint64_t begin, uint64_t end, uint64_t lines_before);
   // None of this source's rows are this run's (a rank's share without it).
   void keep_nothing();
+  // A regular file's window [from, from + want) will be asked for next: a
+  // helper thread maps it and faults its pages in now, while the caller works
+  // on the current window (which stays mapped), and unmaps the window before
+  // that. The next window() call takes the mapping when it asks for the same
+  // bytes. Nothing for a stream.
+  void map_ahead(uint64_t from, uint64_t want);
   // The scan is done with this source: its buffers and its read-ahead go
   // (a run over many compressed files holds one file's at a time).
   void done();
@@ -106,6 +113,15 @@ class InputSource {
   uint64_t data_start_ = 0;  // file offset of the first data byte
   void* map_ = nullptr;
   uint64_t map_len_ = 0;
+  struct Mapping {
+    void* addr = nullptr;
+    uint64_t len = 0;
+    uint64_t raw = 0, end = 0;  // the file's bytes it was asked for
+  };
+  std::future<Mapping> next_map_;  // map_ahead's
+  Mapping retired_;                // the window before map_: unmapped by the next map_ahead
+  static Mapping map_range(int fd, uint64_t raw, uint64_t end);
+  void unmap_all();
 
   // Stream: bytes [buf_offset_, buf_offset_ + buf_.size()). It grows with
   // realloc: a vector's copy held the old and the new window at once while

@@ -543,3 +543,39 @@ TEST_CASE("partition_window with a fine tail: full chunks, then the last threads
   const PartitionedWindow few = partition_window(d, w, 1000, 3, true);
   CHECK(few.begin == partition_window(d, w, 1000, 3).begin);
 }
+
+TEST_CASE("InputSource::map_ahead: the next window mapped ahead holds the file's bytes; any other asked for still does") {
+  testing::TempDir dir;
+  std::mt19937_64 rng(11);
+  std::string data(3 << 20, 'x');
+  for (char& c : data) c = static_cast<char>('a' + rng() % 26);
+  const std::string path = dir.file("windows.csv");
+  testing::write_file(path, "h\n" + data);
+  DialectOptions opts;
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  InputSource src(path, opts, d);
+  auto same = [&](const Window& w, uint64_t from, uint64_t want) {
+    REQUIRE(w.offset == from);
+    REQUIRE(w.size == std::min<uint64_t>(want, data.size() - from));
+    REQUIRE(std::memcmp(w.data, data.data() + from, w.size) == 0);
+    REQUIRE(w.at_eof == (from + w.size == data.size()));
+  };
+  uint64_t from = 0;
+  // Windows one after another, each mapped ahead while the one before is read (at odd offsets).
+  for (uint64_t want : {uint64_t{100000}, uint64_t{777777}, uint64_t{1} << 20, uint64_t{5} << 20}) {
+    const Window w = src.window(from, want);
+    same(w, from, want);
+    const uint64_t next = from + w.size / 2 + 3;
+    src.map_ahead(next, want);
+    CHECK(w.data[0] == data[from]);  // the current window stays mapped meanwhile
+    from = next;
+  }
+  // Asked for other bytes than were mapped ahead, or for none after all.
+  src.map_ahead(from + 10, 4096);
+  same(src.window(from, 8192), from, 8192);
+  src.map_ahead(from + 10, 4096);
+  src.done();
+  same(src.window(0, 65536), 0, 65536);
+  src.map_ahead(data.size(), 100);  // past the end: nothing
+  same(src.window(data.size() - 5, 100), data.size() - 5, 100);
+}
