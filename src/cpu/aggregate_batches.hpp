@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/fast_row.hpp"
+#include "cpu/fast_value.hpp"
 #include "exec/group_table.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
@@ -135,7 +136,7 @@ class AggregateBatches {
           row[k] = Value::make_null();
           continue;
         }
-        ok = field_to_value(types[k], f, len, &row[k], inferred[k] != 0);
+        ok = field_to_value_fast(types[k], f, len, &row[k], inferred[k] != 0);
       }
       if (!ok) break;
       row_begin[r] = pos;

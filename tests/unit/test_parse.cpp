@@ -10,6 +10,8 @@
 #include <string>
 
 #include "catch.hpp"
+#include "cpu/fast_value.hpp"
+#include "warpcsv/core/field.hpp"
 #include "warpcsv/core/parse.hpp"
 
 using namespace warpcsv;
@@ -283,4 +285,50 @@ TEST_CASE("parse_timestamp: ISO 8601 to UTC microseconds") {
   int64_t days, rem;
   split_timestamp(-1, &days, &rem);
   CHECK((days == -1 && rem == kDay - 1));
+}
+
+// The CPU's batches read fields with field_to_value_fast (cpu/fast_value.hpp): strings and short
+// decimals in one pass. It must give field_to_value's answer and value for any text and type.
+TEST_CASE("field_to_value_fast equals field_to_value on random short texts, every scale") {
+  std::mt19937_64 rng(1204);
+  const char alphabet[] = "0123456789000.-+e x";
+  std::vector<ColumnType> types;
+  for (int scale : {0, 1, 2, 3, 5, 9, 16, 17, 18, 19, 255}) types.push_back(ColumnType{Type::Decimal, static_cast<uint8_t>(scale)});
+  types.push_back(ColumnType{Type::String, 0});
+  types.push_back(ColumnType{Type::Int, 0});
+  types.push_back(ColumnType{Type::Float, 0});
+  size_t parsed = 0, refused = 0;
+  for (int iter = 0; iter < 200000; ++iter) {
+    const size_t n = 1 + rng() % 20;
+    std::string text;
+    for (size_t i = 0; i < n; ++i) text += alphabet[rng() % (rng() % 4 ? 11 : sizeof alphabet - 1)];
+    if (rng() % 3 == 0) text[rng() % n] = '.';
+    const ColumnType t = types[rng() % types.size()];
+    const bool inferred = rng() % 2;
+    Value want, got;
+    const bool ok_want = field_to_value(t, text.data(), static_cast<uint32_t>(n), &want, inferred);
+    const bool ok_got = field_to_value_fast(t, text.data(), static_cast<uint32_t>(n), &got, inferred);
+    INFO("text '" << text << "' type " << static_cast<int>(t.type) << " scale " << t.scale << " inferred " << inferred);
+    REQUIRE(ok_got == ok_want);
+    if (!ok_want) {
+      ++refused;
+      continue;
+    }
+    ++parsed;
+    REQUIRE(got.null == want.null);
+    if (t.type == Type::Float) REQUIRE(std::memcmp(&got.f, &want.f, sizeof got.f) == 0);
+    else REQUIRE(std::memcmp(&got.i, &want.i, sizeof got.i) == 0);  // the string's pointer and length too
+  }
+  CHECK(parsed > 30000);
+  CHECK(refused > 30000);
+  // Edges: signs alone, points alone, digits past the scale, scaling up to the limits.
+  int64_t v = 0;
+  for (const char* bad : {"-", "+", ".", "-.", "1..2", "1.2.", "1.25"})
+    CHECK_FALSE(parse_short_decimal(bad, static_cast<uint32_t>(std::strlen(bad)), 1, &v));
+  CHECK((parse_short_decimal("-12.3", 5, 1, &v) && v == -123));
+  CHECK((parse_short_decimal("5.", 2, 2, &v) && v == 500));
+  CHECK((parse_short_decimal("1.500", 5, 1, &v) && v == 15));
+  CHECK((parse_short_decimal("-9.3", 4, 18, &v) == false));  // -9.3e18 is past int64
+  CHECK((parse_short_decimal("-9.2", 4, 18, &v) && v == -9200000000000000000));
+  CHECK((parse_short_decimal("-9.2", 4, 17, &v) && v == -920000000000000000));
 }
