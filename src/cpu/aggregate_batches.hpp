@@ -97,7 +97,7 @@ class AggregateBatches {
   // read. row_begin_ gets each one's start and the position after the last.
   uint32_t split_and_parse(const char* data, uint64_t pos, uint64_t end, uint64_t size) {
     readable_end_ = data + size;
-    const Dialect& d = *p_->dialect;
+    const PlainRowSplitter splitter(*p_->dialect);
     // Locals, not members: the stores of values would make the compiler load each again per row.
     const uint32_t ncols = p_->ncols;
     const int* const col_to_slot = p_->col_to_slot.data();
@@ -125,7 +125,7 @@ class AggregateBatches {
         last_empty = b == e;
       };
       RowResult rr;
-      if (!parse_plain_row(d, data, pos, size, sink, rr)) break;
+      if (!splitter.split(data, pos, size, sink, rr)) break;
       if (fields == ncols + 1 && last_empty) fields = ncols;  // a trailing delimiter
       if (fields != ncols || rr.next > end) break;
       bool ok = true;
