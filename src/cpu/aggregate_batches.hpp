@@ -65,6 +65,7 @@ class AggregateBatches {
     group_.resize(kRows);
     states_.resize(kRows);
     stored_string_.resize(kRows);
+    row_keys_.resize(kRows);
     first_key_slot_ = p_->key_slots.empty() ? 0 : p_->key_slots[0];
     for (size_t k = 1; k < p_->key_slots.size(); ++k)
       if (p_->key_slots[k] != p_->key_slots[0] + static_cast<int>(k)) first_key_slot_ = -1;
@@ -108,9 +109,10 @@ class AggregateBatches {
     uint64_t* const row_begin = row_begin_.data();
     const size_t nslots = nslots_;
     const bool null_tokens = max_null_token_ > 0;
+    Value* const values = values_.data();  // not values_[]: empty when no column is used
     uint32_t r = 0;
     for (; r < kRows && pos < end; ++r) {
-      Value* row = values_.data() + r * nslots;  // not values_[]: empty when no column is used
+      Value* row = values + r * nslots;
       uint32_t fields = 0;
       bool last_empty = false;
       auto sink = [&](uint32_t i, uint64_t b, uint64_t e, uint8_t) {
@@ -186,8 +188,9 @@ class AggregateBatches {
     char** const states = states_.data();
     const char* const readable = readable_end_;
     const bool one_string_key = packer.one_string_key();
+    const Value** const row_keys = row_keys_.data();
     for (uint32_t i = 0; i < kept; ++i) {
-      const Value* keys = keys_of(i, rows[i]);  // null in a plan without keys
+      const Value* keys = row_keys[i] = keys_of(i, rows[i]);  // null in a plan without keys
       if (one_string_key && short_string(keys[0], readable)) {
         // Narrow rows' one short key: hashed and packed from the same two loads.
         uint64_t lo, hi;
@@ -207,7 +210,7 @@ class AggregateBatches {
     for (uint32_t i = 0; i < kept; ++i) {
       if (prefetch && i + kGroupAhead < kept) groups.prefetch_group(hashes[i + kGroupAhead]);
       GroupTable& table = groups.part_for(hashes[i]);
-      const Value* keys = keys_of(i, rows[i]);
+      const Value* keys = row_keys[i];
       const char* state = exact[i] ? table.find_or_insert_packed(packed + i * packed_bytes, keys, hashes[i])
                                    : table.find_or_insert(keys, hashes[i]);
       group[i] = static_cast<uint32_t>(table.group_of(state));
@@ -296,6 +299,7 @@ class AggregateBatches {
   std::vector<uint32_t> group_;  // per kept row: its group in its part
   std::vector<char*> states_;    // per kept row: its group's states
   std::vector<uint8_t> stored_string_;  // per kept row: an update stored a string from the input
+  std::vector<const Value*> row_keys_;   // per kept row: its keys (keys_of)
   int first_key_slot_ = -1;  // the keys' first slot when their slots follow each other
   const char* readable_end_ = nullptr;  // the window's end: bytes up to here may be loaded
   std::vector<uint32_t> kept_;
