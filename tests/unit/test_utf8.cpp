@@ -54,6 +54,43 @@ bool maybe_bad(const std::string& s) {
   return naive_odd(s);
 }
 
+// Requires `finder` to give find_byte_issue's kind and position for s; returns the kind.
+ByteIssue require_same_issue(const std::string& s, ByteIssue (*finder)(const char*, uint64_t, uint64_t*)) {
+  uint64_t want_at = 1, got_at = 2;
+  const ByteIssue want = find_byte_issue(s.data(), s.size(), &want_at);
+  const ByteIssue got = finder(s.data(), s.size(), &got_at);
+  REQUIRE(got == want);
+  if (want != ByteIssue::None) REQUIRE(got_at == want_at);
+  return want;
+}
+
+// How random_text mixes its bytes: one in `any` is any byte (style 0), one in
+// `odd` a NUL (style 1) or a stray continuation byte (style 2; style 3 has
+// neither), one in `piece` a UTF-8 character of `pieces`, one such in `cut`
+// cut short; the rest printable ASCII.
+struct TextMix {
+  uint64_t any, odd, piece, cut;
+};
+
+std::string random_text(std::mt19937_64& rng, size_t len, int style, const TextMix& m,
+                        const std::vector<std::string>& pieces) {
+  std::string s;
+  while (s.size() < len) {
+    const uint64_t r = rng();
+    if (style == 0 && r % m.any == 0) {
+      s += static_cast<char>((r >> 8) & 0xff);
+    } else if (r % m.odd == 0 && style != 3) {
+      s += static_cast<char>(style == 1 ? 0 : 0x80 + (r >> 8) % 128);
+    } else if (r % m.piece == 1) {
+      const std::string& p = pieces[(r >> 8) % pieces.size()];
+      s += (r >> 16) % m.cut == 0 ? p.substr(0, p.size() - 1) : p;
+    } else {
+      s += static_cast<char>(0x20 + (r >> 8) % 95);
+    }
+  }
+  return s;
+}
+
 const char* name(ByteIssue k) {
   return k == ByteIssue::None ? "none" : k == ByteIssue::Nul ? "nul" : "invalid";
 }
@@ -175,12 +212,8 @@ TEST_CASE("find_byte_issue_sse2 equals find_byte_issue: one issue at every posit
         std::string s(n, 'r');
         s.insert(n / 3, valid);
         if (k < issues.size()) s.insert(i + (i > n / 3 ? valid.size() : 0), issues[k]);
-        uint64_t a1 = 1, a2 = 2;
-        const ByteIssue k1 = find_byte_issue(s.data(), s.size(), &a1);
-        const ByteIssue k2 = find_byte_issue_sse2(s.data(), s.size(), &a2);
         INFO("length " << s.size() << ", issue " << k << " at " << i);
-        REQUIRE(k1 == k2);
-        if (k1 != ByteIssue::None) REQUIRE(a1 == a2);
+        const ByteIssue k1 = require_same_issue(s, find_byte_issue_sse2);
         CHECK((k1 == ByteIssue::None) == (k == issues.size()));
       }
     }
@@ -196,20 +229,7 @@ TEST_CASE("find_byte_issue agrees with utf8_invalid_at and a NUL search on 100k 
   for (int iter = 0; iter < 100000; ++iter) {
     const size_t len = rng() % 70;
     const int style = static_cast<int>(rng() % 4);
-    std::string s;
-    while (s.size() < len) {
-      const uint64_t r = rng();
-      if (style == 0) {
-        s += static_cast<char>(r & 0xff);  // anything
-      } else if (r % 64 == 0 && style != 3) {
-        s += static_cast<char>(style == 1 ? 0 : 0x80 + (r >> 8) % 128);  // a NUL or a stray byte
-      } else if (r % 16 == 1) {
-        const std::string& p = pieces[(r >> 8) % pieces.size()];
-        s += (r >> 16) % 8 == 0 ? p.substr(0, p.size() - 1) : p;  // sometimes cut short
-      } else {
-        s += static_cast<char>(0x20 + (r >> 8) % 95);
-      }
-    }
+    const std::string s = random_text(rng, len, style, TextMix{1, 64, 16, 8}, pieces);
     const Found want = reference(s);
     const Found got = find(s);
     ++counts[static_cast<int>(want.kind)];
@@ -256,12 +276,8 @@ TEST_CASE("find_byte_issue_fast equals find_byte_issue: every kind of issue at e
       for (size_t k = 0; k <= issues.size(); ++k) {
         std::string s = text;
         if (k < issues.size()) s.insert(i, issues[k]);
-        uint64_t a1 = 1, a2 = 2;
-        const ByteIssue k1 = find_byte_issue(s.data(), s.size(), &a1);
-        const ByteIssue k2 = find_byte_issue_fast(s.data(), s.size(), &a2);
         INFO("length " << s.size() << ", issue " << k << " at " << i);
-        REQUIRE(k1 == k2);
-        if (k1 != ByteIssue::None) REQUIRE(a1 == a2);
+        const ByteIssue k1 = require_same_issue(s, find_byte_issue_fast);
         CHECK((k1 == ByteIssue::None) == (k == issues.size()));
 #if defined(WARPCSV_HAVE_AVX2_SCAN)
         if (cpu_has_avx2() && s.size() >= 32) REQUIRE(utf8_without_nul_avx2(s.data(), s.size()) == (k1 == ByteIssue::None));
@@ -283,20 +299,7 @@ TEST_CASE("find_byte_issue_fast equals find_byte_issue on 20k random strings up 
   for (int iter = 0; iter < 20000; ++iter) {
     const size_t len = rng() % 700;
     const int style = static_cast<int>(rng() % 4);
-    std::string s;
-    while (s.size() < len) {
-      const uint64_t r = rng();
-      if (style == 0 && r % 8 == 0) {
-        s += static_cast<char>((r >> 8) & 0xff);  // anything, now and then
-      } else if (r % 512 == 0 && style != 3) {
-        s += static_cast<char>(style == 1 ? 0 : 0x80 + (r >> 8) % 128);  // a NUL or a stray byte
-      } else if (r % 4 == 1) {
-        const std::string& p = pieces[(r >> 8) % pieces.size()];
-        s += (r >> 16) % 256 == 0 ? p.substr(0, p.size() - 1) : p;  // rarely cut short
-      } else {
-        s += static_cast<char>(0x20 + (r >> 8) % 95);
-      }
-    }
+    const std::string s = random_text(rng, len, style, TextMix{8, 512, 4, 256}, pieces);
     const Found want = reference(s);
     uint64_t at = 12345;
     const ByteIssue got = find_byte_issue_fast(s.data(), s.size(), &at);
