@@ -178,7 +178,7 @@ class AggregateBatches {
     const uint32_t packed_bytes = packer.bytes();
     if (packed_.size() < size_t{kRows} * packed_bytes) packed_.resize(size_t{kRows} * packed_bytes);
     // A table that fits in the caches gains nothing from prefetches.
-    const bool prefetch = groups.size() > kGroupsInCache;
+    const bool prefetch = groups.size_estimate() > kGroupsInCache;
     // Locals, not members: stores through char pointers would make the compiler load each again per row.
     const uint32_t* const rows = kept_.data();
     uint64_t* const hashes = hashes_.data();
