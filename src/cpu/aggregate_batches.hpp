@@ -4,10 +4,11 @@
 // then filtered, then hashed with their table slots prefetched, then looked
 // up and updated: the per-row machinery of the general path (rows in flight,
 // values copied between stages, a closure per row) costs more than the work
-// on narrow rows. Any row the general path would treat otherwise (quotes, a
-// comment, a wrong field count, a value that does not parse, a filter that
-// fails, a row at the window's end) ends the batch before it: the caller's
-// general path takes that row, so issues and results are the same.
+// on narrow rows. Any row the general path would treat otherwise (a used
+// field to unescape, a row of several lines, a comment, a wrong field count,
+// a value that does not parse, a filter that fails, a row at the window's
+// end) ends the batch before it: the caller's general path takes that row,
+// so issues and results are the same.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -127,7 +128,8 @@ class AggregateBatches {
         last_empty = b == e;
       };
       RowResult rr;
-      if (!splitter.split(data, pos, size, sink, rr)) break;
+      if (!splitter.split(data, pos, size, sink, rr) && !split_general_row(data, pos, size, &fields, &last_empty, &rr))
+        break;
       if (fields == ncols + 1 && last_empty) fields = ncols;  // a trailing delimiter
       if (fields != ncols || rr.next > end) break;
       bool ok = true;
@@ -146,6 +148,34 @@ class AggregateBatches {
     }
     row_begin[r] = pos;
     return r;
+  }
+
+  // A row the plain splitter declined (a quote, a delimiter of several bytes)
+  // is split by the core's tokenizer. It stays in the batch when it is one
+  // line and no field it uses needs unescaping: a quoted name the plan does
+  // not read no longer sends every such row to the general path.
+  __attribute__((noinline)) bool split_general_row(const char* data, uint64_t pos, uint64_t size, uint32_t* fields,
+                                                   bool* last_empty, RowResult* rr) {
+    const uint32_t ncols = p_->ncols;
+    const int* const col_to_slot = p_->col_to_slot.data();
+    uint64_t* const begins = spans_.data();
+    uint64_t* const ends = ends_.data();
+    bool escaped = false;
+    *fields = 0;
+    *last_empty = false;
+    *rr = parse_row(*p_->dialect, data, pos, size, /*at_eof=*/false, [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
+      if (i < ncols) {
+        const int slot = col_to_slot[i];
+        if (slot >= 0) {
+          begins[slot] = b;
+          ends[slot] = e;
+          escaped = escaped || (f & kFieldEscaped) != 0;
+        }
+      }
+      *fields = i + 1;
+      *last_empty = b == e && f == 0;
+    });
+    return rr->error == RowError::None && !rr->incomplete && !rr->comment && !rr->empty && rr->lines == 1 && !escaped;
   }
 
   // Keeps the rows the filter passes (kept_[0, returned)); *good gets the
