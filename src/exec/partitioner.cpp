@@ -58,7 +58,7 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   for (uint64_t b = 0; b < n; b += kScanBlock) {
     const uint64_t m = n - b < kScanBlock ? n - b : kScanBlock;
     tv = tv_compose(tv, tv_of_bytes_fast(d, p + b, m));
-    if (!text.bad_already()) text.feed(p + b, m);
+    text.feed(p + b, m);
   }
   *maybe_bad_text = text.maybe_bad();
   return tv;
