@@ -102,15 +102,18 @@ InputSource::~InputSource() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void InputSource::unmap(Mapping& m) noexcept {
+  if (m.addr) munmap(m.addr, m.len);
+  m = Mapping{};
+}
+
 void InputSource::unmap_all() {
   if (next_map_.valid()) {
-    const Mapping m = next_map_.get();
-    if (m.addr) munmap(m.addr, m.len);
+    Mapping m = next_map_.get();
+    unmap(m);
   }
-  if (retired_.addr) munmap(retired_.addr, retired_.len);
-  retired_ = Mapping{};
-  if (map_) munmap(map_, map_len_);
-  map_ = nullptr;
+  unmap(retired_);
+  unmap(current_);
 }
 
 // Maps file bytes [raw, end) (from the page before raw); addr is null when mmap fails.
@@ -133,10 +136,10 @@ void InputSource::map_ahead(uint64_t from, uint64_t want) {
   const uint64_t raw = data_start_ + from;
   if (raw >= file_size_) return;
   const uint64_t end = std::min(file_size_, raw + want);
-  const Mapping old = retired_;
+  Mapping old = retired_;
   retired_ = Mapping{};
-  next_map_ = std::async(std::launch::async, [fd = fd_, raw, end, old] {
-    if (old.addr) munmap(old.addr, old.len);
+  next_map_ = std::async(std::launch::async, [fd = fd_, raw, end, old]() mutable {
+    unmap(old);
     Mapping m = map_range(fd, raw, end);
 #if defined(MADV_POPULATE_READ)
     // Page faults taken here, not by the threads that split the window.
@@ -236,16 +239,13 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
     Mapping ahead;
     if (next_map_.valid()) {
       ahead = next_map_.get();
-      if (ahead.addr && (ahead.raw != raw || ahead.end != end)) {  // not the bytes asked for
-        munmap(ahead.addr, ahead.len);
-        ahead = Mapping{};
-      }
+      if (ahead.raw != raw || ahead.end != end) unmap(ahead);  // not the bytes asked for
     }
-    if (map_) {
+    if (current_.addr) {
       // Kept mapped until the next map_ahead, which unmaps it on its thread.
-      if (ahead.addr && !retired_.addr) retired_ = Mapping{map_, map_len_, 0, 0};
-      else munmap(map_, map_len_);
-      map_ = nullptr;
+      if (ahead.addr && !retired_.addr) retired_ = current_;
+      else unmap(current_);
+      current_ = Mapping{};
     }
     if (raw >= file_size_) {
       w.at_eof = true;
@@ -259,11 +259,9 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
       throw InputError(name_ + ": the file shrank from " + std::to_string(file_size_) + " to " +
                        std::to_string(now.st_size) + " bytes while it was read (truncated by another process?); " +
                        "run again once nothing writes it, or read a copy");
-    const Mapping m = ahead.addr ? ahead : map_range(fd_, raw, end);
-    if (!m.addr) throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
-    map_ = m.addr;
-    map_len_ = m.len;
-    w.data = static_cast<const char*>(map_) + (raw - raw / page_size() * page_size());
+    current_ = ahead.addr ? ahead : map_range(fd_, raw, end);
+    if (!current_.addr) throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
+    w.data = static_cast<const char*>(current_.addr) + (raw - raw / page_size() * page_size());
     w.size = end - raw;
     w.at_eof = end == file_size_;
     return w;

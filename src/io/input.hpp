@@ -111,16 +111,17 @@ class InputSource {
   int fd_ = -1;
   uint64_t file_size_ = 0;
   uint64_t data_start_ = 0;  // file offset of the first data byte
-  void* map_ = nullptr;
-  uint64_t map_len_ = 0;
+  // File bytes [raw, end) mapped from the page that holds raw.
   struct Mapping {
     void* addr = nullptr;
     uint64_t len = 0;
     uint64_t raw = 0, end = 0;  // the file's bytes it was asked for
   };
+  Mapping current_;                // the window given last
   std::future<Mapping> next_map_;  // map_ahead's
-  Mapping retired_;                // the window before map_: unmapped by the next map_ahead
+  Mapping retired_;                // the window before current_: unmapped by the next map_ahead
   static Mapping map_range(int fd, uint64_t raw, uint64_t end);
+  static void unmap(Mapping& m) noexcept;  // and forgets it
   void unmap_all();
 
   // Stream: bytes [buf_offset_, buf_offset_ + buf_.size()). It grows with
