@@ -1,6 +1,6 @@
 // The CPU executor's aggregation of plain rows a batch at a time, for plans
-// whose keys and aggregate arguments are columns as read (no joins, no
-// holistic lists). A batch's rows are split and their fields parsed first,
+// whose keys, aggregate arguments and listed holistic arguments are columns
+// as read (no joins). A batch's rows are split and their fields parsed first,
 // then filtered, then hashed with their table slots prefetched, then looked
 // up and updated: the per-row machinery of the general path (rows in flight,
 // values copied between stages, a closure per row) costs more than the work
@@ -19,6 +19,7 @@
 #include "cpu/fast_row.hpp"
 #include "cpu/fast_value.hpp"
 #include "exec/group_table.hpp"
+#include "exec/holistic.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
 #include "warpcsv/signals.hpp"
@@ -35,6 +36,7 @@ struct AggregateBatchPlan {
   std::vector<std::string> null_tokens;
   std::vector<int> key_slots;         // per key: the slot it reads
   std::vector<int> arg0_slots, arg1_slots;  // per aggregate: the slot, or -1 for none
+  std::vector<int> list_slots;        // per holistic argument listed: the slot it reads
   ProgramView filter{};
   bool has_filter = false;
   const GroupLayout* layout = nullptr;
@@ -74,18 +76,20 @@ class AggregateBatches {
     for (const auto& t : p_->null_tokens) max_null_token_ = std::max(max_null_token_, t.size());
   }
 
-  // Aggregates the rows that start in [pos, end) into `groups` until a row
-  // needs the general path, the end, or Ctrl-C. `data[0, size)` is the
+  // Aggregates the rows that start in [pos, end) into `groups`, and lists
+  // their holistic arguments' values in `lists` (one per list_slots), until
+  // a row needs the general path, the end, or Ctrl-C. `data[0, size)` is the
   // window; rows are numbered on from `rows_before` (the partition's rows
   // before pos) in `order_base`'s low bits, as first/last order them.
   BatchProgress run(const char* data, uint64_t pos, uint64_t end, uint64_t size, PartitionedGroups& groups,
-                    uint64_t order_base, uint32_t rows_before, StrRef file) {
+                    uint64_t order_base, uint32_t rows_before, StrRef file, std::vector<ArgList>& lists) {
     BatchProgress out{pos};
     while (out.pos < end && !interrupted()) {
       const uint32_t read = split_and_parse(data, out.pos, end, size);
       uint32_t good = 0;
       const uint32_t kept = filter(read, file, &good);
       update(groups, kept, order_base | (rows_before + out.rows + 1));
+      list_values(kept, lists);
       out.rows += good;
       out.pos = row_begin_[good];
       if (good < kRows) break;
@@ -278,6 +282,21 @@ class AggregateBatches {
           groups.part_for(hashes_[i]).stabilize_strings(states_[i]);
           stored_string_[i] = 0;
         }
+  }
+
+  // Each kept row's non-null holistic arguments, listed with its group (the
+  // group's number in its part: plans with lists keep one part).
+  void list_values(uint32_t kept, std::vector<ArgList>& lists) const {
+    const uint32_t* const rows = kept_.data();
+    const uint32_t* const group = group_.data();
+    for (size_t a = 0; a < lists.size(); ++a) {
+      const Value* const column = values_.data() + p_->list_slots[a];
+      ArgList& list = lists[a];
+      for (uint32_t i = 0; i < kept; ++i) {
+        const Value& v = column[rows[i] * nslots_];
+        if (!v.null) list.add(group[i], v);
+      }
+    }
   }
 
   // Aggregate a (of op Op) over the kept rows; notes the rows that stored a

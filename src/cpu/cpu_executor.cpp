@@ -349,13 +349,14 @@ class CpuScan {
   // argument is a column as read (see cpu/aggregate_batches.hpp).
   void setup_batches() {
     const ScanPlan& scan = plan_.scan;
-    if (!g_row_batches.load() || !scan.aggregate || s_.holistic || !joins_.empty() || in_.dialect.delimiter_len != 1)
-      return;
+    if (!g_row_batches.load() || !scan.aggregate || !joins_.empty() || in_.dialect.delimiter_len != 1) return;
     AggregateBatchPlan b;
-    for (int k : key_direct_) {
-      if (k < 0) return;
-      b.key_slots.push_back(k);
+    // The scan's keys are the agg's keys, then (with holistic aggregates) the arguments listed.
+    for (size_t k = 0; k < key_direct_.size(); ++k) {
+      if (key_direct_[k] < 0) return;
+      (k < plan_.group_keys ? b.key_slots : b.list_slots).push_back(key_direct_[k]);
     }
+    if (!s_.holistic && !b.list_slots.empty()) return;
     for (size_t a = 0; a < scan.aggs.size(); ++a) {
       if (arg0_direct_[a] == -1 || arg1_direct_[a] == -1) return;
       b.arg0_slots.push_back(std::max(arg0_direct_[a], -1));
@@ -506,7 +507,7 @@ class CpuScan {
     while (pos < end) {
       if (batches && general_rows == 0) {
         const BatchProgress b = batches->run(w.data, pos, end, w.size, *table, global_index << 32,
-                                             row_in_partition, file_name);
+                                             row_in_partition, file_name, wk.lists);
         pos = b.pos;
         local_line += b.rows;
         row_in_partition += b.rows;

@@ -937,8 +937,9 @@ TEST_CASE("diff: a limit with no sort before it scans a first small window, not 
 
 // The CPU executor aggregates plain rows a batch at a time and leaves any
 // other row (quoted, short, a value that fails a filter, a late value that
-// widens a type) to its row-at-a-time path; both add to the same tables, so
-// a key met both ways (quoted and not) must land in one group.
+// widens a type) to its row-at-a-time path; both add to the same tables and
+// holistic lists, so a key met both ways (quoted and not) must land in one
+// group.
 TEST_CASE("diff: rows aggregated in batches and rows taken one at a time give the same bytes") {
   std::mt19937_64 rng(77);
   const char* const names[] = {"Zürich", "Ada", "Grace Hopper Jr", "a name of more than fifteen bytes",
@@ -967,6 +968,10 @@ TEST_CASE("diff: rows aggregated in batches and rows taken one at a time give th
       "filter u * 100000000000 > 5 | groupby a | agg count() as n",
       "groupby t | agg count() as n, sum(b) as sb",
       "agg count() as n, sum(t) as s, min(a) as mn",
+      // Holistic arguments listed from batches and from single rows into the same lists.
+      "groupby a | agg median(t) as md, count_distinct(b) as cd, quantile(u, 0.9) as q, count() as n",
+      "filter u < 50 | groupby b | top 2 by t desc | select b, t",
+      "agg median(u) as m, count_distinct(a) as d, count_distinct(t) as dt",
   };
   for (bool bad_rows : {false, true}) {
     TempDir dir;
