@@ -572,6 +572,33 @@ TEST_CASE("wide: add, sub, neg and mul against __int128 and a schoolbook referen
   CHECK_FALSE(Wide256::of(0).negative());
 }
 
+// A sum of products made in 128 bits where both factors fit 64 bits: the
+// bits of the schoolbook product added, over sums that cross zero and wrap,
+// with factors at the 64-bit edges and past them.
+TEST_CASE("wide: wide_add_product gives wide_add of wide_mul") {
+  std::mt19937_64 rng(9);
+  const __int128 edges[] = {0, 1, -1, INT64_MAX, INT64_MIN, static_cast<__int128>(INT64_MAX) + 1,
+                            static_cast<__int128>(INT64_MIN) - 1, static_cast<__int128>(1) << 100};
+  auto pick = [&]() -> __int128 {
+    switch (rng() % 4) {
+      case 0: return edges[rng() % 8];
+      case 1: return static_cast<int64_t>(rng()) >> (rng() % 64);
+      case 2: return static_cast<__int128>(static_cast<int64_t>(rng())) << (rng() % 64);
+      default: return static_cast<int64_t>(rng() % 2001) - 1000;
+    }
+  };
+  for (int run = 0; run < 200; ++run) {
+    Wide256 fast = rng() % 2 ? wide_mul(pick(), pick()) : Wide256::zero(), slow = fast;
+    for (int i = 0; i < 100; ++i) {
+      const __int128 a = pick(), b = rng() % 3 ? pick() : a;
+      wide_add_product(fast, a, b);
+      slow = wide_add(slow, wide_mul(a, b));
+      INFO("run " << run << ", product " << i);
+      REQUIRE(ref_eq(ref_of(fast), ref_of(slow)));
+    }
+  }
+}
+
 TEST_CASE("wide: wide_to_double rounds to nearest, ties to even") {
   auto from_u64 = [](uint64_t x) { return Wide256::of(static_cast<__int128>(x)); };
   const double two53 = 9007199254740992.0;

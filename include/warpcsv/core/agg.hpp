@@ -337,7 +337,7 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       auto* st = reinterpret_cast<MomentsExactState*>(s);
       sum192_add(st->sum, st->ext, x.i);
       st->ext += beyond64(x.i);
-      st->sum_sq = wide_add(st->sum_sq, wide_mul(x.i, x.i));
+      wide_add_product(st->sum_sq, x.i, x.i);
       st->n += 1;
       return false;
     }
@@ -357,9 +357,9 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       sum192_add(st->sy, st->ext_y, y.i);
       st->ext_x += beyond64(x.i);
       st->ext_y += beyond64(y.i);
-      st->sxx = wide_add(st->sxx, wide_mul(x.i, x.i));
-      st->syy = wide_add(st->syy, wide_mul(y.i, y.i));
-      st->sxy = wide_add(st->sxy, wide_mul(x.i, y.i));
+      wide_add_product(st->sxx, x.i, x.i);
+      wide_add_product(st->syy, y.i, y.i);
+      wide_add_product(st->sxy, x.i, y.i);
       st->n += 1;
       return false;
     }

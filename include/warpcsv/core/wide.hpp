@@ -160,6 +160,25 @@ WCSV_HD inline Wide256 wide_mul(int128 a, int128 b) {
   return big_mul(BigInt<2>::of(a), BigInt<2>::of(b));
 }
 WCSV_HD inline Wide256 wide_mul_u64(const Wide256& a, uint64_t b) { return big_mul_u64(a, b); }
+// acc += a * b: wide_add(acc, wide_mul(a, b)), with the product of two
+// values that fit 64 bits (nearly all, in sums of squares and products) made
+// in 128 bits and added limb by limb instead of by schoolbook multiplication.
+WCSV_HD inline void wide_add_product(Wide256& acc, int128 a, int128 b) {
+  const int64_t a64 = static_cast<int64_t>(a), b64 = static_cast<int64_t>(b);
+  if (a64 != a || b64 != b) {
+    acc = wide_add(acc, wide_mul(a, b));
+    return;
+  }
+  const uint128 p = static_cast<uint128>(static_cast<int128>(a64) * b64);  // |a * b| <= 2^126
+  const uint64_t ext = static_cast<int128>(p) < 0 ? ~0ull : 0ull;
+  const uint64_t add[4] = {static_cast<uint64_t>(p), static_cast<uint64_t>(p >> 64), ext, ext};
+  uint64_t carry = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint128 t = static_cast<uint128>(acc.w[i]) + add[i] + carry;
+    acc.w[i] = static_cast<uint64_t>(t);
+    carry = static_cast<uint64_t>(t >> 64);
+  }
+}
 WCSV_HD inline double wide_to_double(const Wide256& a) { return big_to_double(a); }
 
 // An exact sum of doubles: a 640-bit fixed-point number with 256 fraction
