@@ -73,6 +73,12 @@ class AggregateBatches {
     for (size_t k = 1; k < p_->key_slots.size(); ++k)
       if (p_->key_slots[k] != p_->key_slots[0] + static_cast<int>(k)) first_key_slot_ = -1;
     scratch_.resize(1 << 16);
+    const ProgramView& f = p_->filter;
+    if (p_->has_filter && f.length == 2 && f.code[0].op == Op::Column &&
+        (f.code[1].op == Op::IsNull || f.code[1].op == Op::IsNotNull)) {
+      null_test_slot_ = f.code[0].arg;
+      null_test_keeps_nulls_ = f.code[1].op == Op::IsNull;
+    }
     for (const auto& t : p_->null_tokens) max_null_token_ = std::max(max_null_token_, t.size());
   }
 
@@ -199,6 +205,13 @@ class AggregateBatches {
   // rows before the first whose filter fails (the batch ends there), else n.
   uint32_t filter(uint32_t n, StrRef file, uint32_t* good) {
     uint32_t kept = 0;
+    if (null_test_slot_ >= 0) {  // `filter c is [not] null`: no evaluator
+      const Value* column = values_.data() + null_test_slot_;
+      for (uint32_t r = 0; r < n; ++r)
+        if (column[r * nslots_].null == null_test_keeps_nulls_) kept_[kept++] = r;
+      *good = n;
+      return kept;
+    }
     for (uint32_t r = 0; r < n; ++r) {
       if (p_->has_filter) {
         EvalContext ctx = make_eval_context(scratch_.data(), static_cast<uint32_t>(scratch_.size()));
@@ -363,6 +376,9 @@ class AggregateBatches {
   std::vector<uint8_t> stored_string_;  // per kept row: an update stored a string from the input
   std::vector<const Value*> row_keys_;   // per kept row: its keys (keys_of)
   int first_key_slot_ = -1;  // the keys' first slot when their slots follow each other
+  // A filter that only tests one column for null: its slot, and which rows it keeps.
+  int null_test_slot_ = -1;
+  bool null_test_keeps_nulls_ = false;
   const char* readable_end_ = nullptr;  // the window's end: bytes up to here may be loaded
   std::vector<uint32_t> kept_;
   std::vector<uint64_t> spans_, ends_;  // the current row's used fields

@@ -972,6 +972,9 @@ TEST_CASE("diff: rows aggregated in batches and rows taken one at a time give th
       "groupby a | agg median(t) as md, count_distinct(b) as cd, quantile(u, 0.9) as q, count() as n",
       "filter u < 50 | groupby b | top 2 by t desc | select b, t",
       "agg median(u) as m, count_distinct(a) as d, count_distinct(t) as dt",
+      // Filters that only test a column for null, which batches take without the evaluator.
+      "filter t is not null | groupby a | agg count() as n, min(t) as lo",
+      "filter t is null | groupby b | agg count() as n, max(a) as mx",
   };
   for (bool bad_rows : {false, true}) {
     TempDir dir;
