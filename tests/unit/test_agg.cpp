@@ -583,7 +583,7 @@ TEST_CASE("wide: wide_add_product gives wide_add of wide_mul") {
     switch (rng() % 4) {
       case 0: return edges[rng() % 8];
       case 1: return static_cast<int64_t>(rng()) >> (rng() % 64);
-      case 2: return static_cast<__int128>(static_cast<int64_t>(rng())) << (rng() % 64);
+      case 2: return static_cast<__int128>(static_cast<int64_t>(rng())) * (static_cast<__int128>(1) << (rng() % 64));
       default: return static_cast<int64_t>(rng() % 2001) - 1000;
     }
   };
