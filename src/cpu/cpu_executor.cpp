@@ -17,6 +17,7 @@
 #include "exec/post.hpp"
 #include "io/row_issue.hpp"
 #include "exec/scan.hpp"
+#include "result/first_rows.hpp"
 #include "result/group_rows.hpp"
 #include "result/spill.hpp"
 #include "runtime/stopwatch.hpp"
@@ -128,6 +129,19 @@ class CpuScan {
     // Rows go out as they are scanned, and a limit can stop the scan.
     if (!scan.aggregate)
       for (size_t i = 0; i < plan_.post.size(); ++i) stops_early_ |= limit_ends_input(plan_, i);
+    // A distinct of the scan's rows as they are: each partition passes on
+    // only its rows' first occurrences (the distinct's own work, on the
+    // scan's threads; it had been most of such a run, on one thread).
+    if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Distinct) {
+      const PostStage& d = plan_.post[0];
+      bool rows_as_scanned = d.exprs.size() == plan_.scan_output.size();
+      for (size_t k = 0; k < d.exprs.size() && rows_as_scanned; ++k) {
+        const auto& code = d.exprs[k].code;
+        rows_as_scanned = code.size() == 1 && code[0].op == Op::Column && code[0].arg == static_cast<int32_t>(k);
+      }
+      if (rows_as_scanned)
+        for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
+    }
     // Rows that stream out (or a limit) want the first rows soon: small first
     // windows, and what a stream has so far.
     early_rows_ = stops_early_ || (!scan.aggregate && s.stream_rows);
@@ -191,6 +205,7 @@ class CpuScan {
         parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
           const auto t_part = trace::now_if(tr);
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
+          if (!distinct_types_.empty()) keep_first_rows(results[j].output, distinct_types_, results[j].issue_rows);
           if (tr)
             tr->host(fmt::format("partition {}", partition_index + j), "partition", t_part,
                      {{"index", int64_t(partition_index + j)}, {"offset", int64_t(w.offset + pw.begin[j])},
@@ -800,6 +815,7 @@ class CpuScan {
   bool stops_early_ = false;  // a limit may end the scan before the input does
   bool early_rows_ = false;   // first rows wanted soon: a limit, or rows that stream out
   std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1
+  std::vector<Type> distinct_types_;  // per scan output, when the rows go to a distinct as they are
   std::vector<char> slot_text_;  // per slot: its values carry their field's text
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;

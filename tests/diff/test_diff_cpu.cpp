@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -846,6 +847,46 @@ TEST_CASE("diff: top N per group and distinct match a naive reference at every s
     CHECK(a.out == b.out);
     CHECK(std::count(a.out.begin(), a.out.end(), '\n') == 6);
   }
+}
+
+// A distinct of the scan's rows drops repeats within each partition on the
+// scan's threads first: the rows, their text as first written ("1.5" and
+// "1.50" are one value), the bad rows among them and a limit must come out
+// as one partition gives them, at every chunk size.
+TEST_CASE("diff: distinct of the scanned rows gives first occurrences with their text, issues and limits in place") {
+  std::mt19937_64 rng(19);
+  std::string text = "k,d,n\n";
+  std::vector<std::array<std::string, 3>> good;  // the rows kept under --bad-rows skip
+  for (int r = 0; r < 3000; ++r) {
+    const std::string k = "key" + std::to_string(rng() % 23);
+    const uint64_t tenths = rng() % 7;
+    const std::string d = std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + (rng() % 2 ? "0" : "");
+    const std::string n = std::to_string(rng() % 3);
+    if (r > 100 && rng() % 250 == 0) {
+      text += k + "," + d + "," + n + ",extra\n";  // a bad row
+      continue;
+    }
+    text += k + "," + d + "," + n + "\n";
+    good.push_back({k, d, n});
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  for (const char* p : {"distinct k, d", "distinct", "distinct d, k | limit 40", "distinct k | limit 5",
+                        "filter n != 1 | distinct d | sort d desc"})
+    for (bool skip : {false, true}) {
+      INFO(p << ", --bad-rows " << (skip ? "skip" : "fail"));
+      const RunResult r = run_everywhere(dir, p, {dir.file("input.csv")}, skip);
+      if (std::string(p) != "distinct k, d" || !skip) continue;
+      REQUIRE(r.code == 0);
+      // The first row of each (k, value of d), with d as that row wrote it.
+      std::set<std::pair<std::string, long>> seen;
+      std::string expect = "k,d\n";
+      for (const auto& row : good) {
+        const long tenths = std::lround(std::stod(row[1]) * 10);
+        if (seen.insert({row[0], tenths}).second) expect += row[0] + "," + row[1] + "\n";
+      }
+      CHECK(r.out == expect);
+    }
 }
 
 TEST_CASE("diff: float aggregates give the same bytes at every chunk size and thread count") {
