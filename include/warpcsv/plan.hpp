@@ -24,6 +24,8 @@ struct Program {
                        strings.data()};
   }
   bool empty() const { return code.empty(); }
+  // The slot the program only reads (a bare column), else -1.
+  int bare_slot() const { return code.size() == 1 && code[0].op == Op::Column ? code[0].arg : -1; }
 };
 
 enum class AggKind : uint8_t {

@@ -50,10 +50,6 @@ constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
 constexpr size_t kGroupParts = 64;
 
 // A program that only reads one slot needs no interpreter.
-int direct_slot(const Program& p) {
-  return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1;
-}
-
 // Everything one partition produced, folded into the run in partition order.
 struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
@@ -80,17 +76,17 @@ class CpuScan {
     for (const ScanJoin& sj : scan.joins) joins_.push_back(join_view(sj, s));
     for (const auto& k : scan.keys) {
       key_progs_.push_back(k.view());
-      key_direct_.push_back(direct_slot(k));
+      key_direct_.push_back(k.bare_slot());
     }
     for (const auto& a : scan.aggs) {
       arg0_.push_back(a.arg0.view());
       arg1_.push_back(a.arg1.view());
-      arg0_direct_.push_back(a.arg0.empty() ? -2 : direct_slot(a.arg0));
-      arg1_direct_.push_back(a.arg1.empty() ? -2 : direct_slot(a.arg1));
+      arg0_direct_.push_back(a.arg0.empty() ? -2 : a.arg0.bare_slot());
+      arg1_direct_.push_back(a.arg1.empty() ? -2 : a.arg1.bare_slot());
     }
     for (const auto& o : scan.outputs) {
       out_progs_.push_back(o.view());
-      out_direct_.push_back(direct_slot(o));
+      out_direct_.push_back(o.bare_slot());
     }
     // Input slots whose field's text the output prints (a bare column printed
     // as written): each value keeps a pointer to its text (Value::text). A
@@ -135,10 +131,8 @@ class CpuScan {
     if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Distinct) {
       const PostStage& d = plan_.post[0];
       bool rows_as_scanned = d.exprs.size() == plan_.scan_output.size();
-      for (size_t k = 0; k < d.exprs.size() && rows_as_scanned; ++k) {
-        const auto& code = d.exprs[k].code;
-        rows_as_scanned = code.size() == 1 && code[0].op == Op::Column && code[0].arg == static_cast<int32_t>(k);
-      }
+      for (size_t k = 0; k < d.exprs.size() && rows_as_scanned; ++k)
+        rows_as_scanned = d.exprs[k].bare_slot() == static_cast<int>(k);
       if (rows_as_scanned)
         for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
     }

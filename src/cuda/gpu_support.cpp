@@ -10,10 +10,6 @@ namespace cuda {
 
 namespace {
 
-int direct_slot(const Program& p) {
-  return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1;
-}
-
 bool gpu_aggregate(const AggDesc& a) {
   if (a.op == AggOp::Min || a.op == AggOp::Max) return is_integral_repr(a.in_type) || a.in_type == Type::Float;
   return agg_words(a.op) > 0;
@@ -98,12 +94,12 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   }
   p.has_filter = !s.filter.empty();
   for (size_t k = 0; k < layout.key_types.size(); ++k) {
-    p.key_direct[k] = static_cast<int8_t>(direct_slot(s.keys[k]));
+    p.key_direct[k] = static_cast<int8_t>(s.keys[k].bare_slot());
     p.key_types[k] = layout.key_types[k];
   }
   for (size_t k = layout.key_types.size(); k < s.keys.size(); ++k) {
     const int l = p.nlists++;
-    p.list_direct[l] = static_cast<int8_t>(direct_slot(s.keys[k]));
+    p.list_direct[l] = static_cast<int8_t>(s.keys[k].bare_slot());
     p.list_types[l] = s.keys[k].result.type;
   }
   int word = 0;
@@ -114,8 +110,8 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
     g.in_scale = layout.aggs[a].in_scale;
     g.in_type2 = layout.aggs[a].in_type2;
     g.in_scale2 = layout.aggs[a].in_scale2;
-    g.arg0_direct = static_cast<int8_t>(s.aggs[a].arg0.empty() ? -2 : direct_slot(s.aggs[a].arg0));
-    g.arg1_direct = static_cast<int8_t>(s.aggs[a].arg1.empty() ? -2 : direct_slot(s.aggs[a].arg1));
+    g.arg0_direct = static_cast<int8_t>(s.aggs[a].arg0.empty() ? -2 : s.aggs[a].arg0.bare_slot());
+    g.arg1_direct = static_cast<int8_t>(s.aggs[a].arg1.empty() ? -2 : s.aggs[a].arg1.bare_slot());
     g.word = static_cast<uint16_t>(word);
     g.words = static_cast<uint16_t>(agg_words(g.op));
     agg_init_words(g.op, p.init_words + word);

@@ -41,7 +41,7 @@ GroupLayout GroupLayout::from_plan(const Plan& plan) {
     l.key_types.push_back(k.result.type);
     // A column as read holds 64 bits (a later agg's row slot, unless wide);
     // a computed int may hold more.
-    l.narrow_keys.push_back(k.code.size() == 1 && k.code[0].op == Op::Column && !k.code[0].wide);
+    l.narrow_keys.push_back(k.bare_slot() >= 0 && !k.code[0].wide);
   }
   uint32_t off = 0;
   for (const auto& s : plan.scan.aggs) {

@@ -35,8 +35,6 @@ bool reads_fixed(const Program& p, const std::vector<Fixity>& slots) {
   return true;
 }
 
-int bare_slot(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1; }
-
 }  // namespace
 
 bool rows_can_stream(const Plan& plan, const Options& opts, const std::vector<bool>& fixed, bool rereadable) {
@@ -55,7 +53,7 @@ bool rows_can_stream(const Plan& plan, const Options& opts, const std::vector<bo
     slots[k].value = slots[k].text = c < fixed.size() && fixed[c];
   }
   auto column = [&](const Program& p, const OutputColumn& col, const std::vector<Fixity>& in) {
-    const int s = bare_slot(p) < static_cast<int>(in.size()) ? bare_slot(p) : -1;
+    const int s = p.bare_slot() < static_cast<int>(in.size()) ? p.bare_slot() : -1;
     Fixity f;
     f.value = reads_fixed(p, in);
     f.text = f.value || (s >= 0 && in[static_cast<size_t>(s)].text) ||

@@ -97,9 +97,6 @@ GroupRun SortedHostGroups::next() {
 
 namespace {
 
-// Whether an agg item only reads a key or an aggregate (no evaluation).
-bool reads_one_value(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column; }
-
 // Groups in output order are scattered over a host table: their keys and
 // states are asked for this many rows ahead, so the misses overlap.
 constexpr size_t kPrefetchRows = 8;
@@ -123,7 +120,7 @@ class RowFinalizer {
       : plan_(plan), layout_(layout), nkeys_(plan.group_keys), raw_(plan.group_keys + plan.agg_sources.size()),
         scratch_(kScratch), block_(layout.state_bytes / sizeof(uint128) + 1) {
     // An agg item that only reads a key or an aggregate is copied, not evaluated.
-    for (const Program& p : plan.finalize) direct_.push_back(reads_one_value(p) ? static_cast<int>(p.code[0].arg) : -1);
+    for (const Program& p : plan.finalize) direct_.push_back(p.bare_slot());
     for (size_t k = 0; k < nkeys_; ++k) key_types_.push_back(plan.scan.keys[k].result.type);
   }
 
@@ -231,7 +228,7 @@ void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& r
       Value* row = out.row(i);
       if (!fin.finalize(run, i, row, f)) break;
       for (size_t c = nkeys; c < out.width(); ++c)
-        if (!row[c].null && out.columns[c].type.type == Type::String && !reads_one_value(plan.finalize[c - nkeys]))
+        if (!row[c].null && out.columns[c].type.type == Type::String && plan.finalize[c - nkeys].bare_slot() < 0)
           row[c].s = arenas[p].add(row[c].s);
     }
     failed[p] = f;

@@ -10,9 +10,6 @@ namespace warpcsv {
 namespace spec {
 namespace {
 
-// The slot a program only reads (a bare column), else -1.
-int bare_slot(const Program& p) { return p.code.size() == 1 && p.code[0].op == Op::Column ? p.code[0].arg : -1; }
-
 void rename_repeated(std::vector<OutputColumn>& cols) {
   std::vector<std::string> names;
   for (const auto& c : cols) names.push_back(c.name);
@@ -28,14 +25,14 @@ void finish_output_columns(Plan& plan) {
   // join's lookup values keep their fields' text (as an input column's).
   if (!plan.scan.aggregate)
     for (size_t c = 0; c < plan.scan_output.size() && c < plan.scan.outputs.size(); ++c)
-      plan.scan_output[c].as_written = bare_slot(plan.scan.outputs[c]) >= 0;
+      plan.scan_output[c].as_written = plan.scan.outputs[c].bare_slot() >= 0;
   const std::vector<OutputColumn>* in = plan.scan.aggregate ? &plan.finalized_output : &plan.scan_output;
   for (PostStage& st : plan.post) {
     for (size_t c = 0; c < st.output.size(); ++c) {
       if (st.kind == PostStage::Agg) {
         st.output[c].as_written = false;  // its keys and values are made anew: one text per value
       } else if (st.kind == PostStage::Select || st.kind == PostStage::Distinct) {
-        const int s = c < st.exprs.size() ? bare_slot(st.exprs[c]) : -1;
+        const int s = c < st.exprs.size() ? st.exprs[c].bare_slot() : -1;
         st.output[c].as_written = s >= 0 && static_cast<size_t>(s) < in->size() && (*in)[s].as_written;
       } else {
         st.output[c].as_written = c < in->size() ? (*in)[c].as_written : st.kind == PostStage::Join;
