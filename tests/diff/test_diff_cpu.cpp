@@ -866,7 +866,13 @@ TEST_CASE("diff: distinct of the scanned rows gives first occurrences with their
     const std::string n = std::to_string(rng() % 3);
     if (r > 20 && rng() % 250 == 0) {
       text += k + "," + d + "," + n + ",extra\n";  // a bad row
-      if (!distinct_before_bad) distinct_before_bad = triples.size();
+      if (distinct_before_bad) continue;
+      distinct_before_bad = triples.size();
+      // A new distinct row right after the first bad row: a bad row moved one row late
+      // would come after it.
+      text += "fresh,0.5,9\n";
+      triples.insert("fresh,5,9");
+      good.push_back({"fresh", "0.5", "9"});
       continue;
     }
     triples.insert(k + "," + std::to_string(tenths) + "," + n);
