@@ -13,18 +13,16 @@ size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<siz
   if (n < 2 || width == 0) return n;
   std::unordered_set<std::string> seen;
   std::string key;
-  std::vector<size_t> kept_before(n + 1);  // rows kept among the first r
-  size_t kept = 0;
+  size_t kept = 0, moved = 0;  // positions[0, moved) are counts of kept rows already
   for (size_t r = 0; r < n; ++r) {
-    kept_before[r] = kept;
+    for (; moved < positions.size() && positions[moved] <= r; ++moved) positions[moved] = kept;
     key.clear();
     append_row_key(key, t.row(r), types);
     if (!seen.insert(key).second) continue;
     if (kept != r) std::copy_n(t.row(r), width, t.row(kept));
     ++kept;
   }
-  kept_before[n] = kept;
-  for (size_t& p : positions) p = kept_before[std::min(p, n)];
+  for (; moved < positions.size(); ++moved) positions[moved] = kept;
   t.cells.resize(kept * width);
   return kept;
 }

@@ -13,8 +13,8 @@ namespace warpcsv {
 
 // Keeps the first row of `t` of each set of rows equal as group keys are
 // (row_key.hpp; `types` per column), in order. `positions`: row counts into
-// the table (a position before a row), each made the count of kept rows
-// before that row. Returns the rows kept.
+// the table (a position before a row), ascending, each made the count of
+// kept rows before that row. Returns the rows kept.
 size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<size_t>& positions);
 
 }  // namespace warpcsv
