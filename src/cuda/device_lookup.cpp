@@ -42,10 +42,9 @@ DeviceLookup::DeviceLookup(const LookupTable& t, const PutBytes& put, uint64_t p
   for (size_t c = 0; c < pieces; ++c) string_at[c + 1] += string_at[c];
   const size_t text_bytes = string_at[pieces];
   const size_t cells_at = aligned(text_bytes + 1);
-  const size_t hashes_at = cells_at + aligned(n * row_bytes);
-  const size_t next_at = hashes_at + aligned(n * sizeof(uint64_t));
+  const size_t next_at = cells_at + aligned(n * row_bytes);
   const size_t buckets_at = next_at + aligned(n * sizeof(uint32_t));
-  const size_t total = buckets_at + aligned(t.buckets().size() * sizeof(uint32_t));
+  const size_t total = buckets_at + aligned(t.buckets().size() * sizeof(LookupBucket));
   WCSV_CUDA_TRY(cudaMalloc(&mem_, total));
   UninitVector<char> text(text_bytes);
   parallel_for(pieces, threads, [&](size_t c, int) {
@@ -76,14 +75,12 @@ DeviceLookup::DeviceLookup(const LookupTable& t, const PutBytes& put, uint64_t p
     });
   };
   copy_array(0, text.data(), text_bytes);
-  copy_array(hashes_at, t.hashes().data(), n * sizeof(uint64_t));
   copy_array(next_at, t.next().data(), n * sizeof(uint32_t));
-  copy_array(buckets_at, t.buckets().data(), t.buckets().size() * sizeof(uint32_t));
+  copy_array(buckets_at, t.buckets().data(), t.buckets().size() * sizeof(LookupBucket));
   view_ = host;
   view_.cells = reinterpret_cast<const Value*>(mem_ + cells_at);
-  view_.hashes = reinterpret_cast<const uint64_t*>(mem_ + hashes_at);
   view_.next = reinterpret_cast<const uint32_t*>(mem_ + next_at);
-  view_.buckets = reinterpret_cast<const uint32_t*>(mem_ + buckets_at);
+  view_.buckets = reinterpret_cast<const LookupBucket*>(mem_ + buckets_at);
 }
 
 DeviceLookup::~DeviceLookup() { cudaFree(mem_); }

@@ -61,8 +61,8 @@ uint64_t lookup_bytes(const ScanSettings& settings) {
   uint64_t bytes = 0;
   if (settings.lookups)
     for (const LookupTable& t : *settings.lookups)
-      bytes += t.table().cells.size() * sizeof(Value) + t.table().strings.bytes() + t.hashes().size() * 8 +
-               (t.next().size() + t.buckets().size()) * 4;
+      bytes += t.table().cells.size() * sizeof(Value) + t.table().strings.bytes() + t.next().size() * sizeof(uint32_t) +
+               t.buckets().size() * sizeof(LookupBucket);
   return bytes;
 }
 

@@ -34,7 +34,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   if (n >= kNoLookupRow - 1) throw ResourceError(fmt::format("join '{}': the lookup file has 4 billion rows or more", spec.path));
   std::vector<Type> key_types;
   for (const ColumnType& t : spec.key_types) key_types.push_back(t.type);
-  hashes_.resize(n);
+  UninitVector<uint64_t> hashes(n);  // per row: the hash of its keys
   next_.resize(n);
   // Keys in the join's key types (a number or date widened to the row key's), then hashed.
   parallel_ranges(n, threads, [&](size_t b, size_t e) {
@@ -49,7 +49,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
         row[k] = detail::cast_value(cast, row[k], ctx);
         if (ctx.status != EvalStatus::Ok) row[k] = Value::make_null();  // out of the key type's range: no match
       }
-      hashes_[r] = lookup_hash(row, key_types.data(), static_cast<uint32_t>(nkeys));
+      hashes[r] = lookup_hash(row, key_types.data(), static_cast<uint32_t>(nkeys));
       next_[r] = kNoLookupRow;
     }
   });
@@ -57,7 +57,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   const size_t chunks = std::max<size_t>(1, std::min<size_t>(n / 65536 + 1, static_cast<size_t>(threads) * 4));
   std::vector<uint32_t> counts(chunks * kLookupParts, 0);
   parallel_for(chunks, threads, [&](size_t c, int) {
-    for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r) ++counts[c * kLookupParts + lookup_part(hashes_[r])];
+    for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r) ++counts[c * kLookupParts + lookup_part(hashes[r])];
   });
   std::vector<size_t> at(chunks * kLookupParts), part_begin(kLookupParts + 1, 0);
   size_t max_part = 0;
@@ -73,7 +73,7 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   UninitVector<uint32_t> by_part(n);
   parallel_for(chunks, threads, [&](size_t c, int) {
     for (size_t r = n * c / chunks; r < n * (c + 1) / chunks; ++r)
-      by_part[at[c * kLookupParts + lookup_part(hashes_[r])]++] = static_cast<uint32_t>(r);
+      by_part[at[c * kLookupParts + lookup_part(hashes[r])]++] = static_cast<uint32_t>(r);
   });
   // Buckets at most half full. A part's rows go in from its last: each is put
   // at the head of its key's chain, so the chain runs in file order and the
@@ -83,27 +83,27 @@ LookupTable::LookupTable(std::vector<Table> parts, const JoinSpec& spec, int thr
   const uint32_t mask = (1u << bits) - 1;
   buckets_.resize(static_cast<size_t>(kLookupParts) << bits);
   parallel_for(kLookupParts, threads, [&](size_t p, int) {
-    uint32_t* buckets = buckets_.data() + (p << bits);
-    std::fill(buckets, buckets + (size_t{1} << bits), kNoLookupRow);  // each part's pages faulted in on its thread
+    LookupBucket* buckets = buckets_.data() + (p << bits);
+    std::fill(buckets, buckets + (size_t{1} << bits), kEmptyBucket);  // each part's pages faulted in on its thread
     for (size_t i = part_begin[p + 1]; i-- > part_begin[p];) {
       const uint32_t r = by_part[i];
       const Value* row = rows_.row(r);
       bool null_key = false;
       for (size_t k = 0; k < nkeys; ++k) null_key |= row[k].null;
       if (null_key) continue;  // never matched
-      for (uint32_t b = static_cast<uint32_t>(hashes_[r]) & mask;; b = (b + 1) & mask) {
-        const uint32_t head = buckets[b];
-        bool same = head != kNoLookupRow && hashes_[head] == hashes_[r];
+      for (uint32_t b = static_cast<uint32_t>(hashes[r]) & mask;; b = (b + 1) & mask) {
+        const uint32_t head = bucket_row(buckets[b]);
+        bool same = head != kNoLookupRow && hashes[head] == hashes[r];
         const Value* other = head == kNoLookupRow ? nullptr : rows_.row(head);
         for (size_t k = 0; k < nkeys && same; ++k) same = key_equal(other[k], row[k], key_types[k]);
         if (head != kNoLookupRow && !same) continue;
         next_[r] = head;  // kNoLookupRow for a key's last row
-        buckets[b] = r;
+        buckets[b] = make_bucket(r, hashes[r], head != kNoLookupRow);
         break;
       }
     }
   });
-  view_ = LookupView{rows_.cells.data(), hashes_.data(), next_.data(), buckets_.data(), bits,
+  view_ = LookupView{rows_.cells.data(), next_.data(), buckets_.data(), bits,
                      static_cast<uint32_t>(width), static_cast<uint32_t>(nkeys)};
 }
 

@@ -26,15 +26,14 @@ class LookupTable {
   const LookupView& view() const { return view_; }
   uint32_t rows() const { return static_cast<uint32_t>(rows_.rows()); }
   const Table& table() const { return rows_; }
-  const UninitVector<uint64_t>& hashes() const { return hashes_; }
   const UninitVector<uint32_t>& next() const { return next_; }
-  const UninitVector<uint32_t>& buckets() const { return buckets_; }
+  const UninitVector<LookupBucket>& buckets() const { return buckets_; }
 
  private:
   Table rows_;
   // Not zeroed when sized: filled on threads, which fault their pages in.
-  UninitVector<uint64_t> hashes_;
-  UninitVector<uint32_t> next_, buckets_;
+  UninitVector<uint32_t> next_;
+  UninitVector<LookupBucket> buckets_;
   LookupView view_{};
 };
 

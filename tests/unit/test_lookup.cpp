@@ -68,11 +68,11 @@ TEST_CASE("lookup file: header names, types, quoted fields, as-written text, nul
   CHECK(v.cells[2 * 3 + 2].null);                                      // NA
   const Type types[] = {Type::Int};
   Value key = Value::of_int(2);
-  CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == 1);
+  CHECK(bucket_row(lookup_first(v, &key, types, lookup_hash(&key, types, 1))) == 1);
   key = Value::of_int(3);
-  CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == kNoLookupRow);
+  CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == kEmptyBucket);
   key = Value::make_null();  // a null key matches nothing, not even the row whose key is null
-  CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == kNoLookupRow);
+  CHECK(lookup_first(v, &key, types, lookup_hash(&key, types, 1)) == kEmptyBucket);
 }
 
 TEST_CASE("lookup file: a ragged row, an empty file, a missing one and one too large are errors naming it") {
@@ -104,15 +104,16 @@ TEST_CASE("lookup table: rows of one key chain in file order; keys widen to the 
   REQUIRE(l.plan.joins.at(0).key_types.at(0) == ColumnType{Type::Decimal, 2});
   const LookupView& v = l.view();
   const Type types[] = {Type::Decimal};
+  // The key's rows, "+" first when its bucket says it has more than one.
   auto rows_of = [&](int128 scaled) {
     Value key = Value::of_int(scaled);
-    std::string out;
-    for (uint32_t r = lookup_first(v, &key, types, lookup_hash(&key, types, 1)); r != kNoLookupRow; r = v.next[r])
-      out += str(v.cells[r * v.width + 1]);
+    const LookupBucket b = lookup_first(v, &key, types, lookup_hash(&key, types, 1));
+    std::string out = b & kBucketHasMore ? "+" : "";
+    for (uint32_t r = bucket_row(b); r != kNoLookupRow; r = v.next[r]) out += str(v.cells[r * v.width + 1]);
     return out;
   };
-  CHECK(rows_of(100) == "ac");
-  CHECK(rows_of(200) == "be");
+  CHECK(rows_of(100) == "+ac");
+  CHECK(rows_of(200) == "+be");
   CHECK(rows_of(150) == "d");
   CHECK(rows_of(300).empty());
 }
