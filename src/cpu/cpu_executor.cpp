@@ -354,28 +354,40 @@ class CpuScan {
     (*s_.device_result)(ordered);
   }
 
-  // Aggregation a batch of rows at a time where every key and aggregate
-  // argument is a column as read (see cpu/aggregate_batches.hpp).
+  // Aggregation a batch of rows at a time (see cpu/aggregate_batches.hpp)
+  // where every holistic argument listed is a column as read.
   void setup_batches() {
     const ScanPlan& scan = plan_.scan;
-    if (!g_row_batches.load() || !scan.aggregate || !joins_.empty() || in_.dialect.delimiter_len != 1) return;
+    if (!g_row_batches.load() || !scan.aggregate || in_.dialect.delimiter_len != 1) return;
     AggregateBatchPlan b;
     // The scan's keys are the agg's keys, then (with holistic aggregates) the arguments listed.
     for (size_t k = 0; k < key_direct_.size(); ++k) {
-      if (key_direct_[k] < 0) return;
-      (k < plan_.group_keys ? b.key_slots : b.list_slots).push_back(key_direct_[k]);
+      if (k < plan_.group_keys) {
+        b.key_slots.push_back(key_direct_[k] >= 0 ? key_direct_[k] : AggregateBatchPlan::kComputed);
+        b.key_progs.push_back(key_progs_[k]);
+      } else {
+        if (key_direct_[k] < 0) return;
+        b.list_slots.push_back(key_direct_[k]);
+      }
     }
     if (!s_.holistic && !b.list_slots.empty()) return;
+    // arg*_direct_: a slot, -1 computed, -2 none.
+    auto arg_slot = [](int direct) {
+      return direct >= 0 ? direct : direct == -1 ? AggregateBatchPlan::kComputed : AggregateBatchPlan::kNoArg;
+    };
     for (size_t a = 0; a < scan.aggs.size(); ++a) {
-      if (arg0_direct_[a] == -1 || arg1_direct_[a] == -1) return;
-      b.arg0_slots.push_back(std::max(arg0_direct_[a], -1));
-      b.arg1_slots.push_back(std::max(arg1_direct_[a], -1));
+      b.arg0_slots.push_back(arg_slot(arg0_direct_[a]));
+      b.arg1_slots.push_back(arg_slot(arg1_direct_[a]));
+      b.arg0_progs.push_back(arg0_[a]);
+      b.arg1_progs.push_back(arg1_[a]);
     }
     b.dialect = &in_.dialect;
     b.ncols = static_cast<uint32_t>(ncols_);
     b.col_to_slot = col_to_slot_;
     b.slot_types = scan.slot_types;
     b.slot_inferred = slot_inferred_;
+    b.nslots = static_cast<uint32_t>(scan.slot_count());
+    b.joins = joins_;
     b.null_tokens = null_tokens_;
     b.filter = filter_;
     b.has_filter = has_filter_;
