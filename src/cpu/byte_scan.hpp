@@ -347,6 +347,21 @@ struct ByteScan {
   bool maybe_bad = false;  // TextCheck's answer for the bytes up to where the scan stopped
 };
 
+// How many bytes of p[0..n) are `c`: SSE2 compares 16 bytes a step (a byte
+// loop took a fifth of a scan that outputs rows, to size their table).
+inline uint64_t count_byte(const char* p, uint64_t n, char c) {
+  uint64_t count = 0, i = 0;
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  for (; i + 16 <= n; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    count += static_cast<uint64_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, needle)))));
+  }
+#endif
+  for (; i < n; ++i) count += p[i] == c;
+  return count;
+}
+
 // kScanBlock bytes at a time, so that the second test of a block reads it
 // from L1: memory is read once for both.
 constexpr uint64_t kScanBlock = 16 << 10;

@@ -481,7 +481,7 @@ class CpuScan {
       out.output.columns = plan_.scan_output;
       // Room for a row per line (untouched room costs no memory): growing by
       // doubling would copy the rows and fault their pages in twice.
-      const uint64_t lines = static_cast<uint64_t>(std::count(w.data + pos, w.data + end, '\n')) + 1;
+      const uint64_t lines = count_byte(w.data + pos, end - pos, '\n') + 1;
       out.output.cells.reserve(lines * out.output.width());
     }
     std::vector<Span> spans(nslots);

@@ -1,25 +1,101 @@
 #include "result/first_rows.hpp"
 
 #include <algorithm>
-#include <string>
-#include <unordered_set>
+#include <cstdint>
 
-#include "result/row_key.hpp"
+#include "runtime/prefetch.hpp"
+#include "warpcsv/core/hash.hpp"
 
 namespace warpcsv {
+
+namespace {
+
+uint64_t row_hash(const Value* row, const std::vector<Type>& types) {
+  uint64_t h = kGroupKeysSeed;
+  for (size_t c = 0; c < types.size(); ++c) h = hash_combine(h, hash_value(row[c], types[c]));
+  return h;
+}
+
+bool rows_equal(const Value* a, const Value* b, const std::vector<Type>& types) {
+  for (size_t c = 0; c < types.size(); ++c)
+    if (!key_equal(a[c], b[c], types[c])) return false;
+  return true;
+}
+
+// The rows kept so far, by hash: open addressing over slots that hold a kept
+// row's number + 1 (0: empty) under the top 32 bits of its hash, so that a
+// probe compares only rows whose bits match. Grown as rows are kept, so that
+// few distinct rows stay in the caches however many rows come.
+class KeptRows {
+ public:
+  // The slot where row `row` (hash h) is, or would go; *found: whether a kept row equals it.
+  size_t find(const Table& t, const Value* row, uint64_t h, const std::vector<Type>& types, bool* found) const {
+    const uint64_t tag = h >> 32 << 32;
+    for (size_t s = home(h >> 32);; s = (s + 1) & mask_) {
+      const uint64_t slot = slots_[s];
+      *found = slot != 0 && (slot >> 32 << 32) == tag && rows_equal(t.row((slot & 0xffffffffu) - 1), row, types);
+      if (slot == 0 || *found) return s;
+    }
+  }
+  // Hints that rows of hash h come soon: their first slot, then (once that
+  // is in) the row it holds, which find() compares.
+  void prefetch_slot(uint64_t h) const { prefetch_read(&slots_[home(h >> 32)]); }
+  void prefetch_row(const Table& t, uint64_t h) const {
+    const uint64_t slot = slots_[home(h >> 32)];
+    if (slot != 0) prefetch_read(t.row((slot & 0xffffffffu) - 1));
+  }
+  // Notes kept row `kept` (hash h) at slot s, which find() gave.
+  void add(size_t s, uint64_t h, size_t kept) {
+    slots_[s] = h >> 32 << 32 | (kept + 1);
+    if (++size_ * 2 > slots_.size()) grow();
+  }
+
+ private:
+  void grow() {
+    std::vector<uint64_t> old(slots_.size() * 2, 0);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (uint64_t slot : old)
+      if (slot != 0) place(slot);
+  }
+  void place(uint64_t slot) {
+    size_t s = home(slot >> 32);
+    while (slots_[s] != 0) s = (s + 1) & mask_;
+    slots_[s] = slot;
+  }
+  // A row's first slot, from the hash bits its slot keeps (so that growing can place it again).
+  size_t home(uint64_t top) const { return static_cast<size_t>(top) & mask_; }
+
+  std::vector<uint64_t> slots_ = std::vector<uint64_t>(1024, 0);
+  size_t mask_ = 1023, size_ = 0;
+};
+
+}  // namespace
 
 size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<size_t>& positions) {
   const size_t n = t.rows(), width = t.width();
   if (n < 2 || width == 0) return n;
-  std::unordered_set<std::string> seen;
-  std::string key;
+  KeptRows seen;
+  // Rows' hashes are made kAhead rows before their probe, their slots
+  // prefetched then and the rows those slots hold half way.
+  constexpr size_t kAhead = 8;
+  uint64_t ahead[2 * kAhead];
+  for (size_t r = 0; r < std::min(n, kAhead); ++r) ahead[r] = row_hash(t.row(r), types);
   size_t kept = 0, moved = 0;  // positions[0, moved) are counts of kept rows already
   for (size_t r = 0; r < n; ++r) {
+    if (r + kAhead < n) {
+      const uint64_t later = ahead[(r + kAhead) % (2 * kAhead)] = row_hash(t.row(r + kAhead), types);
+      seen.prefetch_slot(later);
+    }
+    if (r + kAhead / 2 < n) seen.prefetch_row(t, ahead[(r + kAhead / 2) % (2 * kAhead)]);
     for (; moved < positions.size() && positions[moved] <= r; ++moved) positions[moved] = kept;
-    key.clear();
-    append_row_key(key, t.row(r), types);
-    if (!seen.insert(key).second) continue;
-    if (kept != r) std::copy_n(t.row(r), width, t.row(kept));
+    const Value* row = t.row(r);
+    const uint64_t h = ahead[r % (2 * kAhead)];
+    bool found = false;
+    const size_t s = seen.find(t, row, h, types, &found);
+    if (found) continue;
+    if (kept != r) std::copy_n(row, width, t.row(kept));
+    seen.add(s, h, kept);
     ++kept;
   }
   for (; moved < positions.size(); ++moved) positions[moved] = kept;

@@ -1,0 +1,66 @@
+// keep_first_rows (result/first_rows.hpp) against a naive reference: the
+// first row of each set of equal rows, in order, and positions moved with them.
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "result/first_rows.hpp"
+#include "result/row_key.hpp"
+
+using namespace warpcsv;
+
+namespace {
+
+// Rows of an int, a string and a float column, from `distinct` choices each,
+// with nulls, -0.0 and 0.0, and NaNs among them.
+Table random_rows(std::mt19937_64& rng, size_t rows, uint64_t distinct) {
+  Table t;
+  t.columns = {{"i", {Type::Int, 0}}, {"s", {Type::String, 0}}, {"f", {Type::Float, 0}}};
+  const std::vector<std::string> words = {"", "a", "b", "a longer string of many bytes", "Zürich"};
+  for (size_t r = 0; r < rows; ++r) {
+    Value v[3];
+    const uint64_t pick = rng() % distinct;
+    v[0] = pick % 97 == 0 ? Value::make_null() : Value::of_int(static_cast<int64_t>(pick % 1000) - 500);
+    const std::string& w = words[pick % words.size()];
+    v[1] = Value::of_str(w.data(), static_cast<uint32_t>(w.size()));
+    const double fs[] = {0.0, -0.0, NAN, 1.5, -2.25};
+    v[2] = pick % 89 == 0 ? Value::make_null() : Value::of_float(fs[(pick / 7) % 5]);
+    t.append_owned(v);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("keep_first_rows: first occurrences in order, positions moved, as a naive set of row keys gives") {
+  std::mt19937_64 rng(41);
+  const std::vector<Type> types = {Type::Int, Type::String, Type::Float};
+  // Few distinct rows, and more than the kept rows' first table holds (it grows).
+  for (const auto& [rows, distinct] : std::vector<std::pair<size_t, uint64_t>>{{1, 1}, {50, 3}, {5000, 40}, {20000, 20000}}) {
+    Table t = random_rows(rng, rows, distinct);
+    std::vector<std::string> expect;
+    std::set<std::string> seen;
+    std::vector<size_t> positions, expect_positions;
+    for (size_t p = 0; p <= rows; p += 1 + rows / 13) positions.push_back(p);
+    size_t p = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      for (; p < positions.size() && positions[p] <= r; ++p) expect_positions.push_back(expect.size());
+      std::string key;
+      append_row_key(key, t.row(r), types);
+      if (seen.insert(key).second) expect.push_back(key);
+    }
+    for (; p < positions.size(); ++p) expect_positions.push_back(expect.size());
+    INFO(rows << " rows of " << distinct << " choices");
+    REQUIRE(keep_first_rows(t, types, positions) == expect.size());
+    REQUIRE(t.rows() == expect.size());
+    for (size_t r = 0; r < expect.size(); ++r) {
+      std::string key;
+      append_row_key(key, t.row(r), types);
+      CHECK(key == expect[r]);
+    }
+    CHECK(positions == expect_positions);
+  }
+}
