@@ -136,6 +136,23 @@ class CpuScan {
       if (rows_as_scanned)
         for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
     }
+    // A sort of the scan's rows by their columns, then a limit: each
+    // partition passes on only its own first rows in that order, cut as it
+    // goes so that its table stays small. (A value that widens a type starts
+    // the run again, cuts and all.)
+    if (!scan.aggregate && plan_.post.size() >= 2 && plan_.post[0].kind == PostStage::Sort &&
+        plan_.post[1].kind == PostStage::Limit) {
+      const PostStage& sort = plan_.post[0];
+      SortedCut cut;
+      for (const Program& e : sort.exprs) {
+        cut.columns.push_back(e.bare_slot());
+        cut.types.push_back(e.result.type);
+      }
+      cut.desc = sort.descending;
+      cut.keep = static_cast<size_t>(plan_.post[1].limit);
+      cut_rows_ = std::max<size_t>(cut.keep, 4096);
+      if (std::find(cut.columns.begin(), cut.columns.end(), -1) == cut.columns.end()) sorted_cut_ = std::move(cut);
+    }
     // Rows that stream out (or a limit) want the first rows soon: small first
     // windows, and what a stream has so far.
     early_rows_ = stops_early_ || (!scan.aggregate && s.stream_rows);
@@ -200,6 +217,7 @@ class CpuScan {
           const auto t_part = trace::now_if(tr);
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
           if (!distinct_types_.empty()) keep_first_rows(results[j].output, distinct_types_, results[j].issue_rows);
+          if (sorted_cut_) keep_sorted_first(results[j].output, *sorted_cut_, results[j].issue_rows);
           if (tr)
             tr->host(fmt::format("partition {}", partition_index + j), "partition", t_part,
                      {{"index", int64_t(partition_index + j)}, {"offset", int64_t(w.offset + pw.begin[j])},
@@ -482,7 +500,7 @@ class CpuScan {
       // Room for a row per line (untouched room costs no memory): growing by
       // doubling would copy the rows and fault their pages in twice.
       const uint64_t lines = count_byte(w.data + pos, end - pos, '\n') + 1;
-      out.output.cells.reserve(lines * out.output.width());
+      out.output.cells.reserve(std::min<uint64_t>(lines, sorted_cut_ ? 2 * cut_rows_ : lines) * out.output.width());
     }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
@@ -669,6 +687,7 @@ class CpuScan {
             row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
                                              : eval_program(out_progs_[k], slots.data(), ctx);
           if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
+          if (sorted_cut_ && out.output.rows() >= 2 * cut_rows_) keep_sorted_first(out.output, *sorted_cut_, out.issue_rows);
         }
         if (ctx.status != EvalStatus::Ok) {
           add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
@@ -822,6 +841,8 @@ class CpuScan {
   bool early_rows_ = false;   // first rows wanted soon: a limit, or rows that stream out
   std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1
   std::vector<Type> distinct_types_;  // per scan output, when the rows go to a distinct as they are
+  std::optional<SortedCut> sorted_cut_;  // when the rows go to a sort by their columns, then a limit
+  size_t cut_rows_ = 0;  // a partition's table is cut back to its first rows at twice this many
   std::vector<char> slot_text_;  // per slot: its values carry their field's text
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "result/order.hpp"
 #include "runtime/prefetch.hpp"
 #include "warpcsv/core/hash.hpp"
 
@@ -70,6 +71,44 @@ class KeptRows {
   size_t mask_ = 1023, size_ = 0;
 };
 
+// Drops rows of a table in place as they are visited in order, and moves
+// positions (row counts into the table) to the kept rows' count with them.
+class RowCompactor {
+ public:
+  RowCompactor(Table& t, std::vector<size_t>& positions) : t_(t), positions_(positions), width_(t.width()) {}
+  // Row r is next: the positions at or before it count the rows kept so far.
+  void visit(size_t r) {
+    for (; moved_ < positions_.size() && positions_[moved_] <= r; ++moved_) positions_[moved_] = kept_;
+  }
+  void keep(size_t r) {
+    if (kept_ != r) std::copy_n(t_.row(r), width_, t_.row(kept_));
+    ++kept_;
+  }
+  size_t kept() const { return kept_; }
+  // Ends the table at the kept rows. Most rows dropped: the kept ones move
+  // to a table of their own, and the memory of the others (their strings
+  // too) goes, as the partitions' tables wait for their turn to go out.
+  size_t finish() {
+    for (; moved_ < positions_.size(); ++moved_) positions_[moved_] = kept_;
+    if (kept_ * 4 < t_.rows()) {
+      Table kept;
+      kept.columns = t_.columns;
+      kept.cells.reserve(kept_ * width_);
+      for (size_t r = 0; r < kept_; ++r) kept.append_owned(t_.row(r));
+      t_ = std::move(kept);
+    } else {
+      t_.cells.resize(kept_ * width_);
+    }
+    return kept_;
+  }
+
+ private:
+  Table& t_;
+  std::vector<size_t>& positions_;
+  const size_t width_;
+  size_t kept_ = 0, moved_ = 0;  // positions_[0, moved_) are counts of kept rows already
+};
+
 }  // namespace
 
 size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<size_t>& positions) {
@@ -81,26 +120,45 @@ size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<siz
   constexpr size_t kAhead = 8;
   uint64_t ahead[2 * kAhead];
   for (size_t r = 0; r < std::min(n, kAhead); ++r) ahead[r] = row_hash(t.row(r), types);
-  size_t kept = 0, moved = 0;  // positions[0, moved) are counts of kept rows already
+  RowCompactor rows(t, positions);
   for (size_t r = 0; r < n; ++r) {
     if (r + kAhead < n) {
       const uint64_t later = ahead[(r + kAhead) % (2 * kAhead)] = row_hash(t.row(r + kAhead), types);
       seen.prefetch_slot(later);
     }
     if (r + kAhead / 2 < n) seen.prefetch_row(t, ahead[(r + kAhead / 2) % (2 * kAhead)]);
-    for (; moved < positions.size() && positions[moved] <= r; ++moved) positions[moved] = kept;
+    rows.visit(r);
     const Value* row = t.row(r);
     const uint64_t h = ahead[r % (2 * kAhead)];
     bool found = false;
     const size_t s = seen.find(t, row, h, types, &found);
     if (found) continue;
-    if (kept != r) std::copy_n(row, width, t.row(kept));
-    seen.add(s, h, kept);
-    ++kept;
+    seen.add(s, h, rows.kept());
+    rows.keep(r);
   }
-  for (; moved < positions.size(); ++moved) positions[moved] = kept;
-  t.cells.resize(kept * width);
-  return kept;
+  return rows.finish();
+}
+
+size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions) {
+  const size_t n = t.rows(), nkeys = cut.columns.size();
+  if (n <= cut.keep) return n;
+  std::vector<Value> keys(n * nkeys);
+  for (size_t r = 0; r < n; ++r)
+    for (size_t k = 0; k < nkeys; ++k) keys[r * nkeys + k] = t.row(r)[cut.columns[k]];
+  std::vector<uint32_t> order =
+      sort_order(n, KeyRows{reinterpret_cast<const char*>(keys.data()), nkeys * sizeof(Value)}, cut.types, cut.desc, 1);
+  order.resize(cut.keep);
+  std::sort(order.begin(), order.end());
+  RowCompactor rows(t, positions);
+  size_t next = 0;  // order[next] is the next row kept
+  for (size_t r = 0; r < n; ++r) {
+    rows.visit(r);
+    if (next < order.size() && order[next] == r) {
+      rows.keep(r);
+      ++next;
+    }
+  }
+  return rows.finish();
 }
 
 }  // namespace warpcsv

@@ -1,7 +1,10 @@
-// The first occurrence of each row of a table, as `distinct` keeps it: a scan
-// thread drops the repeats within its partition, so the distinct stage after
-// the scan, which keeps a row the first time it comes, sees each partition's
-// first occurrences only, in their order, and passes the rows it passed.
+// Rows a scan thread drops from its partition's output before the stage
+// after the scan sees them, when that stage would drop them anyway:
+// - a distinct keeps a row the first time it comes, so each partition passes
+//   on only its first occurrences, in their order;
+// - a sort then `limit n` keeps the n rows that sort first (ties in input
+//   order), so each partition passes on only its own first n of them, in
+//   their input order: every row of the whole's first n is among them.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -16,5 +19,19 @@ namespace warpcsv {
 // the table (a position before a row), ascending, each made the count of
 // kept rows before that row. Returns the rows kept.
 size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<size_t>& positions);
+
+// A sort by columns of the rows (each of type types[k], descending where
+// desc[k], nulls last) and how many rows of that order are wanted.
+struct SortedCut {
+  std::vector<int> columns;
+  std::vector<Type> types;
+  std::vector<bool> desc;
+  size_t keep = 0;
+};
+
+// Keeps the `cut.keep` rows of `t` that the sort puts first (a stable sort:
+// ties in input order), in input order; `positions` as keep_first_rows.
+// Returns the rows kept.
+size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions);
 
 }  // namespace warpcsv

@@ -1282,11 +1282,15 @@ TEST_CASE("diff: holistic aggregates over many distinct values (regrouped on thr
 }
 
 TEST_CASE("diff: sort then limit keeps only the first rows, and gives the full sort's first rows") {
-  // 50000 rows with many ties: the buffer is sorted and cut several times along the way.
+  // 50000 rows with many ties, some null keys and some bad rows: the post
+  // stage's buffer is sorted and cut along the way, and so is each partition
+  // (at every partition's end, and within one partition of all the rows).
   std::mt19937_64 rng(3);
   std::string text = "k,s,v\n";
-  for (int r = 0; r < 50000; ++r)
-    text += std::to_string(rng() % 100) + ",s" + std::to_string(rng() % 50) + "," + std::to_string(r) + "\n";
+  for (int r = 0; r < 50000; ++r) {
+    text += (rng() % 30 == 0 ? std::string() : std::to_string(rng() % 100)) + ",s" + std::to_string(rng() % 50) + "," +
+            std::to_string(r) + (rng() % 997 == 0 ? ",extra" : "") + "\n";
+  }
   TempDir dir;
   write_file(dir.file("input.csv"), text);
   auto first_lines = [](const std::string& s, size_t n) {
@@ -1294,18 +1298,19 @@ TEST_CASE("diff: sort then limit keeps only the first rows, and gives the full s
     for (size_t i = 0; i < n && at != std::string::npos; ++i) at = s.find('\n', at) + 1;
     return s.substr(0, at);
   };
-  for (const char* sort : {"sort k desc, s", "sort s", "sort k"}) {
-    const std::string full = run_tool(dir, std::string("select k, s, v | ") + sort, {dir.file("input.csv")},
-                                      1ull << 30, 1, false).out;
-    for (int keep : {0, 1, 300, 9000}) {
-      for (int threads : {1, 3}) {
-        const RunResult r = run_tool(dir, std::string("select k, s, v | ") + sort + " | limit " + std::to_string(keep),
-                                     {dir.file("input.csv")}, 4096, threads, false);
-        INFO(sort << " | limit " << keep << ", threads " << threads);
-        REQUIRE(r.code == 0);
-        CHECK(r.out == first_lines(full, static_cast<size_t>(keep) + 1));
-      }
-    }
+  for (const char* sort : {"sort k desc, s", "sort s", "sort k", "select v, s | sort s desc"}) {
+    const std::string full = run_tool(dir, sort, {dir.file("input.csv")}, 1ull << 30, 1, true).out;
+    for (int keep : {0, 1, 300, 9000})
+      for (int threads : {1, 3})
+        for (uint64_t chunk : {4096ull, 1ull << 30}) {
+          const RunResult r =
+              run_tool(dir, std::string(sort) + " | limit " + std::to_string(keep), {dir.file("input.csv")}, chunk,
+                       threads, true);
+          INFO(sort << " | limit " << keep << ", threads " << threads << ", chunk " << chunk);
+          REQUIRE(r.code == 0);
+          CHECK(r.out == first_lines(full, static_cast<size_t>(keep) + 1));
+          CHECK(r.rejects == run_tool(dir, sort, {dir.file("input.csv")}, chunk, threads, true).rejects);
+        }
   }
   // Groups too: the aggregate result goes through the same sort.
   const std::string all = run_tool(dir, "groupby v % 20000 as g | agg count() as n | sort n desc, g",

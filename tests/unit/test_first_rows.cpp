@@ -1,5 +1,6 @@
 // keep_first_rows (result/first_rows.hpp) against a naive reference: the
 // first row of each set of equal rows, in order, and positions moved with them.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -59,6 +60,45 @@ TEST_CASE("keep_first_rows: first occurrences in order, positions moved, as a na
     for (size_t r = 0; r < expect.size(); ++r) {
       std::string key;
       append_row_key(key, t.row(r), types);
+      CHECK(key == expect[r]);
+    }
+    CHECK(positions == expect_positions);
+  }
+}
+
+TEST_CASE("keep_sorted_first: a stable sort's first rows, in input order, positions moved with them") {
+  std::mt19937_64 rng(43);
+  for (size_t keep : {size_t{0}, size_t{1}, size_t{7}, size_t{500}, size_t{5000}}) {
+    Table t = random_rows(rng, 3000, 300);
+    const size_t n = t.rows();
+    // By s descending, then i ascending, nulls last either way; ties in input order.
+    auto before = [&](size_t a, size_t b) {
+      const Value &sa = t.row(a)[1], &sb = t.row(b)[1], &ia = t.row(a)[0], &ib = t.row(b)[0];
+      const std::string xa(sa.s.ptr, sa.s.len), xb(sb.s.ptr, sb.s.len);
+      if (xa != xb) return xa > xb;
+      if (ia.null != ib.null) return ib.null;
+      return !ia.null && ia.i < ib.i;
+    };
+    std::vector<size_t> order(n);
+    for (size_t r = 0; r < n; ++r) order[r] = r;
+    std::stable_sort(order.begin(), order.end(), before);
+    order.resize(std::min(n, keep));
+    std::sort(order.begin(), order.end());
+    std::vector<size_t> positions = {0, 5, 5, 999, 2999, 3000}, expect_positions;
+    for (size_t p : positions)
+      expect_positions.push_back(static_cast<size_t>(std::lower_bound(order.begin(), order.end(), p) - order.begin()));
+    std::vector<std::string> expect;
+    for (size_t r : order) {
+      std::string key;
+      append_row_key(key, t.row(r), {Type::Int, Type::String, Type::Float});
+      expect.push_back(key);
+    }
+    const SortedCut cut{{1, 0}, {Type::String, Type::Int}, {true, false}, keep};
+    INFO("keep " << keep);
+    REQUIRE(keep_sorted_first(t, cut, positions) == expect.size());
+    for (size_t r = 0; r < expect.size(); ++r) {
+      std::string key;
+      append_row_key(key, t.row(r), {Type::Int, Type::String, Type::Float});
       CHECK(key == expect[r]);
     }
     CHECK(positions == expect_positions);
