@@ -51,7 +51,8 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
                            std::function<void(const std::string&)> note, const LookupTables* lookups)
     : plan_(plan), writer_(writer), lookups_(lookups), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
-      aggs_(plan.post.size()), seen_(plan.post.size()), output_types_(plan.post.size()),
+      aggs_(plan.post.size()), seen_(plan.post.size()), output_types_(plan.post.size()), sort_bars_(plan.post.size()),
+      sort_types_(plan.post.size()),
       limit_seen_(plan.post.size(), 0),
       scratch_(kScratch), threads_(threads),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
@@ -65,6 +66,9 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     const std::vector<OutputColumn>& input =
         i == 0 ? (plan.scan.aggregate ? plan.finalized_output : plan.scan_output) : plan.post[i - 1].output;
     if (st.kind == PostStage::Sort) sort_buffers_[i].columns = input;
+    for (const Program& e : st.exprs) sort_types_[i].push_back(e.result.type);
+    if (keep_rows_[i] >= 0)
+      for (const Program& e : st.exprs) sort_bars_[i].columns.push_back(OutputColumn{"", e.result});
     if (st.kind == PostStage::Top) tops_[i] = std::make_unique<TopRowsPerGroup>(st, input);
     if (st.kind == PostStage::Agg) aggs_[i] = std::make_unique<PostAggregate>(*st.agg, threads);
     for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
@@ -160,6 +164,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         ++limit_seen_[i];
         break;
       case PostStage::Sort:
+        if (!before_bar(i, row)) return true;  // it cannot be among the first rows the limit keeps
         sort_buffers_[i].append_owned(row);
         if (keep_rows_[i] >= 0 &&
             sort_buffers_[i].rows() >= 2 * std::max<uint64_t>(static_cast<uint64_t>(keep_rows_[i]), 4096))
@@ -188,25 +193,29 @@ bool PostPipeline::push_joined(size_t i, const Value* row) {
   return more;
 }
 
+void PostPipeline::sort_keys(size_t i, const Value* row, EvalContext& ctx, Value* keys) const {
+  const PostStage& st = plan_.post[i];
+  for (size_t k = 0; k < st.exprs.size(); ++k) keys[k] = eval_program(st.exprs[k].view(), row, ctx);
+}
+
 void PostPipeline::sort_buffer(size_t i) {
   const PostStage& st = plan_.post[i];
   Table& t = sort_buffers_[i];
-  std::vector<Value> keys;
-  std::vector<Type> types;
-  for (const auto& e : st.exprs) types.push_back(e.result.type);
-  keys.reserve(t.rows() * types.size());
+  const size_t nkeys = st.exprs.size();
+  const std::vector<Type>& types = sort_types_[i];
+  std::vector<Value> keys(t.rows() * nkeys);
   EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
   StringArena key_strings;
-  for (size_t r = 0; r < t.rows(); ++r)
-    for (const auto& e : st.exprs) {
-      ctx.scratch_used = 0;
-      Value v = eval_program(e.view(), t.row(r), ctx);
-      if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
-        throw_evaluation_failed(st);
-      if (!v.null && e.result.type == Type::String) v.s = key_strings.add(v.s);
-      keys.push_back(v);
-    }
-  sort_table(t, keys.data(), types.size(), types, st.descending, threads_);
+  for (size_t r = 0; r < t.rows(); ++r) {
+    ctx.scratch_used = 0;
+    Value* row_keys = keys.data() + r * nkeys;
+    sort_keys(i, t.row(r), ctx, row_keys);
+    if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
+      throw_evaluation_failed(st);
+    for (size_t k = 0; k < nkeys; ++k)
+      if (!row_keys[k].null && types[k] == Type::String) row_keys[k].s = key_strings.add(row_keys[k].s);
+  }
+  sort_table(t, keys.data(), nkeys, types, st.descending, threads_);
 }
 
 void PostPipeline::prune(size_t i) {
@@ -217,6 +226,27 @@ void PostPipeline::prune(size_t i) {
   const size_t n = std::min(t.rows(), static_cast<size_t>(keep_rows_[i]));
   for (size_t r = 0; r < n; ++r) kept.append_owned(t.row(r));
   t = std::move(kept);
+  if (n == 0 || n < static_cast<size_t>(keep_rows_[i])) return;
+  // The last row kept: a later row that does not sort before it is never kept.
+  Table& bar = sort_bars_[i];
+  bar.cells.clear();
+  bar.strings = StringArena();
+  std::vector<Value> keys(plan_.post[i].exprs.size());
+  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+  sort_keys(i, t.row(n - 1), ctx, keys.data());  // evaluated before, at the sort: no failure
+  bar.append_owned(keys.data());
+}
+
+bool PostPipeline::before_bar(size_t i, const Value* row) {
+  const Table& bar = sort_bars_[i];
+  if (bar.rows() == 0) return true;
+  if (bar_scratch_.empty()) bar_scratch_.resize(kScratch);
+  const PostStage& st = plan_.post[i];
+  stage_values_.resize(st.exprs.size());
+  EvalContext ctx = make_eval_context(bar_scratch_.data(), kScratch);
+  sort_keys(i, row, ctx, stage_values_.data());
+  if (ctx.status != EvalStatus::Ok) return true;  // kept: the sort reports it
+  return compare_sort_keys(stage_values_.data(), bar.row(0), sort_types_[i], st.descending) < 0;
 }
 
 void PostPipeline::finish() {

@@ -47,8 +47,14 @@ class PostPipeline {
   bool push_from(size_t stage, const Value* row);
   // A join stage: the row once per matching lookup row, into the next stage.
   bool push_joined(size_t stage, const Value* row);
+  // Sort stage i's keys of `row` into `keys`, their strings in `ctx`'s scratch.
+  void sort_keys(size_t i, const Value* row, EvalContext& ctx, Value* keys) const;
   // Sorts sort stage i's buffered rows in place (stable, by its keys).
   void sort_buffer(size_t i);
+  // Whether `row` may be among the rows sort stage i keeps: it sorts before
+  // the last row kept at the last prune (a later row that ties comes after
+  // it), or there is no such row yet.
+  bool before_bar(size_t i, const Value* row);
   // A sort followed at once by `limit n` keeps its first n rows only: when
   // its buffer passes twice that, it is sorted and cut to n (the rows kept
   // came before any later one, so the final stable sort gives the same
@@ -66,6 +72,9 @@ class PostPipeline {
   std::string row_key_;                                  // a Distinct row's key, reused
   std::vector<Value> stage_values_;                      // a Top row's keys and order, reused
   std::vector<int64_t> keep_rows_;   // per Sort stage: the limit right after it, or -1
+  std::vector<Table> sort_bars_;     // per such stage, after a prune: the keys of its last row kept
+  std::vector<std::vector<Type>> sort_types_;  // per stage: the types of its expressions
+  std::vector<char> bar_scratch_;    // a row's keys to compare with the bar (the row's strings may be in scratch_)
   std::vector<int64_t> limit_seen_;
   std::vector<char> scratch_;
   uint64_t assert_failures_ = 0;

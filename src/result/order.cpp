@@ -392,6 +392,14 @@ int compare_ranked(const KeyRank& ra, const Value& a, const KeyRank& rb, const V
   return compare_values(a, b, t);
 }
 
+int compare_sort_keys(const Value* a, const Value* b, const std::vector<Type>& types, const std::vector<bool>& desc) {
+  for (size_t k = 0; k < types.size(); ++k) {
+    const int c = compare_ranked(key_rank(a[k], types[k]), a[k], key_rank(b[k], types[k]), b[k], types[k]);
+    if (c != 0) return desc[k] && !a[k].null && !b[k].null ? -c : c;  // nulls last either way
+  }
+  return 0;
+}
+
 std::vector<uint32_t> sort_order(size_t n, const KeyRows& keys, const std::vector<Type>& types,
                                  const std::vector<bool>& desc, int threads, SortMethod method) {
   if (n < 2 || types.empty()) {

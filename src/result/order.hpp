@@ -42,6 +42,10 @@ KeyRank key_rank(const Value& v, Type t);
 // <0, 0 or >0 as key a (ranked ra) sorts before, with or after key b.
 int compare_ranked(const KeyRank& ra, const Value& a, const KeyRank& rb, const Value& b, Type t);
 
+// <0, 0 or >0 as keys a[0..n) sort before, with or after keys b[0..n) in
+// sort_order's order (types[k], descending where desc[k], nulls last).
+int compare_sort_keys(const Value* a, const Value* b, const std::vector<Type>& types, const std::vector<bool>& desc);
+
 // Rows 0..n-1 (n < 2^32) ordered by their keys, most significant first: each
 // ascending, or descending where desc[k], nulls last either way; rows whose
 // keys are all equal keep their order.

@@ -80,6 +80,33 @@ std::vector<uint32_t> reference_order(size_t n, const std::vector<Value>& keys, 
 
 }  // namespace
 
+TEST_CASE("compare_sort_keys: sort_order's order for any two rows of keys of every type") {
+  const std::vector<std::vector<Type>> shapes = {
+      {Type::Int}, {Type::String}, {Type::Float}, {Type::String, Type::Int, Type::Float}, {Type::Decimal, Type::Bool}};
+  std::mt19937_64 rng(20261205);
+  std::vector<std::string> store;
+  for (const auto& types : shapes)
+    for (int distinct : {3, 1000})
+      for (bool wide : {false, true}) {
+        std::vector<bool> desc(types.size());
+        for (size_t k = 0; k < desc.size(); ++k) desc[k] = rng() % 2 == 0;
+        const size_t n = 400;
+        const std::vector<Value> keys = random_keys(rng, n, types, distinct, wide, store);
+        const std::vector<uint32_t> order = reference_order(n, keys, types, desc);
+        std::vector<size_t> place(n);  // where each row comes in the order
+        for (size_t i = 0; i < n; ++i) place[order[i]] = i;
+        INFO("keys " << types.size() << ", distinct " << distinct << ", wide " << wide);
+        for (size_t a = 0; a < n; ++a)
+          for (size_t b = a + 1; b < n; b += 7) {
+            const int c = compare_sort_keys(&keys[a * types.size()], &keys[b * types.size()], types, desc);
+            const int back = compare_sort_keys(&keys[b * types.size()], &keys[a * types.size()], types, desc);
+            CHECK(c == -back);
+            // a comes first when it sorts before b or ties with it (the order is stable).
+            CHECK((c <= 0) == (place[a] < place[b]));
+          }
+      }
+}
+
 TEST_CASE("sort_order: packed codes and comparing give the reference order on keys of every type") {
   const std::vector<std::vector<Type>> shapes = {
       {Type::Int},
