@@ -109,7 +109,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         if (st.kind == PostStage::Distinct) {
           row_key_.clear();
           append_row_key(row_key_, out.data(), output_types_[i]);
-          if (!seen_[i].insert(row_key_).second) return true;
+          if (!seen_[i].insert(row_key_)) return true;
         }
         next.swap(out);
         row = next.data();

@@ -6,11 +6,11 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "exec/lookup_table.hpp"
 #include "result/post_agg.hpp"
+#include "result/row_key.hpp"
 #include "result/top_rows.hpp"
 #include "runtime/parallel.hpp"
 #include "warpcsv/output.hpp"
@@ -67,7 +67,7 @@ class PostPipeline {
   std::vector<Table> sort_buffers_;  // per stage (used by Sort stages)
   std::vector<std::unique_ptr<TopRowsPerGroup>> tops_;  // per stage (used by Top stages)
   std::vector<std::unique_ptr<PostAggregate>> aggs_;    // per stage (used by Agg stages)
-  std::vector<std::unordered_set<std::string>> seen_;   // per stage: the rows a Distinct stage has passed
+  std::vector<RowKeySet> seen_;                         // per stage: the rows a Distinct stage has passed
   std::vector<std::vector<Type>> output_types_;          // per stage
   std::string row_key_;                                  // a Distinct row's key, reused
   std::vector<Value> stage_values_;                      // a Top row's keys and order, reused

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "warpcsv/core/hash.hpp"
 #include "warpcsv/core/types.hpp"
 
 namespace warpcsv {
@@ -29,5 +30,56 @@ inline void append_row_key(std::string& key, const Value* row, const std::vector
     }
   }
 }
+
+// A set of row keys: their bytes one after another (each after its length),
+// and open addressing over slots of (hash, where its bytes are). Flat: a
+// node per key, as std::unordered_set makes, cost a distinct of two million
+// keys most of its run.
+class RowKeySet {
+ public:
+  // Adds `key`; whether it was new.
+  bool insert(const std::string& key) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    const uint64_t h = hash_bytes(key.data(), static_cast<uint32_t>(key.size()));
+    for (size_t s = h & mask_;; s = (s + 1) & mask_) {
+      Slot& slot = slots_[s];
+      if (slot.at == kEmpty) {
+        slot = Slot{h, bytes_.size()};
+        const uint32_t n = static_cast<uint32_t>(key.size());
+        bytes_.append(reinterpret_cast<const char*>(&n), sizeof n).append(key);
+        ++size_;
+        return true;
+      }
+      if (slot.hash == h && same(slot.at, key)) return false;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  struct Slot {
+    uint64_t hash;
+    uint64_t at = kEmpty;  // where the key's length and bytes are in bytes_
+  };
+  bool same(uint64_t at, const std::string& key) const {
+    uint32_t n;
+    std::memcpy(&n, bytes_.data() + at, sizeof n);
+    return n == key.size() && std::memcmp(bytes_.data() + at + sizeof n, key.data(), n) == 0;
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.empty() ? 1024 : slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (slot.at == kEmpty) continue;
+      size_t s = slot.hash & mask_;
+      while (slots_[s].at != kEmpty) s = (s + 1) & mask_;
+      slots_[s] = slot;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::string bytes_;
+  size_t mask_ = 0, size_ = 0;
+};
 
 }  // namespace warpcsv

@@ -104,3 +104,16 @@ TEST_CASE("keep_sorted_first: a stable sort's first rows, in input order, positi
     CHECK(positions == expect_positions);
   }
 }
+
+TEST_CASE("RowKeySet: new keys are new once, as a std::set says, across its growth") {
+  std::mt19937_64 rng(44);
+  RowKeySet set;
+  std::set<std::string> reference;
+  for (int i = 0; i < 60000; ++i) {
+    // Keys of several lengths, the empty one and ones with NUL bytes among them.
+    std::string key(rng() % 20, '\0');
+    for (char& c : key) c = static_cast<char>(rng() % 3);
+    if (i % 5 == 0) key = std::to_string(rng() % 5000);
+    CHECK(set.insert(key) == reference.insert(key).second);
+  }
+}
