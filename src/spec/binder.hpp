@@ -298,6 +298,10 @@ class Binder {
 
   // Whether a stage after `i` replaces the columns (so unreferenced ones never reach the output).
   bool schema_replaced_after(size_t i) const;
+  // Before the scan ends at stage i (a sort): the scope cut to the columns
+  // that stage and the ones after it name, when a select of expressions
+  // replaces the rows' columns before anything else needs them.
+  void keep_named_columns(size_t i);
 
   // Columns checked by dropna: the named ones, else the ones the pipeline uses.
   std::vector<int> dropna_columns(size_t i);

@@ -1320,6 +1320,27 @@ TEST_CASE("diff: sort then limit keeps only the first rows, and gives the full s
   CHECK(top.out == first_lines(all, 11));
 }
 
+TEST_CASE("diff: a sort that reads only the columns later stages name gives the bytes of one that reads them all") {
+  // Columns a, b, t, u: with names the scan parses only those named; with $N it parses every column.
+  std::mt19937_64 rng(45);
+  TempDir dir;
+  write_file(dir.file("input.csv"), batch_rows_csv(rng, true));
+  const std::pair<std::string, std::string> pairs[] = {
+      {"sort b, t desc | select t, a", "sort $2, $3 desc | select t, a"},
+      {"filter u < 90 | sort A desc, u | filter t > 0 | limit 40 | select u * 2 as du, b", "filter u < 90 | sort $1 desc, u | filter t > 0 | limit 40 | select u * 2 as du, b"},
+      {"sort t | limit 7 | select lower(a) as la", "sort $3 | limit 7 | select lower(a) as la"},
+  };
+  for (const auto& [named, positional] : pairs)
+    for (bool skip : {false, true}) {
+      INFO(named << ", --bad-rows " << (skip ? "skip" : "fail"));
+      const RunResult want = run_tool(dir, positional, {dir.file("input.csv")}, 1ull << 30, 1, skip);
+      const RunResult got = run_everywhere(dir, named, {dir.file("input.csv")}, skip);
+      CHECK(got.code == want.code);
+      CHECK(got.out == want.out);
+      CHECK(got.rejects == want.rejects);
+    }
+}
+
 TEST_CASE("diff: holistic aggregates over numbers: listed rows (compacted) give the bytes of grouping by them") {
   // 2.2M rows: past the first compaction of a thread's list (a million rows). v has few distinct
   // values (the lists compact), w nearly all distinct (they stop compacting).
