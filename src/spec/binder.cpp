@@ -597,14 +597,16 @@ bool add_names(const Expr& e, std::vector<std::string>& names) {
 
 }  // namespace
 
-void Binder::keep_named_columns(size_t i) {
-  // Only sorts, limits and filters up to a select of expressions: the
-  // columns they name are all that is read of the rows.
+void Binder::keep_named_columns(size_t from) {
+  // Only sorts, tops (and their groupbys), limits and filters up to a select
+  // of expressions: the columns they name are all that is read of the rows.
   std::vector<std::string> names;
-  size_t k = i;
+  size_t k = from;
   for (; k < p_.stages.size(); ++k) {
     const Stage& s = p_.stages[k];
-    if (s.kind != Stage::Sort && s.kind != Stage::Limit && s.kind != Stage::Filter && s.kind != Stage::Select) return;
+    if (s.kind != Stage::Sort && s.kind != Stage::Top && s.kind != Stage::GroupBy && s.kind != Stage::Limit &&
+        s.kind != Stage::Filter && s.kind != Stage::Select)
+      return;
     for (const auto& it : s.items)
       if (!it.expr || !add_names(*it.expr, names)) return;  // `*` reads every column
     if (s.kind == Stage::Select) break;
@@ -815,8 +817,11 @@ void Binder::order_items(const Stage& st, PostStage* ps) {
 void Binder::top_stage(size_t i) {
   const Stage& st = p_.stages[i];
   if (top_in_scan(i)) return;
-  if (!post_) finish_scan();
   const bool grouped = i > 0 && p_.stages[i - 1].kind == Stage::GroupBy;
+  if (!post_) {
+    keep_named_columns(grouped ? i - 1 : i);
+    finish_scan();
+  }
   PostStage ps = post_stage(grouped ? PostStage::Top : PostStage::Sort, st);
   if (grouped) {
     for (const auto& it : p_.stages[i - 1].items) {

@@ -298,10 +298,11 @@ class Binder {
 
   // Whether a stage after `i` replaces the columns (so unreferenced ones never reach the output).
   bool schema_replaced_after(size_t i) const;
-  // Before the scan ends at stage i (a sort): the scope cut to the columns
-  // that stage and the ones after it name, when a select of expressions
-  // replaces the rows' columns before anything else needs them.
-  void keep_named_columns(size_t i);
+  // Before the scan ends at a sort or a top (whose groupby is stage `from`,
+  // else the stage itself): the scope cut to the columns the stages from
+  // `from` on name, when a select of expressions replaces the rows' columns
+  // before anything else needs them.
+  void keep_named_columns(size_t from);
 
   // Columns checked by dropna: the named ones, else the ones the pipeline uses.
   std::vector<int> dropna_columns(size_t i);

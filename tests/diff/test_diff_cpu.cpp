@@ -1329,6 +1329,8 @@ TEST_CASE("diff: a sort that reads only the columns later stages name gives the 
       {"sort b, t desc | select t, a", "sort $2, $3 desc | select t, a"},
       {"filter u < 90 | sort A desc, u | filter t > 0 | limit 40 | select u * 2 as du, b", "filter u < 90 | sort $1 desc, u | filter t > 0 | limit 40 | select u * 2 as du, b"},
       {"sort t | limit 7 | select lower(a) as la", "sort $3 | limit 7 | select lower(a) as la"},
+      {"groupby b | top 2 by t desc, u | select a, t", "groupby $2 | top 2 by $3 desc, u | select a, t"},
+      {"top 5 by u desc | filter b > 0 | select a", "top 5 by $4 desc | filter b > 0 | select a"},
   };
   for (const auto& [named, positional] : pairs)
     for (bool skip : {false, true}) {
