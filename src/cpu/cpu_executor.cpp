@@ -128,14 +128,8 @@ class CpuScan {
     // A distinct of the scan's rows as they are: each partition passes on
     // only its rows' first occurrences (the distinct's own work, on the
     // scan's threads; it had been most of such a run, on one thread).
-    if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Distinct) {
-      const PostStage& d = plan_.post[0];
-      bool rows_as_scanned = d.exprs.size() == plan_.scan_output.size();
-      for (size_t k = 0; k < d.exprs.size() && rows_as_scanned; ++k)
-        rows_as_scanned = d.exprs[k].bare_slot() == static_cast<int>(k);
-      if (rows_as_scanned)
-        for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
-    }
+    if (distinct_of_scanned_rows(plan_))
+      for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
     // A sort of the scan's rows by their columns, then a limit: each
     // partition passes on only its own first rows in that order, cut as it
     // goes so that its table stays small. (A value that widens a type starts

@@ -361,8 +361,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
             outbox->add_rows(t, begin, end);
             return true;
           }
-          for (size_t r = begin; r < end; ++r)
-            if (!post->push(t.row(r))) return rows_wanted = false;
+          if (!post->push_rows(t, begin, end)) return rows_wanted = false;
           if (streaming) {  // out at once
             writer->flush_rows();
             streamed.flush();

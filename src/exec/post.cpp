@@ -59,6 +59,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
       note_(std::move(note)) {
   if (!note_) note_ = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
   keep_rows_.assign(plan.post.size(), -1);
+  distinct_of_scanned_rows_ = distinct_of_scanned_rows(plan);
   for (size_t i = 0; i < plan.post.size(); ++i) {
     const PostStage& st = plan.post[i];
     if (st.kind == PostStage::Sort && i + 1 < plan.post.size() && plan.post[i + 1].kind == PostStage::Limit)
@@ -79,6 +80,47 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
 bool PostPipeline::push(const Value* row) {
   if (done_) return false;
   return push_from(0, row);
+}
+
+bool distinct_of_scanned_rows(const Plan& plan) {
+  if (plan.scan.aggregate || plan.post.empty() || plan.post[0].kind != PostStage::Distinct) return false;
+  const PostStage& d = plan.post[0];
+  if (d.exprs.size() != plan.scan_output.size()) return false;
+  for (size_t k = 0; k < d.exprs.size(); ++k)
+    if (d.exprs[k].bare_slot() != static_cast<int>(k)) return false;
+  return true;
+}
+
+bool PostPipeline::push_rows(const Table& t, size_t begin, size_t end) {
+  if (!distinct_of_scanned_rows_) {
+    for (size_t r = begin; r < end; ++r)
+      if (!push(t.row(r))) return false;
+    return true;
+  }
+  // Each row's key and hash first, its slot prefetched; the key its slot
+  // holds prefetched kAhead rows before its lookup.
+  constexpr size_t kBlock = 256, kAhead = 8;
+  RowKeySet& seen = seen_[0];
+  for (size_t b = begin; b < end; b += kBlock) {
+    const size_t n = std::min(kBlock, end - b);
+    block_keys_.clear();
+    block_key_ends_.clear();
+    block_hashes_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const size_t at = block_keys_.size();
+      append_row_key(block_keys_, t.row(b + i), output_types_[0]);
+      block_key_ends_.push_back(block_keys_.size());
+      block_hashes_.push_back(RowKeySet::hash_of(block_keys_.data() + at, block_keys_.size() - at));
+      seen.prefetch_slot(block_hashes_.back());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) seen.prefetch_key(block_hashes_[i + kAhead]);
+      const size_t at = i == 0 ? 0 : block_key_ends_[i - 1];
+      if (!seen.insert(block_keys_.data() + at, block_key_ends_[i] - at, block_hashes_[i])) continue;
+      if (done_ || !push_from(1, t.row(b + i))) return false;
+    }
+  }
+  return true;
 }
 
 bool PostPipeline::push_all(const Table& t) {

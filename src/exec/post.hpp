@@ -19,6 +19,10 @@
 
 namespace warpcsv {
 
+// Whether the plan's first stage after the scan is a distinct of the scan's
+// rows as they are (every column, in order).
+bool distinct_of_scanned_rows(const Plan& plan);
+
 class PostPipeline {
  public:
   // `note` takes the messages of failed asserts (default: stderr).
@@ -31,6 +35,9 @@ class PostPipeline {
   // Every row of `t`, as push() would take them. Returns false once no more
   // rows can change the output.
   bool push_all(const Table& t);
+  // Rows [begin, end) of `t`, as push() would take them; a distinct of the
+  // rows as they are looks a block's keys up with their slots prefetched.
+  bool push_rows(const Table& t, size_t begin, size_t end);
   // Whether rows may skip push(): no post stages, and a writer whose rows
   // are formatted apart (format_rows), so threads can format them
   // (format_in_parts).
@@ -70,6 +77,10 @@ class PostPipeline {
   std::vector<RowKeySet> seen_;                         // per stage: the rows a Distinct stage has passed
   std::vector<std::vector<Type>> output_types_;          // per stage
   std::string row_key_;                                  // a Distinct row's key, reused
+  bool distinct_of_scanned_rows_ = false;
+  std::string block_keys_;                               // push_rows: a block's row keys, one after another
+  std::vector<size_t> block_key_ends_;
+  std::vector<uint64_t> block_hashes_;
   std::vector<Value> stage_values_;                      // a Top row's keys and order, reused
   std::vector<int64_t> keep_rows_;   // per Sort stage: the limit right after it, or -1
   std::vector<Table> sort_bars_;     // per such stage, after a prune: the keys of its last row kept

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/prefetch.hpp"
 #include "warpcsv/core/hash.hpp"
 #include "warpcsv/core/types.hpp"
 
@@ -37,21 +38,33 @@ inline void append_row_key(std::string& key, const Value* row, const std::vector
 // keys most of its run.
 class RowKeySet {
  public:
+  static uint64_t hash_of(const char* key, size_t n) { return hash_bytes(key, static_cast<uint32_t>(n)); }
   // Adds `key`; whether it was new.
-  bool insert(const std::string& key) {
+  bool insert(const std::string& key) { return insert(key.data(), key.size(), hash_of(key.data(), key.size())); }
+  // Adds key[0, n) of hash h (hash_of); whether it was new.
+  bool insert(const char* key, size_t n, uint64_t h) {
     if ((size_ + 1) * 2 > slots_.size()) grow();
-    const uint64_t h = hash_bytes(key.data(), static_cast<uint32_t>(key.size()));
     for (size_t s = h & mask_;; s = (s + 1) & mask_) {
       Slot& slot = slots_[s];
       if (slot.at == kEmpty) {
         slot = Slot{h, bytes_.size()};
-        const uint32_t n = static_cast<uint32_t>(key.size());
-        bytes_.append(reinterpret_cast<const char*>(&n), sizeof n).append(key);
+        const uint32_t len = static_cast<uint32_t>(n);
+        bytes_.append(reinterpret_cast<const char*>(&len), sizeof len).append(key, n);
         ++size_;
         return true;
       }
-      if (slot.hash == h && same(slot.at, key)) return false;
+      if (slot.hash == h && same(slot.at, key, n)) return false;
     }
+  }
+  // Hints that a key of hash h comes soon: its first slot, then (once that
+  // is in) the bytes of the key the slot holds.
+  void prefetch_slot(uint64_t h) const {
+    if (!slots_.empty()) prefetch_read(&slots_[h & mask_]);
+  }
+  void prefetch_key(uint64_t h) const {
+    if (slots_.empty()) return;
+    const Slot& slot = slots_[h & mask_];
+    if (slot.at != kEmpty && slot.hash == h) prefetch_read(bytes_.data() + slot.at);
   }
 
  private:
@@ -60,10 +73,10 @@ class RowKeySet {
     uint64_t hash;
     uint64_t at = kEmpty;  // where the key's length and bytes are in bytes_
   };
-  bool same(uint64_t at, const std::string& key) const {
-    uint32_t n;
-    std::memcpy(&n, bytes_.data() + at, sizeof n);
-    return n == key.size() && std::memcmp(bytes_.data() + at + sizeof n, key.data(), n) == 0;
+  bool same(uint64_t at, const char* key, size_t n) const {
+    uint32_t len;
+    std::memcpy(&len, bytes_.data() + at, sizeof len);
+    return len == n && std::memcmp(bytes_.data() + at + sizeof len, key, n) == 0;
   }
   void grow() {
     std::vector<Slot> old(slots_.empty() ? 1024 : slots_.size() * 2);
