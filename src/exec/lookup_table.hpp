@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/grow_array.hpp"
 #include "warpcsv/core/lookup.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
@@ -26,14 +27,15 @@ class LookupTable {
   const LookupView& view() const { return view_; }
   uint32_t rows() const { return static_cast<uint32_t>(rows_.rows()); }
   const Table& table() const { return rows_; }
-  const UninitVector<uint32_t>& next() const { return next_; }
-  const UninitVector<LookupBucket>& buckets() const { return buckets_; }
+  const GrowArray<uint32_t>& next() const { return next_; }
+  const GrowArray<LookupBucket>& buckets() const { return buckets_; }
 
  private:
   Table rows_;
-  // Not zeroed when sized: filled on threads, which fault their pages in.
-  UninitVector<uint32_t> next_;
-  UninitVector<LookupBucket> buckets_;
+  // Not zeroed when sized (filled on threads, which fault their pages in),
+  // and probed at random: GrowArrays, whose large arrays get 2 MiB pages.
+  GrowArray<uint32_t> next_;
+  GrowArray<LookupBucket> buckets_;
   LookupView view_{};
 };
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "result/order.hpp"
+#include "runtime/grow_array.hpp"
 #include "runtime/prefetch.hpp"
 #include "warpcsv/core/hash.hpp"
 
@@ -53,11 +54,12 @@ class KeptRows {
 
  private:
   void grow() {
-    std::vector<uint64_t> old(slots_.size() * 2, 0);
-    old.swap(slots_);
+    GrowArray<uint64_t> old;
+    old.assign_zero(slots_.size() * 2);
+    std::swap(old, slots_);
     mask_ = slots_.size() - 1;
-    for (uint64_t slot : old)
-      if (slot != 0) place(slot);
+    for (size_t i = 0; i < old.size(); ++i)
+      if (old[i] != 0) place(old[i]);
   }
   void place(uint64_t slot) {
     size_t s = home(slot >> 32);
@@ -67,8 +69,13 @@ class KeptRows {
   // A row's first slot, from the hash bits its slot keeps (so that growing can place it again).
   size_t home(uint64_t top) const { return static_cast<size_t>(top) & mask_; }
 
-  std::vector<uint64_t> slots_ = std::vector<uint64_t>(1024, 0);
+  GrowArray<uint64_t> slots_ = zeros(1024);  // large: 2 MiB pages
   size_t mask_ = 1023, size_ = 0;
+  static GrowArray<uint64_t> zeros(size_t n) {
+    GrowArray<uint64_t> a;
+    a.assign_zero(n);
+    return a;
+  }
 };
 
 // Drops rows of a table in place as they are visited in order, and moves

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/grow_array.hpp"
 #include "runtime/prefetch.hpp"
 #include "warpcsv/core/hash.hpp"
 #include "warpcsv/core/types.hpp"
@@ -35,7 +36,8 @@ inline void append_row_key(std::string& key, const Value* row, const std::vector
 // A set of row keys: their bytes one after another (each after its length),
 // and open addressing over slots of (hash, where its bytes are). Flat: a
 // node per key, as std::unordered_set makes, cost a distinct of two million
-// keys most of its run.
+// keys most of its run. Both arrays are GrowArrays: large ones get 2 MiB
+// pages, so a lookup's random reads do not each walk the page tables.
 class RowKeySet {
  public:
   static uint64_t hash_of(const char* key, size_t n) { return hash_bytes(key, static_cast<uint32_t>(n)); }
@@ -46,32 +48,32 @@ class RowKeySet {
     if ((size_ + 1) * 2 > slots_.size()) grow();
     for (size_t s = h & mask_;; s = (s + 1) & mask_) {
       Slot& slot = slots_[s];
-      if (slot.at == kEmpty) {
-        slot = Slot{h, bytes_.size()};
+      if (slot.at_plus_one == 0) {
+        slot = Slot{h, bytes_.size() + 1};
         const uint32_t len = static_cast<uint32_t>(n);
-        bytes_.append(reinterpret_cast<const char*>(&len), sizeof len).append(key, n);
+        bytes_.append(reinterpret_cast<const char*>(&len), sizeof len);
+        bytes_.append(key, n);
         ++size_;
         return true;
       }
-      if (slot.hash == h && same(slot.at, key, n)) return false;
+      if (slot.hash == h && same(slot.at_plus_one - 1, key, n)) return false;
     }
   }
   // Hints that a key of hash h comes soon: its first slot, then (once that
   // is in) the bytes of the key the slot holds.
   void prefetch_slot(uint64_t h) const {
-    if (!slots_.empty()) prefetch_read(&slots_[h & mask_]);
+    if (slots_.size()) prefetch_read(&slots_[h & mask_]);
   }
   void prefetch_key(uint64_t h) const {
-    if (slots_.empty()) return;
+    if (!slots_.size()) return;
     const Slot& slot = slots_[h & mask_];
-    if (slot.at != kEmpty && slot.hash == h) prefetch_read(bytes_.data() + slot.at);
+    if (slot.at_plus_one != 0 && slot.hash == h) prefetch_read(bytes_.data() + slot.at_plus_one - 1);
   }
 
  private:
-  static constexpr uint64_t kEmpty = ~uint64_t{0};
   struct Slot {
     uint64_t hash;
-    uint64_t at = kEmpty;  // where the key's length and bytes are in bytes_
+    uint64_t at_plus_one;  // where the key's length and bytes are in bytes_, + 1; 0: empty
   };
   bool same(uint64_t at, const char* key, size_t n) const {
     uint32_t len;
@@ -79,19 +81,21 @@ class RowKeySet {
     return len == n && std::memcmp(bytes_.data() + at + sizeof len, key, n) == 0;
   }
   void grow() {
-    std::vector<Slot> old(slots_.empty() ? 1024 : slots_.size() * 2);
-    old.swap(slots_);
-    mask_ = slots_.size() - 1;
-    for (const Slot& slot : old) {
-      if (slot.at == kEmpty) continue;
+    GrowArray<Slot> bigger;
+    bigger.assign_zero(slots_.size() ? slots_.size() * 2 : 1024);
+    mask_ = bigger.size() - 1;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& slot = slots_[i];
+      if (slot.at_plus_one == 0) continue;
       size_t s = slot.hash & mask_;
-      while (slots_[s].at != kEmpty) s = (s + 1) & mask_;
-      slots_[s] = slot;
+      while (bigger[s].at_plus_one != 0) s = (s + 1) & mask_;
+      bigger[s] = slot;
     }
+    slots_ = std::move(bigger);
   }
 
-  std::vector<Slot> slots_;
-  std::string bytes_;
+  GrowArray<Slot> slots_;
+  GrowArray<char> bytes_;
   size_t mask_ = 0, size_ = 0;
 };
 
