@@ -49,7 +49,6 @@ constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
 // busy and no part's doubling is a large share of the whole.
 constexpr size_t kGroupParts = 64;
 
-// A program that only reads one slot needs no interpreter.
 // Everything one partition produced, folded into the run in partition order.
 struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
@@ -144,7 +143,7 @@ class CpuScan {
       }
       cut.desc = sort.descending;
       cut.keep = static_cast<size_t>(plan_.post[1].limit);
-      cut_rows_ = std::max<size_t>(cut.keep, 4096);
+      cut_at_ = sorted_cut_at(cut.keep);
       if (std::find(cut.columns.begin(), cut.columns.end(), -1) == cut.columns.end()) sorted_cut_ = std::move(cut);
     }
     // Rows that stream out (or a limit) want the first rows soon: small first
@@ -494,7 +493,7 @@ class CpuScan {
       // Room for a row per line (untouched room costs no memory): growing by
       // doubling would copy the rows and fault their pages in twice.
       const uint64_t lines = count_byte(w.data + pos, end - pos, '\n') + 1;
-      out.output.cells.reserve(std::min<uint64_t>(lines, sorted_cut_ ? 2 * cut_rows_ : lines) * out.output.width());
+      out.output.cells.reserve(std::min<uint64_t>(lines, sorted_cut_ ? cut_at_ : lines) * out.output.width());
     }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
@@ -681,7 +680,7 @@ class CpuScan {
             row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
                                              : eval_program(out_progs_[k], slots.data(), ctx);
           if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
-          if (sorted_cut_ && out.output.rows() >= 2 * cut_rows_) keep_sorted_first(out.output, *sorted_cut_, out.issue_rows);
+          if (sorted_cut_ && out.output.rows() >= cut_at_) keep_sorted_first(out.output, *sorted_cut_, out.issue_rows);
         }
         if (ctx.status != EvalStatus::Ok) {
           add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
@@ -836,7 +835,7 @@ class CpuScan {
   std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1
   std::vector<Type> distinct_types_;  // per scan output, when the rows go to a distinct as they are
   std::optional<SortedCut> sorted_cut_;  // when the rows go to a sort by their columns, then a limit
-  size_t cut_rows_ = 0;  // a partition's table is cut back to its first rows at twice this many
+  size_t cut_at_ = 0;  // a partition's table is cut back to its first rows at this many
   std::vector<char> slot_text_;  // per slot: its values carry their field's text
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;

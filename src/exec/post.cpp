@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/parallel.hpp"
+#include "result/first_rows.hpp"
 #include "result/group_rows.hpp"
 #include "result/order.hpp"
 #include "result/row_key.hpp"
@@ -208,8 +209,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       case PostStage::Sort:
         if (!before_bar(i, row)) return true;  // it cannot be among the first rows the limit keeps
         sort_buffers_[i].append_owned(row);
-        if (keep_rows_[i] >= 0 &&
-            sort_buffers_[i].rows() >= 2 * std::max<uint64_t>(static_cast<uint64_t>(keep_rows_[i]), 4096))
+        if (keep_rows_[i] >= 0 && sort_buffers_[i].rows() >= sorted_cut_at(static_cast<size_t>(keep_rows_[i])))
           prune(i);
         return true;
     }

@@ -6,6 +6,7 @@
 //   order), so each partition passes on only its own first n of them, in
 //   their input order: every row of the whole's first n is among them.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct SortedCut {
   std::vector<bool> desc;
   size_t keep = 0;
 };
+
+// The rows a sort then `limit keep` holds before it cuts them back to its
+// first `keep`: twice that, and a few thousand at least, so that cuts are rare.
+inline size_t sorted_cut_at(size_t keep) { return 2 * std::max<size_t>(keep, 4096); }
 
 // Keeps the `cut.keep` rows of `t` that the sort puts first (a stable sort:
 // ties in input order), in input order; `positions` as keep_first_rows.
