@@ -6,8 +6,9 @@
 // composes the vectors in file order, and once a batch's start state is
 // known its rows are found, parsed and aggregated. The host never parses the
 // bytes itself. Each GPU keeps its group table resident; at the end the
-// tables merge into one GPU's, which comes back, is converted into the core's
-// state structs and merged with GroupTable::merge_from. A batch that meets
+// GPUs exchange their groups by key range and each orders its range where
+// the result is taken from the GPUs (key_ranges.*), else the tables merge
+// into one GPU's, which is ordered there or comes back. A batch that meets
 // anything the GPU does not report itself (a bad row or value, an expression
 // error, a limit, a row longer than the batch tail) makes the whole scan run
 // again on the CPU executor, so messages and --rejects are exactly the CPU's.
@@ -15,7 +16,8 @@
 // The pieces: which plans run on the GPU and their GpuPlan (gpu_support.*);
 // a GPU's staging and the pinned slots, kept between runs (staging.*); one
 // GPU of a run (gpu.*: its batches; gpu_table.cpp: its group table;
-// gpu_lists.cpp: its holistic lists). Here: the GPUs' start-up, the scan
+// gpu_lists.cpp: its holistic lists; key_ranges.cpp: its part of the
+// exchange). Here: the GPUs' start-up, the scan
 // loop, and the plans handed to the CPU executor.
 #include "cuda/cuda_executor.hpp"
 
@@ -45,6 +47,8 @@
 #include "cuda/staging.hpp"
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
+#include "cuda/key_ranges.hpp"
+#include "runtime/parallel.hpp"
 #include "runtime/stopwatch.hpp"
 #include "runtime/trace.hpp"
 #include "warpcsv/errors.hpp"
@@ -128,7 +132,8 @@ void throw_gpu_error(cudaError_t err, const char* call, const char* file, int li
 std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_stagings_built{0}, g_table_stops{0},
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
-std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0}, g_plain_rows{0};
+std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0}, g_plain_rows{0},
+    g_key_exchanges{0};
 
 namespace {
 
@@ -148,24 +153,6 @@ std::vector<int> usable_gpus(const DevicePlan& plan, int count, bool quiet) {
   if (!quiet)
     for (const auto& n : sel.notices) std::fputs(n.c_str(), stderr);  // best effort, like every notice
   return sel.usable;
-}
-
-// Runs fn(i) on one thread per i and rethrows the first exception.
-template <class Fn>
-void on_threads(size_t n, Fn&& fn) {
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < n; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        fn(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 class CudaExecutor : public ScanExecutor {
@@ -497,6 +484,45 @@ class CudaExecutor : public ScanExecutor {
       return result_from_spill(*spill, settings, stats);
     };
     if (spill && spill->any()) return result_through_spill(gpus.size());
+    if (gpus.size() > 1 && settings.device_result && !listed) {
+      // Each GPU takes a range of the keys and orders it: the ranges in turn
+      // are the result. Where that cannot be, the tables merge below.
+      const auto t_exchange = std::chrono::steady_clock::now();
+      KeyRangeExchange ex = exchange_key_ranges(gpus, counters, groups.layout().key_types);
+      if (ex.flags) {
+        *flags = ex.flags;
+        return false;
+      }
+      if (ex.exchanged) {
+        ++g_key_exchanges;
+        if (tr)
+          tr->complete("exchange key ranges", "merge", trace::gpu_pid(gpus[0]->id()), Gpu::kTraceComputeTid, t_exchange,
+                       trace::Clock::now(), {{"gpus", int64_t(gpus.size())}});
+        std::vector<std::unique_ptr<DeviceGroups>> ranges(gpus.size());
+        on_threads(gpus.size(), [&](size_t g) {
+          if (std::min<uint64_t>(counters[g].groups, gpus[g]->table_groups()) > 0)
+            ranges[g] = gpus[g]->ordered_groups(counters[g], groups.layout(), result_run_rows(*settings.opts));
+        });
+        bool all_ordered = true;
+        std::vector<OrderedGroups*> parts;
+        for (size_t g = 0; g < gpus.size(); ++g) {
+          if (ranges[g]) parts.push_back(ranges[g].get());
+          else if (std::min<uint64_t>(counters[g].groups, gpus[g]->table_groups()) > 0) all_ordered = false;
+        }
+        if (all_ordered) {
+          for (const auto& c : counters) stats.rows += c.rows;
+          add_scan_stages(startup, times, stats);
+          stats.stages.insert(stats.stages.end(), ex.stages.begin(), ex.stages.end());
+          add_gpu_stages(gpus, stats);
+          ChainedGroups result(parts);
+          (*settings.device_result)(result);
+          for (const auto& r : ranges)
+            if (r) r->add_stages(stats.stages);
+          return true;
+        }
+        // A GPU without room to order its range: the ranges merge below as any tables.
+      }
+    }
     // Tables that would not fit in GPU 0's together spill instead of merging there.
     uint64_t all_groups = 0, all_arena = 0;
     for (const auto& c : counters) {
@@ -625,6 +651,7 @@ CudaRunInfo cuda_run_info() {
   r.tail_reruns = cuda::g_tail_reruns;
   r.table_spills = cuda::g_table_spills;
   r.plain_rows = cuda::g_plain_rows;
+  r.key_exchanges = cuda::g_key_exchanges;
   return r;
 }
 

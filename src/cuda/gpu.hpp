@@ -18,6 +18,7 @@
 #include "cuda/device_lookup.hpp"
 #include "cuda/gpu_plan.hpp"
 #include "cuda/gpu_spill.hpp"
+#include "cuda/key_ranges.hpp"
 #include "cuda/pinned.hpp"
 #include "cuda/staging.hpp"
 #include "exec/holistic.hpp"
@@ -26,6 +27,9 @@
 
 namespace warpcsv {
 namespace cuda {
+
+// Device memory free on the current GPU (0 when it cannot say).
+uint64_t free_gpu_bytes();
 
 class Gpu {
  public:
@@ -112,6 +116,22 @@ class Gpu {
   // run the scan.
   bool absorb(Gpu& other, GpuCounters& mine, const GpuCounters& theirs);
 
+  // Key ranges after the scan (key_ranges.cpp), counters `c` from finish().
+  // Copies the keys of up to `want` groups spread over the table into `out`;
+  // false when the GPU has no room for the copy.
+  bool sample_keys(const GpuCounters& c, uint64_t want, KeySample& out);
+  // The table's groups gathered on this GPU in a slice per range of
+  // `bounds`; empty when the GPU has no room for them. The table is unchanged.
+  std::vector<GroupSlice> slice_by_range(const GpuCounters& c, const KeySample& bounds);
+  // Empties the table and merges `slices` into it, grown to hold them (from
+  // other GPUs by peer copies); `mine` is read back. False when a limit was
+  // hit anyway.
+  bool take_slices(const std::vector<const GroupSlice*>& slices, GpuCounters& mine);
+  // Device bytes growing the table to `groups` groups and `arena` key bytes
+  // would allocate.
+  uint64_t growth_bytes(uint64_t groups, uint64_t arena) const;
+  int words_per_group() const { return hplan_.nwords; }
+
   // Copies the table back into `out` (empty: the other GPUs' tables were
   // merged here) as the core's state structs, converted on all threads.
   void copy_back(GroupTable& out, const GpuCounters& c, int threads);
@@ -170,6 +190,10 @@ class Gpu {
 
   // Empties the table, keeping its arrays (after a synchronize).
   void empty_table();
+
+  // Merges the groups of `s` into the table, which has room for them: in
+  // place when they are on this GPU, else through a copy here.
+  void merge_slice(const GroupSlice& s);
 
   GpuTable table() const;
 

@@ -146,7 +146,6 @@ uint64_t Gpu::grown_size(uint64_t cap, uint64_t upper, uint64_t bound, const Roo
   return std::max(want, cap);
 }
 
-namespace {
 uint64_t free_gpu_bytes() {
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
@@ -155,7 +154,6 @@ uint64_t free_gpu_bytes() {
   }
   return free_b;
 }
-}  // namespace
 
 uint64_t Gpu::table_bytes_per_group() const {
   return 8 + sizeof(Value) * hplan_.nkeys + 8 * hplan_.nwords + 2 * 4 * kSlotsPerGroup;
@@ -289,31 +287,48 @@ bool Gpu::absorb(Gpu& other, GpuCounters& mine, const GpuCounters& theirs) {
   if (have + count > table_.gcap) grow_groups(have + count, have);
   if (mine.arena_used + theirs.arena_used > table_.arena_cap)
     grow_arena(mine.arena_used + theirs.arena_used + 4096, mine.arena_used);
-  int can = 0;  // NVLink / PCIe peer access makes the copies direct
-  if (cudaDeviceCanAccessPeer(&can, id_, other.id_) == cudaSuccess && can) {
-    const cudaError_t e = cudaDeviceEnablePeerAccess(other.id_, 0);
-    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) WCSV_CUDA_TRY(e);
-    (void)cudaGetLastError();
-  }
-  const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
-  GpuTable src{};  // the other GPU's table, copied here
-  const TableArrays src_arrays(src);
-  WCSV_CUDA_TRY(cudaMalloc(&src.hashes, count * 8));
-  WCSV_CUDA_TRY(cudaMalloc(&src.keys, std::max<uint64_t>(1, count * nkeys) * sizeof(Value)));
-  WCSV_CUDA_TRY(cudaMalloc(&src.words, count * nwords * 8));
-  WCSV_CUDA_TRY(cudaMalloc(&src.arena, std::max<uint64_t>(1, theirs.arena_used)));
-  auto peer = [&](void* dst, const void* from, uint64_t n) {
-    if (n) WCSV_CUDA_TRY(cudaMemcpyPeerAsync(dst, id_, from, other.id_, n, compute_));
-  };
-  peer(src.hashes, other.table_.hashes, count * 8);
-  peer(src.keys, other.table_.keys, count * nkeys * sizeof(Value));
-  peer(src.words, other.table_.words, count * nwords * 8);
-  peer(src.arena, other.table_.arena, theirs.arena_used);
-  launch_merge_table(table(), dplan_, src, count, st_->shape, compute_);
+  merge_slice(GroupSlice::view(other.id_, other.table_, count, theirs.arena_used));
   WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
   WCSV_CUDA_TRY(cudaMemcpy(&mine, counters_, sizeof mine, cudaMemcpyDeviceToHost));
   mine.rows += theirs.rows;
   return mine.flags == 0;
+}
+
+void Gpu::merge_slice(const GroupSlice& s) {
+  if (s.count == 0) return;
+  WCSV_CUDA_TRY(cudaSetDevice(id_));
+  if (s.device == id_) {
+    launch_merge_table(table(), dplan_, s.arrays, s.count, st_->shape, compute_);
+    return;
+  }
+  int can = 0;  // NVLink / PCIe peer access makes the copies direct
+  if (cudaDeviceCanAccessPeer(&can, id_, s.device) == cudaSuccess && can) {
+    const cudaError_t e = cudaDeviceEnablePeerAccess(s.device, 0);
+    if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) WCSV_CUDA_TRY(e);
+    (void)cudaGetLastError();
+  }
+  const int nkeys = hplan_.nkeys, nwords = hplan_.nwords;
+  GpuTable src{};  // the slice, copied here
+  const TableArrays src_arrays(src);
+  WCSV_CUDA_TRY(cudaMalloc(&src.hashes, s.count * 8));
+  WCSV_CUDA_TRY(cudaMalloc(&src.keys, std::max<uint64_t>(1, s.count * nkeys) * sizeof(Value)));
+  WCSV_CUDA_TRY(cudaMalloc(&src.words, s.count * nwords * 8));
+  WCSV_CUDA_TRY(cudaMalloc(&src.arena, std::max<uint64_t>(1, s.arena_bytes)));
+  auto peer = [&](void* dst, const void* from, uint64_t n) {
+    if (n) WCSV_CUDA_TRY(cudaMemcpyPeerAsync(dst, id_, from, s.device, n, compute_));
+  };
+  peer(src.hashes, s.arrays.hashes, s.count * 8);
+  peer(src.keys, s.arrays.keys, s.count * nkeys * sizeof(Value));
+  peer(src.words, s.arrays.words, s.count * nwords * 8);
+  peer(src.arena, s.arrays.arena, s.arena_bytes);
+  launch_merge_table(table(), dplan_, src, s.count, st_->shape, compute_);
+  // The copy is freed when this returns: the merge must be done by then.
+  WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+}
+
+uint64_t Gpu::growth_bytes(uint64_t groups, uint64_t arena) const {
+  return (groups > table_.gcap ? groups * table_bytes_per_group() : 0) +
+         (arena > table_.arena_cap ? arena + 4096 : 0);
 }
 
 void Gpu::copy_back(GroupTable& out, const GpuCounters& c, int threads) {

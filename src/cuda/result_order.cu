@@ -6,6 +6,7 @@
 
 #include "cuda/result_order.hpp"
 #include "warpcsv/core/agg.hpp"
+#include "warpcsv/core/eval.hpp"
 
 namespace warpcsv {
 namespace cuda {
@@ -110,6 +111,51 @@ __global__ void k_gather(GpuTable t, int nkeys, int nwords, uint32_t string_keys
     const uint64_t r = e / nwords;
     out.words[e] = t.words[uint64_t(perm[begin + r]) * nwords + e % nwords];
   }
+  if (out.hashes)
+    for (uint64_t e = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; e < count; e += step)
+      out.hashes[e] = t.hashes[perm[begin + e]];
+}
+
+// The order of the host's sort: key by key, nulls last, each key by the
+// core's compare_values. String keys are offsets into their arena.
+__device__ int compare_key_rows(const Value* a, const char* arena_a, const Value* b, const char* arena_b,
+                                const KeyBounds& kb) {
+  for (int k = 0; k < kb.nkeys; ++k) {
+    Value x = a[k], y = b[k];
+    if (x.null || y.null) {
+      if (x.null != y.null) return x.null ? 1 : -1;
+      continue;
+    }
+    if (kb.types[k] == Type::String) {
+      x.s.ptr = arena_a + reinterpret_cast<uintptr_t>(x.s.ptr);
+      y.s.ptr = arena_b + reinterpret_cast<uintptr_t>(y.s.ptr);
+    }
+    const int c = compare_values(x, y, kb.types[k]);
+    if (c) return c;
+  }
+  return 0;
+}
+
+// Each group's range: the bounds not greater than its keys, by binary
+// search; counted per block in shared memory, then once per range.
+__global__ void k_key_ranges(GpuTable t, KeyBounds b, uint64_t n, u64* ranges, u64* counts) {
+  __shared__ unsigned int seen[kMaxKeyRanges];
+  for (int r = threadIdx.x; r <= b.count; r += blockDim.x) seen[r] = 0;
+  __syncthreads();
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+    const Value* k = t.keys + i * b.nkeys;
+    int lo = 0, hi = b.count;  // the first bound greater than k
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (compare_key_rows(b.keys + mid * b.nkeys, b.arena, k, t.arena, b) > 0) hi = mid;
+      else lo = mid + 1;
+    }
+    ranges[i] = static_cast<u64>(lo);
+    atomicAdd(&seen[lo], 1u);
+  }
+  __syncthreads();
+  for (int r = threadIdx.x; r <= b.count; r += blockDim.x)
+    if (seen[r]) atomicAdd(&counts[r], static_cast<u64>(seen[r]));
 }
 
 }  // namespace
@@ -148,6 +194,16 @@ int launch_sort_digits(const OrderArrays& o, int cur, int bits, const GpuShape& 
   const int now = v.Current() == o.perm[0] ? 0 : 1;
   // The digits follow the permutation's buffer (the next pass overwrites them anyway).
   return now;
+}
+
+void launch_key_ranges(const GpuTable& t, const KeyBounds& b, const OrderArrays& o, u64* counts,
+                       const GpuShape& shape, cudaStream_t stream) {
+  const u64 span[2] = {0, static_cast<u64>(b.count)};
+  WCSV_CUDA_TRY(cudaMemcpyAsync(o.span, span, sizeof span, cudaMemcpyHostToDevice, stream));
+  WCSV_CUDA_TRY(cudaMemsetAsync(counts, 0, (static_cast<size_t>(b.count) + 1) * sizeof(u64), stream));
+  if (o.n == 0) return;
+  k_key_ranges<<<grid_of(o.n, 256, shape), 256, 0, stream>>>(t, b, o.n, o.digits[0], counts);
+  WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 void launch_string_offsets(const GpuTable& t, int nkeys, uint32_t string_keys, const uint32_t* perm, uint64_t n,

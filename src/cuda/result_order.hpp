@@ -66,10 +66,30 @@ struct GroupGather {
   Value* keys;              // count * nkeys
   unsigned long long* words;  // count * nwords
   char* arena;
+  uint64_t* hashes = nullptr;  // count, when set: the groups' hashes
 };
 void launch_gather_groups(const GpuTable& t, int nkeys, int nwords, uint32_t string_keys, const uint32_t* perm,
                           const unsigned long long* offsets, uint64_t begin, uint64_t count, const GroupGather& out,
                           const GpuShape& shape, cudaStream_t stream);
+
+// Bounds that cut the key order into count + 1 ranges: `count` rows of
+// `nkeys` keys in ascending order (string keys as offsets into `arena`).
+// Range r holds the keys from bound r - 1 (or the least) up to, not
+// including, bound r.
+constexpr int kMaxKeyRanges = 64;
+struct KeyBounds {
+  const Value* keys;
+  const char* arena;
+  int count;
+  int nkeys;
+  Type types[kMaxKeys];
+};
+
+// o.digits[0][i] = the key range of group i (groups [0, o.n) of `t`), with
+// o.span set to (0, b.count) for launch_sort_digits; counts[r] (zeroed
+// first, b.count + 1 words) += the groups in range r.
+void launch_key_ranges(const GpuTable& t, const KeyBounds& b, const OrderArrays& o, unsigned long long* counts,
+                       const GpuShape& shape, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace warpcsv

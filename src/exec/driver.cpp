@@ -106,8 +106,10 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
   if (!devices.try_gpus || !groups_may_stay(plan)) return "  groups: " + host + "\n";
   const std::string gpu_room = opts.gpu_memory_limit ? fmt::format("{} MiB (--gpu-memory-limit)", opts.gpu_memory_limit >> 20)
                                                      : std::string("the GPU's free memory");
-  return fmt::format("  groups: they stay on the first GPU, ordered there (a radix sort of each key's digits), "
-                     "and come back {} at a time into pinned memory, the next run copied while this one is "
+  return fmt::format("  groups: they stay on the GPU, ordered there (a radix sort of each key's digits); with "
+                     "several GPUs each takes one range of the key order (bounds from a sample of every GPU's "
+                     "keys), merges every GPU's groups of that range and orders them, and the ranges are written "
+                     "in turn. They come back {} at a time into pinned memory, the next run copied while this one is "
                      "finalized and formatted on {} threads; a GPU's table that would outgrow {} spills its "
                      "groups to the host in {} parts by hash, files in {}, each aggregated and sorted alone after "
                      "the scan and merged in key ranges; groups that came back to the host (a scan handed to the "

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <future>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -93,6 +94,18 @@ GroupRun SortedHostGroups::next() {
     run.keys.rows = rows_.data() + at_;
   at_ += run.n;
   return run;
+}
+
+ChainedGroups::ChainedGroups(std::vector<OrderedGroups*> parts) : parts_(std::move(parts)) {
+  for (const OrderedGroups* p : parts_) n_ += p->size();
+}
+
+GroupRun ChainedGroups::next() {
+  for (; at_ < parts_.size(); ++at_) {
+    GroupRun run = parts_[at_]->next();
+    if (run.n) return run;
+  }
+  return GroupRun{};
 }
 
 namespace {

@@ -55,6 +55,21 @@ class OrderedGroups {
   virtual GroupRun next() = 0;
 };
 
+// Several sources of groups written one after another: each source's keys
+// all come before the next source's (key ranges), so in turn they are in
+// output order. The sources must outlive it.
+class ChainedGroups : public OrderedGroups {
+ public:
+  explicit ChainedGroups(std::vector<OrderedGroups*> parts);
+  size_t size() const override { return n_; }
+  GroupRun next() override;
+
+ private:
+  std::vector<OrderedGroups*> parts_;
+  size_t at_ = 0;  // the part giving runs now
+  size_t n_ = 0;
+};
+
 // Groups per run when written: a run's finalized rows, some tens of MiB.
 constexpr size_t kResultRunRows = 1 << 18;
 

@@ -7,11 +7,31 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "runtime/workers.hpp"
 
 namespace warpcsv {
+
+// Runs fn(i) for i in [0, n) on a new thread each (for work that waits on
+// a device, not on the host's cores) and rethrows the first exception.
+template <class Fn>
+void on_threads(size_t n, Fn&& fn) {
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
 
 // Calls fn(i, worker) for i in [0, n) on up to `threads` threads: the caller
 // and helpers from WorkerPool::shared() (a nested call is fine). Worker ids

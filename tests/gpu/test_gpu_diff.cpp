@@ -592,6 +592,49 @@ TEST_CASE("gpu: groups spilled past --gpu-memory-limit give the CPU's bytes", "[
   });
 }
 
+// Several workers (here two and three on GPU 0) exchange their groups by
+// key range after the scan; each orders its range, and the ranges in turn
+// are the CPU's bytes: keys of every type (nulls, -0.0, NaN, strings that
+// share prefixes), from one group to 40k, in runs of 7 groups and the default.
+TEST_CASE("gpu: workers that exchange their groups by key range give the CPU's bytes", "[gpu]") {
+  if (!have_gpu()) return;
+  const std::vector<std::string> pipelines = {
+      "groupby s | agg count(), sum(v), max(v)",
+      "groupby i, s, d | agg count() as n, mean(v), std(v)",
+      "groupby f, dt, ts, b | agg sum(v), count(f)",
+      "groupby b, s | agg sum(v) as t | filter t > 0 | sort t desc, s | limit 9",
+      "groupby upper(s), i * 1.0 | agg min(v), count()",
+  };
+  over_key_types_files({1, 300, 40000}, 20000, 11, [&](const TempDir& dir, const std::string& input, int distinct) {
+    for (const std::string& p : pipelines) {
+      RunConfig c;
+      const RunResult cpu = run_tool(dir, p, input, c);
+      REQUIRE(cpu.code == 0);
+      for (const char* workers : {"0,0", "0,0,0"})
+        for (uint64_t chunk : {uint64_t{4096}, uint64_t{65536}})
+          for (uint64_t run_rows : {uint64_t{7}, uint64_t{0}}) {
+            c.device = workers;
+            c.chunk = chunk;
+            c.result_run_rows = run_rows;
+            c.profile = run_rows == 0;
+            const CudaRunInfo before = cuda_run_info();
+            const RunResult r = run_tool(dir, p, input, c);
+            const CudaRunInfo after = cuda_run_info();
+            INFO("pipeline: " << p << ", " << distinct << " keys, workers " << workers << ", chunk " << chunk
+                               << ", runs of " << run_rows << "\nerror: " << r.error);
+            CHECK(r.code == 0);
+            REQUIRE(r.out == cpu.out);
+            CHECK(after.cpu_reruns == before.cpu_reruns);
+            CHECK(after.key_exchanges == before.key_exchanges + 1);
+            if (c.profile) {
+              CHECK(r.profile.find("result: merge its key range") != std::string::npos);
+              CHECK(r.profile.find("result: order groups") != std::string::npos);
+            }
+          }
+    }
+  });
+}
+
 // 300k groups through a 1 MiB table at 4 KiB batches: hundreds of spills,
 // into compressed spill files, with --profile naming them.
 TEST_CASE("gpu: many spills of a small GPU table give the CPU's bytes and show in --profile", "[gpu]") {
