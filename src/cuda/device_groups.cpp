@@ -9,21 +9,6 @@
 namespace warpcsv {
 namespace cuda {
 
-namespace {
-
-int bit_width(unsigned long long v) { return v ? 64 - __builtin_clzll(v) : 0; }
-
-// A cudaMalloc that may fail for want of memory (false, the error cleared).
-template <class T>
-bool device_alloc(T** p, uint64_t bytes) {
-  if (cudaMalloc(reinterpret_cast<void**>(p), bytes ? bytes : 1) == cudaSuccess) return true;
-  (void)cudaGetLastError();
-  *p = nullptr;
-  return false;
-}
-
-}  // namespace
-
 DeviceGroups::DeviceGroups(const DeviceTable& t, const GroupLayout& layout, size_t run_rows)
     : t_(t), layout_(layout), run_rows_(std::max<size_t>(1, run_rows)) {
   for (size_t k = 0; k < layout.key_types.size(); ++k)
@@ -46,8 +31,8 @@ std::unique_ptr<DeviceGroups> DeviceGroups::order(const DeviceTable& t, const Gr
 bool DeviceGroups::allocate_order() {
   const uint64_t n = t_.groups;
   temp_bytes_ = order_temp_bytes(n);
-  return device_alloc(&perm_[0], n * 4) && device_alloc(&perm_[1], n * 4) && device_alloc(&digits_[0], (n + 1) * 8) &&
-         device_alloc(&digits_[1], (n + 1) * 8) && device_alloc(&span_, 16) && device_alloc(&temp_, temp_bytes_);
+  return try_device_alloc(&perm_[0], n * 4) && try_device_alloc(&perm_[1], n * 4) && try_device_alloc(&digits_[0], (n + 1) * 8) &&
+         try_device_alloc(&digits_[1], (n + 1) * 8) && try_device_alloc(&span_, 16) && try_device_alloc(&temp_, temp_bytes_);
 }
 
 // One stable pass per varying digit, least significant first: the last
@@ -65,7 +50,7 @@ void DeviceGroups::sort() {
   };
   auto pass = [&](Digit d, int word) {
     measure(d, word);
-    if (span[1] > span[0]) cur_ = launch_sort_digits(o, cur_, bit_width(span[1] - span[0]), t_.shape, t_.stream);
+    if (span[1] > span[0]) cur_ = launch_sort_digits(o, cur_, digit_bits(span[1] - span[0]), t_.shape, t_.stream);
   };
   for (key = t_.nkeys; key-- > 0;) {
     switch (layout_.key_types[static_cast<size_t>(key)]) {
@@ -116,8 +101,8 @@ bool DeviceGroups::allocate_runs() {
   perm_[1 - cur_] = nullptr;
   const uint64_t rows = std::min<uint64_t>(run_rows_, n);
   const uint64_t key_bytes = rows * t_.nkeys * sizeof(Value), word_bytes = rows * t_.nwords * 8;
-  if (!device_alloc(&dev_.keys, key_bytes) || !device_alloc(&dev_.words, word_bytes) ||
-      !device_alloc(&dev_.arena, arena_cap))
+  if (!try_device_alloc(&dev_.keys, key_bytes) || !try_device_alloc(&dev_.words, word_bytes) ||
+      !try_device_alloc(&dev_.arena, arena_cap))
     return false;
   for (GroupGather& h : host_) {
     if (cudaMallocHost(reinterpret_cast<void**>(&h.keys), std::max<uint64_t>(1, key_bytes)) != cudaSuccess ||

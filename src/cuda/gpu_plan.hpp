@@ -29,6 +29,16 @@ namespace cuda {
 
 [[noreturn]] void throw_gpu_error(cudaError_t err, const char* call, const char* file, int line);
 
+// A cudaMalloc that may fail for want of memory: false, with the error
+// cleared and *p null, so the caller can take another way.
+template <class T>
+bool try_device_alloc(T** p, uint64_t bytes) {
+  if (cudaMalloc(reinterpret_cast<void**>(p), bytes ? bytes : 1) == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  *p = nullptr;
+  return false;
+}
+
 // Tuning values, in one place.
 constexpr int kMaxSlots = 32;          // input columns a plan may read on the GPU
 constexpr int kMaxKeys = 8;            // group keys

@@ -30,14 +30,6 @@ constexpr uint64_t kOrderBytes = 256ull << 20;
 // Left free on each GPU after the exchange, as when a table grows.
 constexpr uint64_t kExchangeReserve = 1ull << 30;
 
-template <class T>
-bool try_alloc(T** p, uint64_t bytes) {
-  if (cudaMalloc(reinterpret_cast<void**>(p), bytes ? bytes : 1) == cudaSuccess) return true;
-  (void)cudaGetLastError();
-  *p = nullptr;
-  return false;
-}
-
 // Device arrays freed on `device` when the scope ends.
 class ScopedArrays {
  public:
@@ -51,7 +43,7 @@ class ScopedArrays {
   ScopedArrays& operator=(const ScopedArrays&) = delete;
   template <class T>
   bool alloc(T** p, uint64_t bytes) {
-    if (!try_alloc(p, bytes)) return false;
+    if (!try_device_alloc(p, bytes)) return false;
     held_.push_back(*p);
     return true;
   }
@@ -60,8 +52,6 @@ class ScopedArrays {
   int device_;
   std::vector<void*> held_;
 };
-
-int bit_width(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
 }  // namespace
 
@@ -84,9 +74,9 @@ bool GroupSlice::allocate(int dev, uint64_t n, int nkeys, int nwords, uint64_t a
   arena_bytes = arena;
   owned_ = true;
   WCSV_CUDA_TRY(cudaSetDevice(dev));
-  if (try_alloc(&arrays.hashes, n * 8) &&
-      try_alloc(&arrays.keys, std::max<uint64_t>(1, n * static_cast<uint64_t>(nkeys)) * sizeof(Value)) &&
-      try_alloc(&arrays.words, n * static_cast<uint64_t>(nwords) * 8) && try_alloc(&arrays.arena, arena))
+  if (try_device_alloc(&arrays.hashes, n * 8) &&
+      try_device_alloc(&arrays.keys, std::max<uint64_t>(1, n * static_cast<uint64_t>(nkeys)) * sizeof(Value)) &&
+      try_device_alloc(&arrays.words, n * static_cast<uint64_t>(nwords) * 8) && try_device_alloc(&arrays.arena, arena))
     return true;
   release();
   return false;
@@ -233,7 +223,7 @@ std::vector<GroupSlice> Gpu::slice_by_range(const GpuCounters& c, const KeySampl
   const GpuTable t = table();
   launch_identity(o, st_->shape, compute_);
   launch_key_ranges(t, kb, o, counts, st_->shape, compute_);
-  const int cur = launch_sort_digits(o, 0, std::max(1, bit_width(static_cast<uint64_t>(nbounds))), st_->shape,
+  const int cur = launch_sort_digits(o, 0, std::max(1, digit_bits(static_cast<uint64_t>(nbounds))), st_->shape,
                                      compute_);
   unsigned long long* offsets = o.digits[1 - cur];
   launch_string_offsets(t, nkeys, string_keys, o.perm[cur], n, offsets, o.temp, o.temp_bytes, st_->shape, compute_);

@@ -49,6 +49,9 @@ void launch_identity(const OrderArrays& o, const GpuShape& shape, cudaStream_t s
 void launch_digits(const GpuTable& t, int nkeys, int key, Digit d, int word, const OrderArrays& o, int cur,
                    const GpuShape& shape, cudaStream_t stream);
 
+// The bits a digit span of v needs (0 for 0): launch_sort_digits's `bits`.
+inline int digit_bits(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+
 // Sorts (digits[cur] - least, perm[cur]) stably by the digits' low `bits`
 // bits (least from o.span); returns the buffer that holds the result.
 int launch_sort_digits(const OrderArrays& o, int cur, int bits, const GpuShape& shape, cudaStream_t stream);
