@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "warpcsv/core/field_text.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 
@@ -36,7 +37,10 @@ class RowWriter {
   // parts of a large result. Only when can_format_rows().
   virtual void format_rows(std::string& out, const Value* cells, size_t n, size_t width) const {}
   // Writes bytes that format_rows made, after everything written before.
-  virtual void write_formatted(const std::string& bytes) {}
+  virtual void write_formatted(const char* bytes, size_t n) {}
+  // A delimited format (CSV, TSV) with columns: its separator and escaping
+  // into `text`, so rows formatted elsewhere (on a GPU) match format_rows.
+  virtual bool delimited_text(DelimitedText* text) const { return false; }
   // Writes the rows given so far through to the stream (rows that stream
   // out); formats that align columns hold them until end() all the same.
   virtual void flush_rows() {}

@@ -91,10 +91,10 @@ WCSV_HD constexpr int agg_words(AggOp op) {
 }
 
 // A fresh group's words of aggregate `op`: all zero but a min's or max's key.
-WCSV_HD inline void agg_init_words(AggOp op, uint64_t* w) {
+WCSV_HD inline void agg_init_words(AggOp op, u64* w) {
   for (int i = 0; i < agg_words(op); ++i) w[i] = 0;
-  if (op == AggOp::Min) w[ExtremeWords::key] = static_cast<uint64_t>(INT64_MAX);
-  if (op == AggOp::Max) w[ExtremeWords::key] = static_cast<uint64_t>(INT64_MIN);
+  if (op == AggOp::Min) w[ExtremeWords::key] = static_cast<u64>(INT64_MAX);
+  if (op == AggOp::Max) w[ExtremeWords::key] = static_cast<u64>(INT64_MIN);
 }
 
 // ---- word updates: atomics on a GPU, plain on the host -----------------------

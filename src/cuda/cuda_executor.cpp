@@ -133,7 +133,7 @@ std::atomic<uint64_t> g_gpu_scans{0}, g_cpu_plans{0}, g_cpu_reruns{0}, g_staging
     g_tables_reused{0};
 std::atomic<int> g_slots_in_use{0}, g_slot_capacity{0};
 std::atomic<uint64_t> g_table_groups{0}, g_tail_reruns{0}, g_table_spills{0}, g_plain_rows{0},
-    g_key_exchanges{0};
+    g_key_exchanges{0}, g_text_runs{0};
 
 namespace {
 
@@ -652,6 +652,7 @@ CudaRunInfo cuda_run_info() {
   r.table_spills = cuda::g_table_spills;
   r.plain_rows = cuda::g_plain_rows;
   r.key_exchanges = cuda::g_key_exchanges;
+  r.text_runs = cuda::g_text_runs;
   return r;
 }
 

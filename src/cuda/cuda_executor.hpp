@@ -49,6 +49,7 @@ struct CudaRunInfo {
   uint64_t table_spills = 0;   // times a GPU group table spilled its groups to the host
   uint64_t plain_rows = 0;     // rows the GPUs split at their delimiters alone (no quote in their batch)
   uint64_t key_exchanges = 0;  // results whose GPUs exchanged their groups by key range
+  uint64_t text_runs = 0;      // runs of result rows a GPU finalized and formatted as text
 };
 CudaRunInfo cuda_run_info();
 

@@ -4,7 +4,10 @@
 #include <cstring>
 
 #include "cuda/gpu_states.hpp"
+#include "cuda/result_text.hpp"
+#include "cuda/run_counters.hpp"
 #include "runtime/stopwatch.hpp"
+#include "warpcsv/errors.hpp"
 
 namespace warpcsv {
 namespace cuda {
@@ -79,7 +82,6 @@ void DeviceGroups::sort() {
 bool DeviceGroups::allocate_runs() {
   const uint64_t n = t_.groups;
   offsets_ = digits_[1 - cur_];  // free now: the last pass left its digits in digits_[cur_]
-  uint64_t arena_cap = 1;  // the most string bytes of one run
   if (string_keys_) {
     launch_string_offsets(t_.table, t_.nkeys, string_keys_, perm_[cur_], n, offsets_, temp_, temp_bytes_, t_.shape,
                           t_.stream);
@@ -91,7 +93,7 @@ bool DeviceGroups::allocate_runs() {
                                     t_.stream));
     WCSV_CUDA_TRY(cudaMemcpyAsync(&at[runs], offsets_ + n, 8, cudaMemcpyDeviceToHost, t_.stream));
     WCSV_CUDA_TRY(cudaStreamSynchronize(t_.stream));
-    for (uint64_t r = 0; r < runs; ++r) arena_cap = std::max<uint64_t>(arena_cap, at[r + 1] - at[r]);
+    for (uint64_t r = 0; r < runs; ++r) arena_cap_ = std::max<uint64_t>(arena_cap_, at[r + 1] - at[r]);
   } else {
     WCSV_CUDA_TRY(cudaMemsetAsync(offsets_, 0, (n + 1) * 8, t_.stream));
   }
@@ -102,12 +104,12 @@ bool DeviceGroups::allocate_runs() {
   const uint64_t rows = std::min<uint64_t>(run_rows_, n);
   const uint64_t key_bytes = rows * t_.nkeys * sizeof(Value), word_bytes = rows * t_.nwords * 8;
   if (!try_device_alloc(&dev_.keys, key_bytes) || !try_device_alloc(&dev_.words, word_bytes) ||
-      !try_device_alloc(&dev_.arena, arena_cap))
+      !try_device_alloc(&dev_.arena, arena_cap_))
     return false;
   for (GroupGather& h : host_) {
     if (cudaMallocHost(reinterpret_cast<void**>(&h.keys), std::max<uint64_t>(1, key_bytes)) != cudaSuccess ||
         cudaMallocHost(reinterpret_cast<void**>(&h.words), std::max<uint64_t>(1, word_bytes)) != cudaSuccess ||
-        cudaMallocHost(reinterpret_cast<void**>(&h.arena), arena_cap) != cudaSuccess) {
+        cudaMallocHost(reinterpret_cast<void**>(&h.arena), arena_cap_) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
@@ -152,11 +154,12 @@ GroupRun DeviceGroups::next() {
   run.keys = KeyRows{reinterpret_cast<const char*>(h.keys), nkeys * sizeof(Value)};
   run.string_base = h.arena;
   // The core's state structs are made from the GPU words as each row is finalized.
-  run.fill_state = [this, words = reinterpret_cast<const uint64_t*>(h.words), nwords](size_t r, char* block) {
-    const uint64_t* w = words + r * nwords;
+  run.fill_state = [this, words = h.words, nwords](size_t r, char* block) {
+    const u64* w = words + r * nwords;
     for (size_t a = 0; a < layout_.aggs.size(); ++a) {
       agg_init(layout_.aggs[a], block);
-      state_from_words(layout_.aggs[a], w + t_.agg_words[a], block);
+      if (!state_from_words(layout_.aggs[a], w + t_.agg_words[a], block))
+        throw InternalError("aggregate without a GPU form reached the GPU");
     }
   };
   at_ += count;
@@ -164,10 +167,74 @@ GroupRun DeviceGroups::next() {
   return run;
 }
 
+bool DeviceGroups::start_text(const Plan& plan, const GroupLayout& layout, DelimitedText text) {
+  auto t = std::make_unique<TextLayout>();
+  if (!make_text_layout(plan, layout, t_.agg_words.data(), text, t.get())) return false;
+  WCSV_CUDA_TRY(cudaSetDevice(t_.device));
+  const uint64_t rows = std::min<uint64_t>(run_rows_, t_.groups);
+  text_cap_ = std::max<uint64_t>(1, text_bound(*t, rows, string_keys_ ? arena_cap_ : 0));
+  if (!try_device_alloc(&text_offsets_, (rows + 1) * 8) || !try_device_alloc(&text_failure_, 8) ||
+      !try_device_alloc(&text_dev_, text_cap_))
+    return false;
+  for (char*& h : text_host_)
+    if (cudaMallocHost(reinterpret_cast<void**>(&h), text_cap_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+  if (cudaMallocHost(reinterpret_cast<void**>(&text_totals_), 16) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  WCSV_CUDA_TRY(cudaEventCreateWithFlags(&text_made_, cudaEventDisableTiming));
+  text_ = std::move(t);
+  plan_ = &plan;
+  return true;
+}
+
+void DeviceGroups::enqueue_text(uint64_t begin) {
+  const uint64_t count = std::min<uint64_t>(run_rows_, t_.groups - begin);
+  launch_gather_groups(t_.table, t_.nkeys, t_.nwords, string_keys_, perm_[cur_], offsets_, begin, count, dev_,
+                       t_.shape, t_.stream);
+  launch_text_offsets(*text_, dev_, t_.nwords, count, text_offsets_, text_failure_, temp_, temp_bytes_, t_.shape,
+                      t_.stream);
+  launch_write_text(*text_, dev_, t_.nwords, count, text_offsets_, text_dev_, t_.shape, t_.stream);
+  WCSV_CUDA_TRY(cudaMemcpyAsync(text_totals_, text_offsets_ + count, 8, cudaMemcpyDeviceToHost, t_.stream));
+  WCSV_CUDA_TRY(cudaMemcpyAsync(text_totals_ + 1, text_failure_, 8, cudaMemcpyDeviceToHost, t_.stream));
+  WCSV_CUDA_TRY(cudaEventRecord(text_made_, t_.stream));
+  text_count_ = count;
+  text_queued_ = true;
+}
+
+TextRun DeviceGroups::next_text() {
+  if (at_ >= t_.groups) return TextRun{};
+  WCSV_CUDA_TRY(cudaSetDevice(t_.device));
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!text_queued_) enqueue_text(at_);
+  WCSV_CUDA_TRY(cudaEventSynchronize(text_made_));
+  text_queued_ = false;
+  const uint64_t count = text_count_, bytes = text_totals_[0], failure = text_totals_[1];
+  if (failure != kNoTextFailure) throw_group_failure(*plan_, layout_, true, static_cast<int>(failure & 0xff));
+  if (bytes > text_cap_) throw InternalError("a run's text outgrew its bound");
+  char* host = text_host_[buf_];
+  WCSV_CUDA_TRY(cudaMemcpyAsync(host, text_dev_, bytes, cudaMemcpyDeviceToHost, t_.stream));
+  WCSV_CUDA_TRY(cudaEventRecord(copied_[0], t_.stream));
+  // The next run is made meanwhile (after the copy, on the same stream).
+  if (at_ + count < t_.groups) enqueue_text(at_ + count);
+  WCSV_CUDA_TRY(cudaEventSynchronize(copied_[0]));
+  wait_s_ += seconds_since(t0);
+  copied_bytes_ += bytes;
+  ++text_runs_;
+  ++g_text_runs;
+  at_ += count;
+  buf_ = 1 - buf_;
+  return TextRun{host, bytes, count};
+}
+
 void DeviceGroups::add_stages(std::vector<StageTiming>& stages) const {
   const std::string dev = "gpu" + std::to_string(t_.device);
   stages.push_back(StageTiming{"result: order groups", dev, order_s_, 0, 0});
-  stages.push_back(StageTiming{"result: wait for runs", dev, wait_s_, copied_bytes_, 0});
+  stages.push_back(
+      StageTiming{text_runs_ ? "result: format runs, copy text" : "result: wait for runs", dev, wait_s_, copied_bytes_, 0});
 }
 
 void DeviceGroups::free_all() noexcept {
@@ -182,8 +249,13 @@ void DeviceGroups::free_all() noexcept {
     cudaFreeHost(h.words);
     cudaFreeHost(h.arena);
   }
+  for (void* p : {static_cast<void*>(text_offsets_), static_cast<void*>(text_failure_), static_cast<void*>(text_dev_)})
+    cudaFree(p);
+  for (void* p : {static_cast<void*>(text_host_[0]), static_cast<void*>(text_host_[1]), static_cast<void*>(text_totals_)})
+    cudaFreeHost(p);
   for (cudaEvent_t e : copied_)
     if (e) cudaEventDestroy(e);
+  if (text_made_) cudaEventDestroy(text_made_);
   (void)cudaGetLastError();
 }
 

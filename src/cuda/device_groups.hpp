@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/gpu_plan.hpp"
+#include "cuda/group_text.hpp"
 #include "cuda/result_order.hpp"
 #include "exec/group_table.hpp"
 #include "exec/scan.hpp"
@@ -43,6 +44,9 @@ class DeviceGroups : public OrderedGroups {
 
   size_t size() const override { return t_.groups; }
   GroupRun next() override;
+  // The rows are finalized and formatted on the GPU: only their text comes back.
+  bool start_text(const Plan& plan, const GroupLayout& layout, DelimitedText text) override;
+  TextRun next_text() override;
   // --profile's lines: ordering on the GPU, and the host waiting for runs.
   void add_stages(std::vector<StageTiming>& stages) const;
 
@@ -52,6 +56,8 @@ class DeviceGroups : public OrderedGroups {
   void sort();
   bool allocate_runs();
   void enqueue(uint64_t begin, int buf);
+  // Gathers, measures and formats the run at `begin` into text_dev_.
+  void enqueue_text(uint64_t begin);
   void free_all() noexcept;
 
   DeviceTable t_;
@@ -75,8 +81,23 @@ class DeviceGroups : public OrderedGroups {
   bool queued_[2] = {};
   int buf_ = 0;
   uint64_t at_ = 0;
+  uint64_t arena_cap_ = 1;  // the most string bytes of one run
+  // Text (start_text): a run's row offsets and text on the GPU, the text of
+  // two runs in pinned memory (one is written while the next comes), and
+  // the run's bytes and first failure copied back.
+  std::unique_ptr<TextLayout> text_;
+  const Plan* plan_ = nullptr;
+  unsigned long long* text_offsets_ = nullptr;
+  unsigned long long* text_failure_ = nullptr;
+  char* text_dev_ = nullptr;
+  char* text_host_[2] = {};
+  unsigned long long* text_totals_ = nullptr;  // pinned: bytes, failure
+  uint64_t text_cap_ = 0;
+  cudaEvent_t text_made_ = nullptr;
+  bool text_queued_ = false;
+  uint64_t text_count_ = 0;
   double order_s_ = 0, wait_s_ = 0;
-  uint64_t copied_bytes_ = 0;
+  uint64_t copied_bytes_ = 0, text_runs_ = 0;
 };
 
 }  // namespace cuda

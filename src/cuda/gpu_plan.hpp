@@ -86,7 +86,7 @@ struct GpuPlan {
   int8_t key_direct[kMaxKeys];
   Type key_types[kMaxKeys];
   GpuAgg aggs[kMaxAggs];
-  uint64_t init_words[kMaxWords];  // a fresh group's state words
+  unsigned long long init_words[kMaxWords];  // a fresh group's state words (agg_init_words)
   const char* null_bytes;          // --null tokens, concatenated
   const uint32_t* null_offsets;    // n_null + 1 offsets
   // Holistic arguments (one GPU, numbers only): each row's non-null values,
@@ -187,6 +187,14 @@ struct GpuShape {
   uint32_t key_cache_bytes = 0;        // shared-memory cache of short keys per row block
 };
 GpuShape gpu_shape(int device);
+
+// Blocks of `block` threads for a grid-stride loop over `items`: enough to
+// cover them, at most 16 a streaming multiprocessor.
+inline unsigned grid_for(uint64_t items, int block, int sms) {
+  const uint64_t want = (items + block - 1) / block;
+  const uint64_t cap = static_cast<uint64_t>(sms) * 16;
+  return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
+}
 
 // Whether this binary's kernels load on `device` (false: it holds no code the
 // GPU runs, cudaErrorNoKernelImageForDevice). Creates the device's context.

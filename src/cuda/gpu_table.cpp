@@ -9,6 +9,7 @@
 
 #include "cuda/gpu_states.hpp"
 #include "cuda/run_counters.hpp"
+#include "warpcsv/errors.hpp"
 #include "runtime/parallel.hpp"
 #include "runtime/stopwatch.hpp"
 
@@ -377,8 +378,10 @@ void Gpu::copy_back_range(GroupTable& out, uint64_t first, uint64_t count, uint6
       if (!k[i].null && is_string(i))
         k[i].s.ptr = k[i].s.len ? strings + (reinterpret_cast<uintptr_t>(k[i].s.ptr) - lo) : strings;
     }
-    const uint64_t* w = words.data() + g * nwords;
-    for (size_t a = 0; a < layout.aggs.size(); ++a) state_from_words(layout.aggs[a], w + hplan_.aggs[a].word, state);
+    const u64* w = reinterpret_cast<const u64*>(words.data()) + g * nwords;  // copied in, read as the GPU wrote them
+    for (size_t a = 0; a < layout.aggs.size(); ++a)
+      if (!state_from_words(layout.aggs[a], w + hplan_.aggs[a].word, state))
+        throw InternalError("aggregate without a GPU form reached the GPU");
   });
 }
 

@@ -540,12 +540,6 @@ __global__ void k_rehash(GpuTable t, uint64_t count) {
   }
 }
 
-unsigned grid_for(uint64_t items, int block, int sms) {
-  const uint64_t want = (items + block - 1) / block;
-  const uint64_t cap = static_cast<uint64_t>(sms) * 16;
-  return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
-}
-
 }  // namespace
 
 size_t scan_temp_bytes(uint64_t nseg) {

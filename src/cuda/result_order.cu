@@ -16,12 +16,6 @@ namespace {
 using u64 = unsigned long long;
 constexpr u64 kSign = 1ull << 63;
 
-unsigned grid_of(uint64_t items, int block, const GpuShape& shape) {
-  const uint64_t want = (items + block - 1) / block;
-  const uint64_t cap = static_cast<uint64_t>(shape.sms) * 16;
-  return static_cast<unsigned>(want < 1 ? 1 : (want < cap ? want : cap));
-}
-
 __device__ u64 digit_of(const Value& v, Digit d, int word, const char* arena) {
   if (d == Digit::Null) return v.null ? 1 : 0;
   if (v.null) return 0;
@@ -171,7 +165,7 @@ size_t order_temp_bytes(uint64_t n) {
 }
 
 void launch_identity(const OrderArrays& o, const GpuShape& shape, cudaStream_t stream) {
-  k_identity<<<grid_of(o.n, 256, shape), 256, 0, stream>>>(o.perm[0], o.n);
+  k_identity<<<grid_for(o.n, 256, shape.sms), 256, 0, stream>>>(o.perm[0], o.n);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
@@ -179,13 +173,13 @@ void launch_digits(const GpuTable& t, int nkeys, int key, Digit d, int word, con
                    const GpuShape& shape, cudaStream_t stream) {
   const u64 init[2] = {~0ull, 0};
   WCSV_CUDA_TRY(cudaMemcpyAsync(o.span, init, sizeof init, cudaMemcpyHostToDevice, stream));
-  k_digits<<<grid_of(o.n, 256, shape), 256, 0, stream>>>(t, nkeys, key, d, word, o.perm[cur], o.n, o.digits[cur],
+  k_digits<<<grid_for(o.n, 256, shape.sms), 256, 0, stream>>>(t, nkeys, key, d, word, o.perm[cur], o.n, o.digits[cur],
                                                          o.span);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 int launch_sort_digits(const OrderArrays& o, int cur, int bits, const GpuShape& shape, cudaStream_t stream) {
-  k_rebase<<<grid_of(o.n, 256, shape), 256, 0, stream>>>(o.digits[cur], o.n, o.span);
+  k_rebase<<<grid_for(o.n, 256, shape.sms), 256, 0, stream>>>(o.digits[cur], o.n, o.span);
   WCSV_CUDA_TRY(cudaGetLastError());
   cub::DoubleBuffer<u64> k(o.digits[cur], o.digits[1 - cur]);
   cub::DoubleBuffer<uint32_t> v(o.perm[cur], o.perm[1 - cur]);
@@ -202,14 +196,14 @@ void launch_key_ranges(const GpuTable& t, const KeyBounds& b, const OrderArrays&
   WCSV_CUDA_TRY(cudaMemcpyAsync(o.span, span, sizeof span, cudaMemcpyHostToDevice, stream));
   WCSV_CUDA_TRY(cudaMemsetAsync(counts, 0, (static_cast<size_t>(b.count) + 1) * sizeof(u64), stream));
   if (o.n == 0) return;
-  k_key_ranges<<<grid_of(o.n, 256, shape), 256, 0, stream>>>(t, b, o.n, o.digits[0], counts);
+  k_key_ranges<<<grid_for(o.n, 256, shape.sms), 256, 0, stream>>>(t, b, o.n, o.digits[0], counts);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 
 void launch_string_offsets(const GpuTable& t, int nkeys, uint32_t string_keys, const uint32_t* perm, uint64_t n,
                            u64* offsets, void* temp, size_t temp_bytes, const GpuShape& shape, cudaStream_t stream) {
   WCSV_CUDA_TRY(cudaMemsetAsync(offsets + n, 0, sizeof(u64), stream));
-  k_string_bytes<<<grid_of(n, 256, shape), 256, 0, stream>>>(t, nkeys, string_keys, perm, n, offsets);
+  k_string_bytes<<<grid_for(n, 256, shape.sms), 256, 0, stream>>>(t, nkeys, string_keys, perm, n, offsets);
   WCSV_CUDA_TRY(cudaGetLastError());
   size_t bytes = temp_bytes;
   WCSV_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, bytes, offsets, offsets, static_cast<int64_t>(n + 1), stream));
@@ -220,7 +214,7 @@ void launch_gather_groups(const GpuTable& t, int nkeys, int nwords, uint32_t str
                           const GpuShape& shape, cudaStream_t stream) {
   if (count == 0) return;
   const uint64_t items = count * static_cast<uint64_t>(nkeys > nwords ? nkeys : nwords);
-  k_gather<<<grid_of(items, 256, shape), 256, 0, stream>>>(t, nkeys, nwords, string_keys, perm, offsets, begin, count,
+  k_gather<<<grid_for(items, 256, shape.sms), 256, 0, stream>>>(t, nkeys, nwords, string_keys, perm, offsets, begin, count,
                                                            out);
   WCSV_CUDA_TRY(cudaGetLastError());
 }

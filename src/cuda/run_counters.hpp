@@ -11,7 +11,7 @@ extern std::atomic<uint64_t> g_gpu_scans, g_cpu_plans, g_cpu_reruns, g_stagings_
     g_tables_reused;
 extern std::atomic<int> g_slots_in_use, g_slot_capacity;
 extern std::atomic<uint64_t> g_table_groups, g_tail_reruns, g_table_spills, g_plain_rows,
-    g_key_exchanges;
+    g_key_exchanges, g_text_runs;
 
 }  // namespace cuda
 }  // namespace warpcsv

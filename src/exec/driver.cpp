@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "cuda/group_text.hpp"
 #include "exec/device.hpp"
 #include "exec/holistic.hpp"
 #include "exec/post.hpp"
@@ -106,15 +107,26 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
   if (!devices.try_gpus || !groups_may_stay(plan)) return "  groups: " + host + "\n";
   const std::string gpu_room = opts.gpu_memory_limit ? fmt::format("{} MiB (--gpu-memory-limit)", opts.gpu_memory_limit >> 20)
                                                      : std::string("the GPU's free memory");
+  const GroupLayout layout = GroupLayout::from_plan(plan);
+  const std::vector<int> no_words(layout.aggs.size(), 0);
+  cuda::TextLayout text;
+  const bool delimited = opts.format == OutputFormat::Csv || opts.format == OutputFormat::Tsv;
+  const std::string back =
+      delimited && cuda::make_text_layout(plan, layout, no_words.data(), DelimitedText{}, &text)
+          ? fmt::format("They are finalized and formatted there {} at a time, and only the text comes back, into "
+                        "pinned memory, written while the next run is made",
+                        run)
+          : fmt::format("They come back {} at a time into pinned memory, the next run copied while this one is "
+                        "finalized and formatted on {} threads",
+                        run, threads);
   return fmt::format("  groups: they stay on the GPU, ordered there (a radix sort of each key's digits); with "
                      "several GPUs each takes one range of the key order (bounds from a sample of every GPU's "
                      "keys), merges every GPU's groups of that range and orders them, and the ranges are written "
-                     "in turn. They come back {} at a time into pinned memory, the next run copied while this one is "
-                     "finalized and formatted on {} threads; a GPU's table that would outgrow {} spills its "
+                     "in turn. {}; a GPU's table that would outgrow {} spills its "
                      "groups to the host in {} parts by hash, files in {}, each aggregated and sorted alone after "
                      "the scan and merged in key ranges; groups that came back to the host (a scan handed to the "
                      "CPU) are {}\n",
-                     run, threads, gpu_room, kGpuSpillParts, spill_directory(), host);
+                     back, gpu_room, kGpuSpillParts, spill_directory(), host);
 }
 
 // Binds the pipeline. Columns the sample held no value for (a header-only

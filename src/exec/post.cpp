@@ -131,7 +131,7 @@ bool PostPipeline::push_all(const Table& t) {
 }
 
 void PostPipeline::write_parts(const std::vector<std::string>& parts) {
-  for (const std::string& p : parts) writer_.write_formatted(p);
+  for (const std::string& p : parts) writer_.write_formatted(p.data(), p.size());
 }
 
 bool PostPipeline::push_from(size_t i, const Value* row) {

@@ -46,6 +46,11 @@ class PostPipeline {
   void format_row(std::string& out, const Value* row) const { writer_.format_rows(out, row, 1, row_width_); }
   // Writes parts of formatted rows, in order, after everything written before.
   void write_parts(const std::vector<std::string>& parts);
+  // formats_apart() with a delimited writer: its separator and escaping in
+  // `text`, so rows formatted elsewhere (on a GPU) match format_row's.
+  bool delimited_text(DelimitedText* text) const { return formats_apart() && writer_.delimited_text(text); }
+  // Writes rows formatted elsewhere, after everything written before.
+  void write_text(const char* bytes, size_t n) { writer_.write_formatted(bytes, n); }
   // Flushes buffered stages (sort) and ends the writer.
   void finish();
   bool assert_failed() const { return assert_failures_ > 0; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "output/format.hpp"
+#include "warpcsv/core/field_text.hpp"
 #include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/output.hpp"
@@ -35,14 +36,13 @@ class BufferedWriter : public RowWriter {
     if (buf_.size() >= kFlushBytes) flush();
   }
   void flush() {
-    write_bytes(buf_);
+    write_bytes(buf_.data(), buf_.size());
     buf_.clear();
   }
-  void write_bytes(const std::string& bytes) {
-    if (bytes.empty()) return;
+  void write_bytes(const char* bytes, size_t n) {
+    if (n == 0) return;
     errno = 0;
-    const size_t n = std::fwrite(bytes.data(), 1, bytes.size(), out_);
-    if (n != bytes.size() || std::ferror(out_)) fail();
+    if (std::fwrite(bytes, 1, n, out_) != n || std::ferror(out_)) fail();
   }
   // Writes everything out, including the FILE's own buffer.
   void finish() {
@@ -63,53 +63,34 @@ class BufferedWriter : public RowWriter {
   }
 };
 
-// ---- csv --------------------------------------------------------------------
+// ---- csv and tsv -------------------------------------------------------------
 
-// RFC 4180: quote a field holding the delimiter, a quote, CR/LF or edge spaces.
-void append_csv_field(std::string& out, const char* p, size_t n, char delim) {
-  bool quote = n == 0 || p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t';
-  for (size_t i = 0; i < n && !quote; ++i)
-    quote = p[i] == delim || p[i] == '"' || p[i] == '\n' || p[i] == '\r';
-  if (!quote) {
+// One string field, escaped as `d` says (field_text.hpp).
+void append_field(std::string& out, const char* p, size_t n, DelimitedText d) {
+  const uint32_t len = static_cast<uint32_t>(n);
+  const uint32_t bytes = field_text_bytes(p, len, d);
+  if (bytes == len) {
     out.append(p, n);
     return;
   }
-  out.push_back('"');
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] == '"') out.push_back('"');
-    out.push_back(p[i]);
-  }
-  out.push_back('"');
+  const size_t at = out.size();
+  out.resize(at + bytes);
+  write_field_text(p, len, d, &out[at]);
 }
 
-// ---- tsv --------------------------------------------------------------------
-
-void append_tsv_field(std::string& out, const char* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    switch (p[i]) {
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\\': out += "\\\\"; break;
-      default: out.push_back(p[i]);
-    }
-  }
-}
-
-// csv and tsv: one line per row, fields separated by `sep`, each string
-// written by the format's field function; null is an empty field.
+// csv and tsv: one line per row, fields separated by the delimiter, each
+// string escaped as the format does; null is an empty field.
 class DelimitedWriter : public BufferedWriter {
  public:
-  using FieldFn = void (*)(std::string& out, const char* p, size_t n);
-  DelimitedWriter(std::FILE* out, bool with_header, char sep, FieldFn field)
-      : BufferedWriter(out, with_header), sep_(sep), field_(field) {}
+  DelimitedWriter(std::FILE* out, bool with_header, DelimitedText text)
+      : BufferedWriter(out, with_header), text_(text) {}
   void begin(const std::vector<OutputColumn>& columns) override {
     cols_ = columns;
     // No columns: no header line (an empty line would read as a record).
     if (cols_.empty() || !with_header_) return;
     for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) buf_.push_back(sep_);
-      field_(buf_, cols_[c].name.data(), cols_[c].name.size());
+      if (c) buf_.push_back(text_.sep);
+      append_field(buf_, cols_[c].name.data(), cols_[c].name.size(), text_);
     }
     buf_.push_back('\n');
   }
@@ -124,33 +105,33 @@ class DelimitedWriter : public BufferedWriter {
     if (!cols_.empty())
       for (size_t r = 0; r < n; ++r) append_row(out, cells + r * width);
   }
-  void write_formatted(const std::string& bytes) override {
+  bool delimited_text(DelimitedText* text) const override {
+    *text = text_;
+    return !cols_.empty();
+  }
+  void write_formatted(const char* bytes, size_t n) override {
     flush();
-    write_bytes(bytes);
+    write_bytes(bytes, n);
   }
 
  private:
   void append_row(std::string& out, const Value* v) const {
     for (size_t c = 0; c < cols_.size(); ++c) {
-      if (c) out.push_back(sep_);
+      if (c) out.push_back(text_.sep);
       if (v[c].null) continue;
       if (cols_[c].type.type == Type::String)
-        field_(out, v[c].s.ptr, v[c].s.len);
+        append_field(out, v[c].s.ptr, v[c].s.len, text_);
       else if (cols_[c].as_written)  // the field as the input had it, quoted as CSV needs
-        field_(out, v[c].text, v[c].text_len);
+        append_field(out, v[c].text, v[c].text_len, text_);
       else
         detail::append_value(out, v[c], cols_[c].type);
     }
     out.push_back('\n');
   }
 
-  char sep_;
-  FieldFn field_;
+  DelimitedText text_;
   std::vector<OutputColumn> cols_;
 };
-
-// An empty string is written "" so it stays distinct from null.
-void csv_field(std::string& out, const char* p, size_t n) { append_csv_field(out, p, n, ','); }
 
 // ---- json / ndjson ----------------------------------------------------------
 
@@ -450,14 +431,14 @@ class MarkdownWriter : public GridWriter {
 
 std::unique_ptr<RowWriter> make_writer(OutputFormat format, std::FILE* out, bool with_header) {
   switch (format) {
-    case OutputFormat::Csv: return std::make_unique<DelimitedWriter>(out, with_header, ',', csv_field);
-    case OutputFormat::Tsv: return std::make_unique<DelimitedWriter>(out, with_header, '\t', append_tsv_field);
+    case OutputFormat::Csv: return std::make_unique<DelimitedWriter>(out, with_header, DelimitedText{',', FieldEscape::Csv});
+    case OutputFormat::Tsv: return std::make_unique<DelimitedWriter>(out, with_header, DelimitedText{'\t', FieldEscape::Tsv});
     case OutputFormat::Json: return std::make_unique<JsonWriter>(out, true);
     case OutputFormat::Ndjson: return std::make_unique<JsonWriter>(out, false);
     case OutputFormat::Table: return std::make_unique<TableWriter>(out, with_header);
     case OutputFormat::Markdown: return std::make_unique<MarkdownWriter>(out, with_header);
   }
-  return std::make_unique<DelimitedWriter>(out, with_header, ',', csv_field);
+  return std::make_unique<DelimitedWriter>(out, with_header, DelimitedText{',', FieldEscape::Csv});
 }
 
 }  // namespace warpcsv

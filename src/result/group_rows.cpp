@@ -28,9 +28,11 @@ struct RowFailure {
   int index = -1;  // the scan aggregate that overflowed, or the agg item that failed
 };
 
-[[noreturn]] void throw_failure(const Plan& plan, const GroupLayout& layout, const RowFailure& f) {
-  const size_t i = static_cast<size_t>(f.index);
-  if (!f.overflow)
+}  // namespace
+
+void throw_group_failure(const Plan& plan, const GroupLayout& layout, bool overflow, int index) {
+  const size_t i = static_cast<size_t>(index);
+  if (!overflow)
     throw InputError(fmt::format("evaluation failed in the agg item '{}' for a group (an overflow, a cast that does not "
                                  "convert, a date past 9999, or a string result over {} KiB)",
                                  plan.finalize[i].text, kScratch / 1024));
@@ -44,6 +46,12 @@ struct RowFailure {
                                "1.7e38 in units of the last digit; in var, std and corr a value past 64 bits); "
                                "aggregate floats instead (`/ 1` makes one, as in sum(x / 1))",
                                text));
+}
+
+namespace {
+
+[[noreturn]] void throw_failure(const Plan& plan, const GroupLayout& layout, const RowFailure& f) {
+  throw_group_failure(plan, layout, f.overflow, f.index);
 }
 
 }  // namespace
@@ -106,6 +114,20 @@ GroupRun ChainedGroups::next() {
     if (run.n) return run;
   }
   return GroupRun{};
+}
+
+bool ChainedGroups::start_text(const Plan& plan, const GroupLayout& layout, DelimitedText text) {
+  bool all = true;
+  for (OrderedGroups* p : parts_) all = p->start_text(plan, layout, text) && all;
+  return all;
+}
+
+TextRun ChainedGroups::next_text() {
+  for (; at_ < parts_.size(); ++at_) {
+    const TextRun run = parts_[at_]->next_text();
+    if (run.rows) return run;
+  }
+  return TextRun{};
 }
 
 namespace {
@@ -250,10 +272,38 @@ void finalize_run(const Plan& plan, const GroupLayout& layout, const GroupRun& r
   for (StringArena& a : arenas) out.strings.absorb(std::move(a));
 }
 
+namespace {
+
+// Runs that come as text: each is written on a thread of its own while the
+// next is made.
+void write_text_runs(OrderedGroups& groups, PostPipeline& post, ResultTimes& t) {
+  std::future<void> writing;
+  for (;;) {
+    if (interrupted()) throw Interrupted();  // `writing` waits for its run as it goes
+    auto t0 = std::chrono::steady_clock::now();
+    const TextRun run = groups.next_text();
+    t.finalize_s += seconds_since(t0);
+    if (run.rows == 0) break;
+    ++t.runs;
+    t0 = std::chrono::steady_clock::now();
+    if (writing.valid()) writing.get();  // the run before is out (or its error is thrown)
+    writing = std::async(std::launch::async, [&post, run] { post.write_text(run.bytes, run.size); });
+    t.write_s += seconds_since(t0);
+  }
+  if (writing.valid()) writing.get();
+}
+
+}  // namespace
+
 void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& groups, PostPipeline& post,
                   int threads, ResultTimes* times) {
   ResultTimes local;
   ResultTimes& t = times ? *times : local;
+  DelimitedText style;
+  if (post.delimited_text(&style) && groups.start_text(plan, layout, style)) {
+    write_text_runs(groups, post, t);
+    return;
+  }
   Table rows;
   // Rows formatted apart are written on a thread of their own while the
   // next run is fetched, finalized and formatted: two runs' text at most.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "result/order.hpp"
+#include "warpcsv/core/field_text.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
@@ -45,6 +46,14 @@ struct GroupRun {
   }
 };
 
+// A run of result rows already formatted where the groups are (a GPU):
+// the bytes the writer's format_rows would give them.
+struct TextRun {
+  const char* bytes = nullptr;
+  size_t size = 0;
+  size_t rows = 0;  // 0 once all were given
+};
+
 // Where the groups of a result come from, in output order.
 class OrderedGroups {
  public:
@@ -53,6 +62,14 @@ class OrderedGroups {
   // The next run of groups (n == 0 once all were given), valid until the
   // next call.
   virtual GroupRun next() = 0;
+  // Whether the groups can be finalized and formatted where they are, as
+  // `text` prints plan's output; then next_text() gives every run instead
+  // of next().
+  virtual bool start_text(const Plan& plan, const GroupLayout& layout, DelimitedText text) { return false; }
+  // The next run's text, valid until next_text() is called twice more (one
+  // run is written while the next is made). Throws InputError as
+  // finalizing the run's rows on the host would.
+  virtual TextRun next_text() { return TextRun{}; }
 };
 
 // Several sources of groups written one after another: each source's keys
@@ -63,12 +80,18 @@ class ChainedGroups : public OrderedGroups {
   explicit ChainedGroups(std::vector<OrderedGroups*> parts);
   size_t size() const override { return n_; }
   GroupRun next() override;
+  bool start_text(const Plan& plan, const GroupLayout& layout, DelimitedText text) override;
+  TextRun next_text() override;
 
  private:
   std::vector<OrderedGroups*> parts_;
   size_t at_ = 0;  // the part giving runs now
   size_t n_ = 0;
 };
+
+// Throws the error of a group that cannot be finalized: aggregate `index`
+// overflowed (overflow), or the agg item `index` failed to evaluate.
+[[noreturn]] void throw_group_failure(const Plan& plan, const GroupLayout& layout, bool overflow, int index);
 
 // Groups per run when written: a run's finalized rows, some tens of MiB.
 constexpr size_t kResultRunRows = 1 << 18;

@@ -65,6 +65,7 @@ struct RunConfig {
   uint64_t result_run_rows = 0;  // groups per run of the result (0: the default)
   uint64_t gpu_memory_limit = 0;  // --gpu-memory-limit (0: none)
   std::string delimiter = ",";
+  OutputFormat format = OutputFormat::Csv;
   BadRows bad_rows = BadRows::Fail;  // `skip` overrides it
   // --no-header with these names and lines to skip, when names are given.
   std::vector<std::string> names;
@@ -87,6 +88,7 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.result_run_rows = c.result_run_rows;
   opts.gpu_memory_limit = c.gpu_memory_limit;
   opts.dialect.delimiter = c.delimiter;
+  opts.format = c.format;
   if (!c.names.empty()) {
     opts.dialect.names = c.names;
     opts.dialect.header = false;
@@ -633,6 +635,74 @@ TEST_CASE("gpu: workers that exchange their groups by key range give the CPU's b
           }
     }
   });
+}
+
+// The result's rows finalized and formatted on the GPU, a run at a time: the
+// CPU's bytes in CSV and TSV for keys that need quoting or escaping, on one
+// worker and on two that exchange key ranges, in runs of 7 rows and the
+// default; results a GPU cannot format (floats, expressions) are formatted
+// on the host; a sum past 128 bits fails as on the CPU.
+TEST_CASE("gpu: result rows formatted on the GPU give the CPU's bytes and errors", "[gpu]") {
+  if (!have_gpu()) return;
+  TempDir dir;
+  const std::string f = dir.file("text.csv");
+  static const char* const kNames[] = {"plain", " lead", "trail ", "a,b", "say \"\"hi\"\"", "tab\there",
+                                       "back\\slash", "Z\xc3\xbcrich", "x"};
+  std::string text = "s,k,d,dt,b\n";
+  for (int i = 0; i < 30000; ++i) {
+    const std::string name = kNames[i % 9];
+    text += (i % 11 == 0 ? std::string() : "\"" + name + std::to_string(i % 3000) + "\"") + "," +
+            std::to_string((i * 7919) % 5000 - 2500) + "," + std::to_string(i % 300 - 150) + ".0" +
+            std::to_string(i % 10) + ",2024-0" + std::to_string(1 + i % 9) + "-1" + std::to_string(i % 10) + "," +
+            (i % 2 ? "true" : "false") + "\n";
+  }
+  write_file(f, text);
+  const std::vector<std::string> formatted = {
+      "groupby s | agg count(), sum(k), min(d), max(dt)",
+      "groupby k, s, b | agg sum(d) as total, count(s), k as again",
+      "groupby dt, b | agg min(k), max(k), count()",
+  };
+  for (const std::string& p : formatted)
+    for (const OutputFormat format : {OutputFormat::Csv, OutputFormat::Tsv}) {
+      RunConfig c;
+      c.format = format;
+      const RunResult cpu = run_tool(dir, p, f, c);
+      REQUIRE(cpu.code == 0);
+      for (const char* device : {"gpu", "0,0"})
+        for (uint64_t run_rows : {uint64_t{7}, uint64_t{0}})
+          for (uint64_t chunk : {uint64_t{4096}, uint64_t{0}}) {
+            c.device = device;
+            c.result_run_rows = run_rows;
+            c.chunk = chunk;
+            const CudaRunInfo before = cuda_run_info();
+            const RunResult r = run_tool(dir, p, f, c);
+            INFO("pipeline: " << p << ", tsv " << (format == OutputFormat::Tsv) << ", device " << device
+                              << ", runs of " << run_rows << ", chunk " << chunk << "\nerror: " << r.error);
+            CHECK(r.code == 0);
+            REQUIRE(r.out == cpu.out);
+            CHECK(cuda_run_info().text_runs > before.text_runs);
+          }
+    }
+  for (const std::string p : {"groupby s | agg mean(k)", "groupby s | agg sum(k) * 2 as twice, count()"}) {
+    RunConfig c;
+    const RunResult cpu = run_tool(dir, p, f, c);
+    c.device = "gpu";
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult r = run_tool(dir, p, f, c);
+    INFO(p);
+    CHECK(r.out == cpu.out);
+    CHECK(cuda_run_info().text_runs == before.text_runs);
+  }
+  // Sums of k * 10^36 overflow 128 bits (1.7e38) in the groups where |k| passes 170.
+  const std::string overflow = "groupby b, s | agg count(), sum(k * 1000000000000000000000000000000000000)";
+  const RunResult cpu = run_tool(dir, overflow, f, RunConfig{});
+  REQUIRE(cpu.code != 0);
+  RunConfig c;
+  c.device = "gpu";
+  c.result_run_rows = 7;
+  const RunResult r = run_tool(dir, overflow, f, c);
+  CHECK(r.code == cpu.code);
+  CHECK(r.error == cpu.error);
 }
 
 // 300k groups through a 1 MiB table at 4 KiB batches: hundreds of spills,

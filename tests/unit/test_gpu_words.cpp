@@ -1,6 +1,6 @@
 // The GPU's aggregate state words (cuda/agg_words.hpp) on the host: rows
 // updated into words in two parts, the parts merged as a block cache merges,
-// and the words read back (cuda/gpu_states.cpp) must give the state, and so
+// and the words read back (cuda/gpu_states.hpp) must give the state, and so
 // the result, that the core's agg_update gives for the same rows.
 #include <cmath>
 #include <cstdint>
@@ -65,7 +65,7 @@ TEST_CASE("GPU state words: updated in two parts, merged and read back, give the
       g.in_scale = g.in_scale2 = c.scale;
       const int nwords = agg_words(c.op);
       REQUIRE(nwords > 0);
-      std::vector<uint64_t> first(static_cast<size_t>(nwords)), second(first.size());
+      std::vector<u64> first(static_cast<size_t>(nwords)), second(first.size());
       agg_init_words(c.op, first.data());
       agg_init_words(c.op, second.data());
       alignas(kAggStateAlign) char expected[512], read_back[512];
@@ -76,10 +76,10 @@ TEST_CASE("GPU state words: updated in two parts, merged and read back, give the
       for (int r = 0; r < rows; ++r) {
         const Value x = random_value(rng, c.type, trial), y = random_value(rng, c.type, trial);
         if (agg_update(a, expected, x, y, 0)) FAIL("the core's update failed");
-        u64* words = reinterpret_cast<u64*>(r < rows / 2 ? first.data() : second.data());
+        u64* words = r < rows / 2 ? first.data() : second.data();
         REQUIRE(agg_update_words(g, words, x, y));
       }
-      agg_merge_words(g, reinterpret_cast<u64*>(first.data()), reinterpret_cast<const u64*>(second.data()));
+      agg_merge_words(g, first.data(), second.data());
       state_from_words(a, first.data(), read_back);
       INFO("op " << static_cast<int>(c.op) << ", trial " << trial << ", " << rows << " rows");
       CHECK(same_result(agg_finalize(a, read_back), agg_finalize(a, expected)));
@@ -99,7 +99,7 @@ TEST_CASE("GPU state words: min and max, merged, as the core keeps them; none pa
         GpuAgg g{};
         g.op = op;
         g.in_type = g.in_type2 = type;
-        uint64_t first[ExtremeWords::size], second[ExtremeWords::size];
+        u64 first[ExtremeWords::size], second[ExtremeWords::size];
         agg_init_words(op, first);
         agg_init_words(op, second);
         alignas(kAggStateAlign) char expected[128], read_back[128];
@@ -110,9 +110,9 @@ TEST_CASE("GPU state words: min and max, merged, as the core keeps them; none pa
           Value x = random_value(rng, type, 1);  // no NaN: min and max of floats order them apart
           if (type != Type::Float && !x.null) x.i = static_cast<int64_t>(rng()) >> (rng() % 64);
           agg_update(a, expected, x, x, 0);
-          REQUIRE(agg_update_words(g, reinterpret_cast<u64*>(r % 2 ? first : second), x, x));
+          REQUIRE(agg_update_words(g, r % 2 ? first : second, x, x));
         }
-        agg_merge_words(g, reinterpret_cast<u64*>(first), reinterpret_cast<const u64*>(second));
+        agg_merge_words(g, first, second);
         state_from_words(a, first, read_back);
         INFO((op == AggOp::Min ? "min" : "max") << ", trial " << trial << ", " << rows << " rows");
         CHECK(same_result(agg_finalize(a, read_back), agg_finalize(a, expected)));
@@ -121,10 +121,10 @@ TEST_CASE("GPU state words: min and max, merged, as the core keeps them; none pa
     GpuAgg g{};
     g.op = op;
     g.in_type = Type::Int;
-    uint64_t w[ExtremeWords::size];
+    u64 w[ExtremeWords::size];
     agg_init_words(op, w);
-    CHECK_FALSE(agg_update_words(g, reinterpret_cast<u64*>(w), Value::of_int(static_cast<int128>(INT64_MAX) + 1), Value::make_null()));
-    CHECK(agg_update_words(g, reinterpret_cast<u64*>(w), Value::of_int(INT64_MIN), Value::make_null()));
+    CHECK_FALSE(agg_update_words(g, w, Value::of_int(static_cast<int128>(INT64_MAX) + 1), Value::make_null()));
+    CHECK(agg_update_words(g, w, Value::of_int(INT64_MIN), Value::make_null()));
   }
 }
 
