@@ -48,7 +48,7 @@ wait $tests
 cat "$OUT/tests-summary.txt"
 Q10='groupby id1, id2, id3, id4, id5, id6 | agg sum(v3) as v3, count() as count'
 for tool in memcheck racecheck; do
-  timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$W" --device gpu -o /dev/shm/san.csv "$Q10" \
+  timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool --error-exitcode 9 "$W" --device gpu -o /dev/shm/san.csv "$Q10" \
     "$TINY" >"$OUT/san-$tool.log" 2>&1
   echo "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/san-$tool.log" | tail -1)"
 done
