@@ -15,13 +15,11 @@ bool gpu_aggregate(const AggDesc& a) {
   return agg_words(a.op) > 0;
 }
 
-// What in a program has no GPU form, or null: a float's shortest text needs the
-// host's formatter, and a batch on a GPU does not know its rows' files.
+// What in a program has no GPU form, or null: a batch on a GPU does not know
+// its rows' files.
 const char* host_only(const Program& p) {
-  for (const Instr& in : p.code) {
-    if (in.op == Op::ToString && in.from_type == Type::Float) return "a float cast to text";
+  for (const Instr& in : p.code)
     if (in.op == Op::FileName) return "filename()";
-  }
   return nullptr;
 }
 

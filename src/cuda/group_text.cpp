@@ -35,7 +35,7 @@ bool make_text_layout(const Plan& plan, const GroupLayout& layout, const int* ag
   }
   for (size_t c = 0; c < ncols; ++c) {
     const OutputColumn& oc = plan.output[c];
-    if (oc.as_written || oc.type.type == Type::Float) return false;
+    if (oc.as_written) return false;
     TextColumn& col = t.cols[c];
     col.type = oc.type;
     if (c < plan.group_keys) {

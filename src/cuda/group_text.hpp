@@ -20,7 +20,7 @@ namespace cuda {
 
 constexpr int kMaxTextColumns = 64;
 constexpr int kMaxTextAggs = 32;
-constexpr uint32_t kMaxTextState = 512;  // bytes of a group's state block, on the GPU thread's stack
+constexpr uint32_t kMaxTextState = 2048;  // bytes of a group's state block, on the GPU thread's stack
 
 // An output column: a group key's value, or an aggregate's result.
 struct TextColumn {
@@ -42,8 +42,7 @@ struct TextLayout {
 
 // The layout for `plan`'s result when a GPU can format it: no post stages to
 // run on the host, every output column a key or an aggregate as it is (no
-// expression), none a float (its shortest text needs the host's formatter)
-// or printed as written; false otherwise.
+// expression), none printed as written; false otherwise.
 bool make_text_layout(const Plan& plan, const GroupLayout& layout, const int* agg_words, DelimitedText text,
                       TextLayout* out);
 
@@ -82,6 +81,8 @@ WCSV_HD inline uint32_t group_row_text(const TextLayout& t, const Value* keys, c
     }
     Value v = col.key >= 0 ? keys[col.key] : agg_finalize(t.aggs[col.agg], block);
     if (v.null) continue;
+    // -0.0 and 0.0 are one group: it prints as 0.0, whichever came first.
+    if (col.key >= 0 && col.type.type == Type::Float && v.f == 0.0) v.f = 0.0;
     if (col.type.type == Type::String) {
       const char* p = col.key >= 0 ? arena + reinterpret_cast<uintptr_t>(v.s.ptr) : v.s.ptr;
       k += kWrite ? write_field_text(p, v.s.len, t.text, out + k) : field_text_bytes(p, v.s.len, t.text);

@@ -2,6 +2,7 @@
 // groups' keys and state words, the text it makes must be the bytes the
 // host gives for the same groups, finalized by finalize_run and written by
 // the CSV or TSV writer; the plans it cannot format must be told apart.
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -25,7 +26,8 @@ namespace {
 
 const std::vector<OutputColumn> kSchema = {
     {"s", ColumnType{Type::String, 0}}, {"k", ColumnType{Type::Int, 0}},  {"d", ColumnType{Type::Decimal, 2}},
-    {"t", ColumnType{Type::Date, 0}},   {"b", ColumnType{Type::Bool, 0}}, {"u", ColumnType{Type::String, 0}}};
+    {"t", ColumnType{Type::Date, 0}},   {"b", ColumnType{Type::Bool, 0}}, {"u", ColumnType{Type::String, 0}},
+    {"f", ColumnType{Type::Float, 0}}};
 
 // Strings that CSV quotes or TSV escapes, and some that neither touches.
 const char* const kStrings[] = {"plain", "", " lead", "trail ", "a,b", "say \"hi\"", "two\nlines", "tab\there",
@@ -43,6 +45,11 @@ Value random_key(std::mt19937_64& rng, Type type, std::string& arena) {
       return v;
     }
     case Type::Bool: return Value::of_int(rng() % 2);
+    case Type::Float: {
+      static const double kOdd[] = {0.0, -0.0, 1e300, -2.5e-310, 0.1, 1.0 / 3};
+      return Value::of_float(rng() % 3 ? kOdd[rng() % 6] : std::ldexp(static_cast<double>(rng() % 100000) - 50000,
+                                                                      static_cast<int>(rng() % 80) - 40));
+    }
     case Type::Date: return Value::of_int(static_cast<int64_t>(rng() % 40000) - 20000);
     default: {
       const int64_t x = static_cast<int64_t>(rng()) >> (rng() % 64);
@@ -61,7 +68,8 @@ void random_words(std::mt19937_64& rng, const AggDesc& a, u64* w) {
   const int rows = static_cast<int>(rng() % 4);  // none: a sum, min or max is null
   for (int r = 0; r < rows; ++r) {
     const int64_t x = static_cast<int64_t>(rng()) >> (rng() % 64);
-    const Value v = rng() % 6 ? Value::of_int(x) : Value::make_null();
+    Value v = rng() % 6 ? Value::of_int(x) : Value::make_null();
+    if (a.in_type == Type::Float && !v.null) v = Value::of_float(std::ldexp(static_cast<double>(x % 100000), -10));
     agg_update_words(g, w, v, v);
   }
 }
@@ -136,6 +144,7 @@ TEST_CASE("GPU result text: rows made from keys and state words are the host wri
       "groupby t, b, u | agg count(), max(t), min(t) as first_day, count(d)",
       "groupby k | agg sum(k) as total, count(s) as s_count",
       "groupby s, u | agg u as again, count(), s",
+      "groupby f, k | agg mean(k), std(d), var(k), corr(k, d), sum(f), mean(f), min(f), max(f)",
   };
   std::mt19937_64 rng(11);
   for (const char* pipeline : pipelines) {
@@ -182,7 +191,6 @@ TEST_CASE("GPU result text: a sum past 128 bits names the first such aggregate, 
 
 TEST_CASE("GPU result text: what the host must format itself") {
   const char* const host_only[] = {
-      "groupby k | agg mean(k)",               // a float: its shortest text needs the host's formatter
       "groupby k | agg sum(k) * 2 as twice",   // an expression
       "groupby k | agg sum(k) | limit 5",       // post stages
       "groupby k | agg median(d)",             // a holistic aggregate

@@ -1,11 +1,13 @@
 // Text of values, written into a caller's buffer: exact integers and
 // decimals, ISO 8601 dates and timestamps, true/false. The output writers and
 // the evaluator's cast to string (on the CPU and the GPU) print the same bytes.
-// Floats print as the shortest text that reads back (format_float_text): that
-// needs the host's formatter, so a cast of a float to string has no GPU form.
+// Floats print as the shortest text that reads back: format_float_text (the
+// host's formatter) on the host, write_float_text (float_text.hpp, the same
+// bytes) on a GPU.
 #pragma once
 #include <cstdint>
 
+#include "warpcsv/core/float_text.hpp"
 #include "warpcsv/core/hd.hpp"
 #include "warpcsv/core/parse.hpp"
 #include "warpcsv/core/types.hpp"
@@ -119,7 +121,7 @@ WCSV_HD inline uint32_t write_timestamp(int64_t micros, bool zoned, char* out) {
 uint32_t format_float_text(double d, char* out);
 
 // Text of a non-null value of type t (not a string) into out, kMaxValueText
-// bytes; false where there is no form on this side (a float on a GPU).
+// bytes; false for a string (its own bytes).
 WCSV_HD inline bool write_value_text(const Value& v, ColumnType t, char* out, uint32_t* len) {
   switch (t.type) {
     case Type::Null: *len = 0; return true;
@@ -137,11 +139,11 @@ WCSV_HD inline bool write_value_text(const Value& v, ColumnType t, char* out, ui
     case Type::String: return false;  // its own bytes
     case Type::Float:
 #ifdef __CUDA_ARCH__
-      return false;
+      *len = write_float_text(v.f, out);
 #else
       *len = format_float_text(v.f, out);
-      return true;
 #endif
+      return true;
   }
   return false;
 }
