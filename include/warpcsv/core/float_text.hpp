@@ -12,6 +12,7 @@
 
 #include "warpcsv/core/hd.hpp"
 #include "warpcsv/core/types.hpp"
+#include "warpcsv/core/wide.hpp"
 
 namespace warpcsv {
 
@@ -19,14 +20,12 @@ namespace float_digits {
 
 constexpr int kLimbs = 18;  // r < s <= 2^1076 and m+ <= r; ten times r fits too
 
-// A non-negative integer, 64-bit limbs, least significant first.
-struct Nat {
-  uint64_t w[kLimbs];
-};
+// A non-negative integer (its top bit never set here), 64-bit limbs, least
+// significant first.
+using Nat = BigInt<kLimbs>;
 
 WCSV_HD inline Nat nat(uint64_t x) {
-  Nat r;
-  for (int i = 0; i < kLimbs; ++i) r.w[i] = 0;
+  Nat r = Nat::zero();
   r.w[0] = x;
   return r;
 }
@@ -37,17 +36,7 @@ WCSV_HD inline int compare(const Nat& a, const Nat& b) {
   return 0;
 }
 
-WCSV_HD inline Nat add(const Nat& a, const Nat& b) {
-  Nat r;
-  uint64_t carry = 0;
-  for (int i = 0; i < kLimbs; ++i) {
-    const uint64_t s = a.w[i] + b.w[i];
-    const uint64_t c = s < a.w[i];
-    r.w[i] = s + carry;
-    carry = c | (r.w[i] < s);
-  }
-  return r;
-}
+WCSV_HD inline Nat add(const Nat& a, const Nat& b) { return big_add(a, b); }
 
 // a - b, for a >= b.
 WCSV_HD inline void subtract(Nat& a, const Nat& b) {
