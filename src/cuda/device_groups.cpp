@@ -106,14 +106,10 @@ bool DeviceGroups::allocate_runs() {
   if (!try_device_alloc(&dev_.keys, key_bytes) || !try_device_alloc(&dev_.words, word_bytes) ||
       !try_device_alloc(&dev_.arena, arena_cap_))
     return false;
-  for (GroupGather& h : host_) {
-    if (cudaMallocHost(reinterpret_cast<void**>(&h.keys), std::max<uint64_t>(1, key_bytes)) != cudaSuccess ||
-        cudaMallocHost(reinterpret_cast<void**>(&h.words), std::max<uint64_t>(1, word_bytes)) != cudaSuccess ||
-        cudaMallocHost(reinterpret_cast<void**>(&h.arena), arena_cap_) != cudaSuccess) {
-      (void)cudaGetLastError();
+  for (GroupGather& h : host_)
+    if (!try_pinned_alloc(&h.keys, key_bytes) || !try_pinned_alloc(&h.words, word_bytes) ||
+        !try_pinned_alloc(&h.arena, arena_cap_))
       return false;
-    }
-  }
   for (cudaEvent_t& e : copied_) WCSV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   return true;
 }
@@ -176,15 +172,9 @@ bool DeviceGroups::start_text(const Plan& plan, const GroupLayout& layout, Delim
   if (!try_device_alloc(&text_offsets_, (rows + 1) * 8) || !try_device_alloc(&text_failure_, 8) ||
       !try_device_alloc(&text_dev_, text_cap_))
     return false;
-  for (char*& h : text_host_)
-    if (cudaMallocHost(reinterpret_cast<void**>(&h), text_cap_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-  if (cudaMallocHost(reinterpret_cast<void**>(&text_totals_), 16) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!try_pinned_alloc(&text_host_[0], text_cap_) || !try_pinned_alloc(&text_host_[1], text_cap_) ||
+      !try_pinned_alloc(&text_totals_, 16))
     return false;
-  }
   WCSV_CUDA_TRY(cudaEventCreateWithFlags(&text_made_, cudaEventDisableTiming));
   text_ = std::move(t);
   plan_ = &plan;

@@ -39,6 +39,15 @@ bool try_device_alloc(T** p, uint64_t bytes) {
   return false;
 }
 
+// The same for pinned host memory (cudaMallocHost).
+template <class T>
+bool try_pinned_alloc(T** p, uint64_t bytes) {
+  if (cudaMallocHost(reinterpret_cast<void**>(p), bytes ? bytes : 1) == cudaSuccess) return true;
+  (void)cudaGetLastError();
+  *p = nullptr;
+  return false;
+}
+
 // Tuning values, in one place.
 constexpr int kMaxSlots = 32;          // input columns a plan may read on the GPU
 constexpr int kMaxKeys = 8;            // group keys

@@ -14,7 +14,6 @@ bool make_text_layout(const Plan& plan, const GroupLayout& layout, const int* ag
   t.text = text;
   t.nkeys = static_cast<int>(plan.group_keys);
   t.naggs = static_cast<int>(layout.aggs.size());
-  t.state_bytes = layout.state_bytes;
   const size_t ncols = plan.group_keys + plan.finalize.size();
   if (!plan.post.empty() || !plan.holistic.empty() || plan.output.size() != ncols ||
       ncols > static_cast<size_t>(kMaxTextColumns) || layout.aggs.size() > static_cast<size_t>(kMaxTextAggs) ||

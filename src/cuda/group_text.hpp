@@ -34,7 +34,6 @@ struct TextLayout {
   DelimitedText text;
   int ncols = 0, nkeys = 0, naggs = 0;
   uint32_t string_columns = 0;  // how many columns are strings (their escaping may grow them)
-  uint32_t state_bytes = 0;
   TextColumn cols[kMaxTextColumns];
   AggDesc aggs[kMaxTextAggs];
   uint16_t agg_words[kMaxTextAggs];  // aggregate a's first word in the group's words
