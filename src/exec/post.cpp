@@ -24,14 +24,6 @@ constexpr uint64_t kAssertRowsShown = 10;
 
 bool truthy(const Value& v) { return !v.null && v.i != 0; }
 
-// A stage's expression failed on a row.
-[[noreturn]] void throw_evaluation_failed(const PostStage& st) {
-  throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past "
-                               "9999, or a string result over {} KiB)",
-                               st.text, kScratch / 1024));
-}
-
-
 
 // Reorders `t`'s rows by `keys` (stable): row r's keys are keys[r * stride
 // + k] (they may be t's own cells).
@@ -48,6 +40,12 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
   t.cells.swap(cells);
 }
 }  // namespace
+
+void throw_evaluation_failed(const PostStage& st) {
+  throw InputError(fmt::format("evaluation failed in '{}' (an overflow, a cast that does not convert, a date past "
+                               "9999, or a string result over {} KiB)",
+                               st.text, kScratch / 1024));
+}
 
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
                            std::function<void(const std::string&)> note, const LookupTables* lookups)
@@ -74,6 +72,8 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     if (st.kind == PostStage::Top) tops_[i] = std::make_unique<TopRowsPerGroup>(st, input);
     if (st.kind == PostStage::Agg) aggs_[i] = std::make_unique<PostAggregate>(*st.agg, threads);
     for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
+    row_local_stages_ &= st.kind == PostStage::Filter || st.kind == PostStage::Select ||
+                         st.kind == PostStage::DropNa || st.kind == PostStage::Unfold;
   }
   writer_.begin(plan.output);
 }
@@ -124,6 +124,61 @@ bool PostPipeline::push_rows(const Table& t, size_t begin, size_t end) {
   return true;
 }
 
+PostPipeline::RowScratch PostPipeline::row_scratch() const {
+  RowScratch s;
+  s.eval.resize(kScratch);
+  s.rows.resize(plan_.post.size());
+  for (size_t i = 0; i < plan_.post.size(); ++i) s.rows[i].resize(plan_.post[i].output.size());
+  return s;
+}
+
+int PostPipeline::format_row(std::string& out, const Value* row, RowScratch& scratch) const {
+  EvalContext ctx = make_eval_context(scratch.eval.data(), kScratch);
+  return format_from(0, row, out, scratch, ctx);
+}
+
+// push_from for row-local stages, formatting instead of writing. The
+// strings a stage evaluates stay in the scratch until the row's last stage
+// (an unfolded row's are dropped after it).
+int PostPipeline::format_from(size_t i, const Value* row, std::string& out, RowScratch& s, EvalContext& ctx) const {
+  for (; i < plan_.post.size(); ++i) {
+    const PostStage& st = plan_.post[i];
+    switch (st.kind) {
+      case PostStage::Filter: {
+        const Value keep = eval_program(st.exprs[0].view(), row, ctx);
+        if (ctx.status != EvalStatus::Ok) return static_cast<int>(i);
+        if (!truthy(keep)) return -1;
+        break;
+      }
+      case PostStage::Select: {
+        Value* next = s.rows[i].data();
+        for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
+        row = next;
+        break;
+      }
+      case PostStage::DropNa:
+        for (int c : st.columns)
+          if (row[c].null) return -1;
+        break;
+      case PostStage::Unfold: {
+        Value* next = s.rows[i].data();
+        const uint32_t used = ctx.scratch_used;
+        for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
+          unfold_row(st, row, r, next);
+          const int failed = format_from(i + 1, next, out, s, ctx);
+          if (failed >= 0) return failed;
+          ctx.scratch_used = used;
+        }
+        return -1;
+      }
+      default: WCSV_EXPECTS(false, "a post stage that is not row-local formats apart");
+    }
+    if (ctx.status != EvalStatus::Ok) return static_cast<int>(i);
+  }
+  writer_.format_rows(out, row, 1, plan_.output.size());
+  return -1;
+}
+
 bool PostPipeline::push_all(const Table& t) {
   for (size_t r = 0, n = t.rows(); r < n; ++r)
     if (!push(t.row(r))) return false;
@@ -141,9 +196,12 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
     const PostStage& st = plan_.post[i];
     EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
     switch (st.kind) {
-      case PostStage::Filter:
-        if (!truthy(eval_program(st.exprs[0].view(), row, ctx))) return true;
+      case PostStage::Filter: {
+        const Value keep = eval_program(st.exprs[0].view(), row, ctx);
+        if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
+        if (!truthy(keep)) return true;
         break;
+      }
       case PostStage::Select:
       case PostStage::Distinct: {  // a distinct passes a row's columns the first time they come
         std::vector<Value> out(st.exprs.size());

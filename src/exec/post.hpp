@@ -19,6 +19,8 @@
 
 namespace warpcsv {
 
+struct EvalContext;
+
 // Whether the plan's first stage after the scan is a distinct of the scan's
 // rows as they are (every column, in order).
 bool distinct_of_scanned_rows(const Plan& plan);
@@ -38,17 +40,28 @@ class PostPipeline {
   // Rows [begin, end) of `t`, as push() would take them; a distinct of the
   // rows as they are looks a block's keys up with their slots prefetched.
   bool push_rows(const Table& t, size_t begin, size_t end);
-  // Whether rows may skip push(): no post stages, and a writer whose rows
-  // are formatted apart (format_rows), so threads can format them
-  // (format_in_parts).
-  bool formats_apart() const { return plan_.post.empty() && writer_.can_format_rows(); }
-  // Formats one row of the post stages' input (formats_apart()) into `out`.
-  void format_row(std::string& out, const Value* row) const { writer_.format_rows(out, row, 1, row_width_); }
+  // Whether rows may skip push(): post stages that each take one row at a
+  // time on their own (row_local_stages), and a writer whose rows are
+  // formatted apart (format_rows), so threads can run the stages and format
+  // the rows (format_in_parts).
+  bool formats_apart() const { return row_local_stages_ && writer_.can_format_rows(); }
+  // The scratch of format_row on one thread.
+  struct RowScratch {
+    std::vector<char> eval;
+    std::vector<std::vector<Value>> rows;  // per stage: its output row
+  };
+  RowScratch row_scratch() const;
+  // Runs the post stages (formats_apart()) on one row of their input and
+  // formats the rows that come out into `out`; returns the stage whose
+  // evaluation failed (its rows before the failure formatted), else -1.
+  int format_row(std::string& out, const Value* row, RowScratch& scratch) const;
   // Writes parts of formatted rows, in order, after everything written before.
   void write_parts(const std::vector<std::string>& parts);
-  // formats_apart() with a delimited writer: its separator and escaping in
+  // No post stages and a delimited writer: its separator and escaping in
   // `text`, so rows formatted elsewhere (on a GPU) match format_row's.
-  bool delimited_text(DelimitedText* text) const { return formats_apart() && writer_.delimited_text(text); }
+  bool delimited_text(DelimitedText* text) const {
+    return plan_.post.empty() && formats_apart() && writer_.delimited_text(text);
+  }
   // Writes rows formatted elsewhere, after everything written before.
   void write_text(const char* bytes, size_t n) { writer_.write_formatted(bytes, n); }
   // Flushes buffered stages (sort) and ends the writer.
@@ -57,6 +70,7 @@ class PostPipeline {
 
  private:
   bool push_from(size_t stage, const Value* row);
+  int format_from(size_t stage, const Value* row, std::string& out, RowScratch& scratch, EvalContext& ctx) const;
   // A join stage: the row once per matching lookup row, into the next stage.
   bool push_joined(size_t stage, const Value* row);
   // Sort stage i's keys of `row` into `keys`, their strings in `ctx`'s scratch.
@@ -97,6 +111,9 @@ class PostPipeline {
   bool done_ = false;
   int threads_;
   size_t row_width_;  // values in a row of the post stages' input
+  // Every post stage maps a row to rows of its own, in order, with no state
+  // between rows: a filter, select, dropna or unfold.
+  bool row_local_stages_ = true;
   std::function<void(const std::string&)> note_;
 };
 
@@ -125,6 +142,9 @@ void format_in_parts(size_t n, int threads, std::vector<std::string>& parts, Fil
     parts[p].swap(out);
   });
 }
+
+// Post stage `st`'s expression failed on a row.
+[[noreturn]] void throw_evaluation_failed(const PostStage& st);
 
 // Whether post stage `stage` of `plan` is a limit that ends the whole input
 // once reached: one with no sort or assert before it (they need every row).

@@ -26,6 +26,7 @@ struct RowFailure {
   size_t row = SIZE_MAX;
   bool overflow = false;
   int index = -1;  // the scan aggregate that overflowed, or the agg item that failed
+  int post_stage = -1;  // else: the post stage that failed
 };
 
 }  // namespace
@@ -218,6 +219,7 @@ void throw_first_failure(const Plan& plan, const GroupLayout& layout, const std:
   const RowFailure* first = nullptr;
   for (const RowFailure& f : failed)
     if (f.row != SIZE_MAX && (!first || f.row < first->row)) first = &f;
+  if (first && first->post_stage >= 0) throw_evaluation_failed(plan.post[static_cast<size_t>(first->post_stage)]);
   if (first) throw_failure(plan, layout, *first);
 }
 
@@ -230,11 +232,16 @@ void finalize_and_format(const Plan& plan, const GroupLayout& layout, const Grou
   format_in_parts(run.n, threads, text, [&](size_t begin, size_t end, size_t p, std::string& out) {
     RowFinalizer fin(plan, layout);
     std::vector<Value> row(plan.finalized_output.size());
+    PostPipeline::RowScratch scratch = post.row_scratch();
     RowFailure f;  // this thread's own: `failed`'s neighbours share cache lines
     for (size_t i = begin; i < end; ++i) {
       if (i + kPrefetchRows < end) prefetch_group(run, i + kPrefetchRows, block_bytes);
       if (!fin.finalize(run, i, row.data(), f)) break;
-      post.format_row(out, row.data());
+      const int stage = post.format_row(out, row.data(), scratch);
+      if (stage >= 0) {
+        f = RowFailure{i, false, -1, stage};
+        break;
+      }
     }
     failed[p] = f;
   });

@@ -229,3 +229,45 @@ TEST_CASE("result: an agg over a first agg's one-row groups writes what the scan
     }
   }
 }
+
+// Stages after the agg that take one row at a time (filter, select, dropna,
+// the rows of a top) run on the threads that finalize and format the runs;
+// a limit after them makes them take the rows one by one on one thread, as
+// before. Both must write the same bytes and fail with the same error.
+TEST_CASE("result: row-local stages after the agg write what the stages row by row write") {
+  TempDir dir;
+  const std::string input = dir.file("keys.csv");
+  write_file(input, key_types_csv(31, 6000, 400));
+  struct Case {
+    std::string pipeline;
+    bool fails;  // in some group's row
+  };
+  const std::vector<Case> cases = {
+      {"groupby s, i | agg sum(v) as t, count() as n | filter n > 1", false},
+      {"groupby s, i | agg sum(v) as t, count() as n | select s, t * 2 as t2, upper(s) as u, n | dropna t2", false},
+      {"groupby s | agg sum(v) as t | filter t % 3 = 0 | select s || '-' || s as ss, t | filter ss > 'a'", false},
+      {"groupby s | top 2 by v desc | select s, v * 10 as v10", false},
+      {"groupby d | top 3 by f | filter f > 0 | select d, f", false},
+      {"groupby s, i | agg sum(v) as t | select s, t * 1000000000000000000000000000000000000 as big", true},
+      {"groupby s | agg min(dt) as first_day | select s, first_day, cast(s as int) as n", true},
+  };
+  for (const Case& c : cases) {
+    const std::string& p = c.pipeline;
+    const Outcome rowwise = run_with_runs(dir, p + " | limit 1000000000", input, 0, 1);
+    INFO("pipeline: " << p << "\nerror: " << rowwise.error);
+    if (c.fails) {
+      CHECK(rowwise.code == kExitInput);
+    } else {
+      REQUIRE(rowwise.code == 0);
+      CHECK(std::count(rowwise.out.begin(), rowwise.out.end(), '\n') > 10);
+    }
+    for (uint64_t run_rows : {1, 7, 0})
+      for (int threads : {1, 3}) {
+        const Outcome got = run_with_runs(dir, p, input, run_rows, threads);
+        INFO("run rows " << run_rows << ", threads " << threads);
+        CHECK(got.code == rowwise.code);
+        CHECK(got.error == rowwise.error);
+        CHECK(got.out == rowwise.out);
+      }
+  }
+}

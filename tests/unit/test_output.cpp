@@ -291,7 +291,8 @@ TEST_CASE("post pipeline: a large result formatted on several threads is the sam
       if (post.formats_apart()) {  // CSV, TSV: parts formatted on 4 threads, as aggregate results are
         std::vector<std::string> parts;
         format_in_parts(t.rows(), 4, parts, [&](size_t begin, size_t end, size_t, std::string& out) {
-          for (size_t r = begin; r < end; ++r) post.format_row(out, t.row(r));
+          PostPipeline::RowScratch scratch = post.row_scratch();
+          for (size_t r = begin; r < end; ++r) CHECK(post.format_row(out, t.row(r), scratch) == -1);
         });
         CHECK(parts.size() == format_parts(n, 4));
         post.write_parts(parts);
