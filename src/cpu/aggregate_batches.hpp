@@ -451,9 +451,8 @@ class AggregateBatches {
       if (prefetch && i + kGroupAhead < kept) groups.prefetch_group(hashes[i + kGroupAhead]);
       GroupTable& table = groups.part_for(hashes[i]);
       const Value* keys = row_keys[i];
-      const char* state = exact[i] ? table.find_or_insert_packed(packed + i * packed_bytes, keys, hashes[i])
-                                   : table.find_or_insert(keys, hashes[i]);
-      group[i] = static_cast<uint32_t>(table.group_of(state));
+      group[i] = exact[i] ? table.group_for_packed(packed + i * packed_bytes, keys, hashes[i])
+                          : static_cast<uint32_t>(table.group_of(table.find_or_insert(keys, hashes[i])));
     }
     for (uint32_t i = 0; i < kept; ++i) states[i] = groups.part_for(hashes[i]).state(group[i]);
     const auto& aggs = p_->layout->aggs;

@@ -8,6 +8,8 @@
 namespace warpcsv {
 
 namespace {
+constexpr size_t kMaxMergeKeys = 16;  // more keys unpack into a vector
+
 bool is_exact_input(Type t) { return t == Type::Int || t == Type::Decimal || t == Type::Bool; }
 
 AggOp op_for(const AggSpec& s) {
@@ -69,31 +71,29 @@ GroupTable::GroupTable(const GroupLayout* layout)
   mask_ = 63;
 }
 
-template <class SameKeys>
-char* GroupTable::probe(const Value* keys, uint64_t hash, SameKeys&& same_keys) {
-  if (!indexed_) rebuild_index();
-  const uint64_t tag = hash & 0xffffffff00000000ull;
-  size_t slot = hash & mask_;
-  for (;;) {
-    const uint64_t s = slots_[slot];
-    if (s == 0) return insert_new(keys, hash, slot);
-    if ((s & 0xffffffff00000000ull) == tag) {
-      char* b = block((s & 0xffffffffull) - 1);
-      if (same_keys(b)) return b + key_bytes_;
-    }
-    slot = (slot + 1) & mask_;
-  }
-}
-
 char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
-  return probe(keys, hash, [&](const char* b) { return packed_.equal(b, keys); });
+  return state(probe(hash, [&](const char* b) { return packed_.equal(b, keys); },
+                     [&](size_t slot) { return insert_new(keys, hash, slot); }));
 }
 
 char* GroupTable::find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash) {
-  return probe(keys, hash, [&](const char* b) { return packed_.bytes_equal(b, packed); });
+  return state(group_for_packed(packed, keys, hash));
 }
 
-char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
+uint32_t GroupTable::group_by_unpacking(const char* packed, uint64_t hash) {
+  Value keys[kMaxMergeKeys];
+  std::vector<Value> many;
+  Value* k = keys;
+  if (nkeys_ > kMaxMergeKeys) {
+    many.resize(nkeys_);
+    k = many.data();
+  }
+  packed_.unpack_all(packed, k);
+  return probe(hash, [&](const char* b) { return packed_.equal(b, k); },
+               [&](size_t slot) { return insert_new(k, hash, slot); });
+}
+
+uint32_t GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
   const size_t g = hashes_.size();
   if (g >= 0xfffffffeull) throw ResourceError("more than 4 billion groups");
   slots_[slot] = (hash & 0xffffffff00000000ull) | (g + 1);
@@ -106,7 +106,7 @@ char* GroupTable::insert_new(const Value* keys, uint64_t hash, size_t slot) {
       packed_.set_string(b, i, strings_.add(keys[i].s).ptr);
   for (const auto& a : layout_->aggs) agg_init(a, b + key_bytes_);
   if ((g + 1) * 2 > slots_.size()) grow();
-  return block(g) + key_bytes_;
+  return static_cast<uint32_t>(g);
 }
 
 void GroupTable::reserve(size_t groups) {
@@ -148,7 +148,6 @@ void GroupTable::stabilize_strings(char* block) {
 }
 
 namespace {
-constexpr size_t kMaxMergeKeys = 16;  // more keys unpack into a vector
 
 // Folds the states at `from` into the group whose states are at `dst`.
 void merge_states(GroupTable& t, char* dst, const char* from) {
@@ -159,24 +158,31 @@ void merge_states(GroupTable& t, char* dst, const char* from) {
 }  // namespace
 
 void GroupTable::merge_block(uint64_t hash, const char* block) {
-  Value keys[kMaxMergeKeys];
-  std::vector<Value> many;
-  Value* k = keys;
-  if (nkeys_ > kMaxMergeKeys) {
-    many.resize(nkeys_);
-    k = many.data();
-  }
-  packed_.unpack_all(block, k);
-  merge_states(*this, find_or_insert(k, hash), block + key_bytes_);
+  merge_states(*this, state(group_by_unpacking(block, hash)), block + key_bytes_);
 }
 
 void GroupTable::merge_from(const GroupTable& other, uint32_t* where) {
   std::vector<Value> keys(nkeys_ + 1);
-  for (size_t g = 0; g < other.size(); ++g) {
-    other.keys_of(g, keys.data());
-    char* dst = find_or_insert(keys.data(), other.hashes_[g]);
-    if (where) where[g] = static_cast<uint32_t>(group_of(dst));
-    merge_states(*this, dst, other.state(g));
+  if (!indexed_) rebuild_index();
+  constexpr size_t kSlotAhead = 16, kGroupAhead = 8;
+  const size_t n = other.size();
+  for (size_t g = 0; g < n; ++g) {
+    if (g + kSlotAhead < n) prefetch(other.hashes_[g + kSlotAhead]);
+    if (g + kGroupAhead < n) prefetch_group(other.hashes_[g + kGroupAhead]);
+    const char* from = other.block(g);
+    const uint64_t hash = other.hashes_[g];
+    uint32_t to;
+    if (packed_.packing_is_value(from)) {
+      to = probe(hash, [&](const char* b) { return packed_.bytes_equal(b, from); },
+                 [&](size_t slot) {
+                   other.keys_of(g, keys.data());
+                   return insert_new(keys.data(), hash, slot);
+                 });
+    } else {
+      to = group_by_unpacking(from, hash);
+    }
+    if (where) where[g] = to;
+    merge_states(*this, state(to), from + other.key_bytes_);
   }
 }
 

@@ -53,6 +53,13 @@ class GroupTable {
   // The same for keys that packed_keys() packs exactly (packs_exactly) into
   // `packed`: compared as bytes, without a switch per key.
   char* find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash);
+  // The number of the group with these keys packed exactly (as
+  // find_or_insert_packed), created when new: inline, with no call and no
+  // division (group_of) for the group already here that most rows find.
+  uint32_t group_for_packed(const char* packed, const Value* keys, uint64_t hash) {
+    return probe(hash, [&](const char* b) { return packed_.bytes_equal(b, packed); },
+                 [&](size_t slot) { return insert_new(keys, hash, slot); });
+  }
   // The index of the group whose state find_or_insert just returned.
   size_t group_of(const char* state) const {
     return static_cast<size_t>(state - key_bytes_ - blocks_.data()) / block_bytes_;
@@ -111,6 +118,9 @@ class GroupTable {
   void merge_block(uint64_t hash, const char* block);
   // Folds every group of `other` into this table, in other's group order;
   // `where`, if given, gets the group each of other's groups is in here.
+  // Keys whose packing is their value are compared as bytes, and the slots
+  // and groups of later ones are prefetched: a fold of large tables is
+  // mostly lookups that miss the caches.
   void merge_from(const GroupTable& other, uint32_t* where = nullptr);
   // Folds every group of `tables` into this table on up to `threads`
   // threads: each table's groups are listed by hash partition, thread p
@@ -168,11 +178,24 @@ class GroupTable {
  private:
   void grow();
   void rebuild_index();
-  char* insert_new(const Value* keys, uint64_t hash, size_t slot);
-  // The group whose block same_keys accepts among those of the hash's tag,
-  // else a new one with `keys`.
-  template <class SameKeys>
-  char* probe(const Value* keys, uint64_t hash, SameKeys&& same_keys);
+  // Makes group number size() with `keys` in the empty slot `slot`.
+  uint32_t insert_new(const Value* keys, uint64_t hash, size_t slot);
+  // The group of the keys packed at `packed`, looked up (or made) by their
+  // values: keys that are not compared as bytes.
+  uint32_t group_by_unpacking(const char* packed, uint64_t hash);
+  // The number of the group whose block same_keys accepts among those of the
+  // hash's tag, else the one make_new(slot) makes.
+  template <class SameKeys, class InsertNew>
+  uint32_t probe(uint64_t hash, SameKeys&& same_keys, InsertNew&& make_new) {
+    if (!indexed_) rebuild_index();
+    const uint64_t tag = hash & 0xffffffff00000000ull;
+    for (size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
+      const uint64_t s = slots_[slot];
+      if (s == 0) return make_new(slot);
+      const uint32_t g = static_cast<uint32_t>((s & 0xffffffffull) - 1);
+      if ((s & 0xffffffff00000000ull) == tag && same_keys(block(g))) return g;
+    }
+  }
 
   // A group's keys and its aggregate states share one block, so a lookup
   // that hits touches two cache lines at most: its slot and its block.

@@ -91,6 +91,9 @@ class ArgList {
   // whether value i is v of group g.
   uint64_t hash_of(uint32_t g, const Value& v) const;
   bool equal_at(size_t i, uint32_t g, const Value& v) const;
+  // Whether a random sample of a long list is nearly all distinct values
+  // (false for short lists, which are counted whole).
+  bool sample_looks_distinct() const;
   void rebuild_index(size_t cap);
 
   Type type_;

@@ -172,6 +172,13 @@ class PackedKeys {
       if (!keys[k].null && keys[k].s.len > kInlineString) return false;
     return true;
   }
+  // packs_exactly for keys already packed at `from`.
+  bool packing_is_value(const char* from) const {
+    if (has_float_) return false;
+    for (uint32_t k : string_keys_)
+      if (!from[k] && from[offset_[k] + 15] == kOutOfLine) return false;
+    return true;
+  }
   // Whether two packings (bytes() long, 8-byte aligned sizes) are the same bytes.
   bool bytes_equal(const char* a, const char* b) const {
     uint64_t diff = 0;

@@ -1608,3 +1608,30 @@ TEST_CASE("holistic lists: compaction sums the rows of equal (group, value) and 
   CHECK(distinct.value(999).i == 299);
   CHECK(distinct.next_compaction() == SIZE_MAX);
 }
+
+TEST_CASE("holistic lists: a long list's sample decides whether it is counted for compaction") {
+  constexpr int kRows = 1 << 20;
+  std::mt19937_64 rng(7);
+  // Distinct values in random order: the sample says so, and nothing changes.
+  ArgList all(Type::Int);
+  for (int i = 0; i < kRows; ++i) all.add(static_cast<uint32_t>(i % 3), Value::of_int(static_cast<int64_t>(rng() >> 1)));
+  all.compact();
+  CHECK(all.size() == static_cast<size_t>(kRows));
+  CHECK(!all.weighted());
+  CHECK(all.next_compaction() == SIZE_MAX);
+  // Sorted input: runs of 64 equal values one after another; a sample at a
+  // stride would see them all distinct. It compacts to one value a run.
+  ArgList runs(Type::Int);
+  for (int i = 0; i < kRows; ++i) runs.add(0, Value::of_int(i / 64));
+  runs.compact();
+  REQUIRE(runs.size() == static_cast<size_t>(kRows / 64));
+  CHECK(runs.weight(0) == 64);
+  CHECK(runs.merging());
+  // An eighth distinct, in random order: compacts to them.
+  ArgList eighth(Type::Decimal);
+  for (int i = 0; i < kRows; ++i) eighth.add(1, Value::of_int(static_cast<int64_t>(rng() % (kRows / 8))));
+  eighth.compact();
+  CHECK(eighth.size() <= static_cast<size_t>(kRows / 8));
+  CHECK(eighth.size() > static_cast<size_t>(kRows / 9));
+  CHECK(eighth.merging());
+}

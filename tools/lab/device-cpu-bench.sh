@@ -4,8 +4,10 @@
 # archive`), both built without CUDA, side by side with DuckDB on the same
 # threads: narrow rows (brc413, brc10k) at NARROW_ROWS (default 1e9), the
 # db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
-# then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it). Carry .duck (duckq,
-# libduckdb.so.xz, old-src.tar.gz). Tables go to $OUT.
+# then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it), then (PROFILE=1)
+# `--profile` of every question in QUERIES on all threads and a `--trace` of q3, to see which
+# stages hold a question back. Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). Tables go
+# to $OUT.
 set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
@@ -21,6 +23,7 @@ build() {  # build SOURCE DIR
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_CUDA=OFF -DWARPCSV_TESTS=OFF -DWARPCSV_MPI=OFF &&
     cmake --build "$2" -j8 --target warpcsv
 }
+eval "$(sed -n '/^pipeline_of() {/,/^}/p' scripts/bench.sh)"  # the questions' pipelines
 t0=$(date +%s)
 build . build-cpu-only >"$OUT/new-build.log" 2>&1 &
 build /tmp/old /tmp/old/build >"$OUT/old-build.log" 2>&1 &
@@ -38,11 +41,22 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   rm -f /dev/shm/stations_*
   bench "current, db-benchmark" build-cpu-only/warpcsv "$ROWS" "$QUERIES"
   bench "previous, db-benchmark" /tmp/old/build/warpcsv "$ROWS" "$QUERIES" 1
-  [ "${SCALING:-1}" = 0 ] && exit 0
-  echo "### q1 by threads (current), $ROWS rows"
   f=/dev/shm/groupby_$(awk "BEGIN{printf \"%d\", $ROWS}")_100_1.csv
-  for t in 1 2 4 8 16; do
-    /usr/bin/time -f "threads $t: %e s, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
-      'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
-  done
+  if [ "${SCALING:-1}" != 0 ]; then
+    echo "### q1 by threads (current), $ROWS rows"
+    for t in 1 2 4 8 16; do
+      /usr/bin/time -f "threads $t: %e s, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
+        'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
+    done
+  fi
+  if [ "${PROFILE:-0}" = 1 ]; then
+    echo "### --profile on $(nproc) threads (current), $ROWS rows"
+    for q in $QUERIES; do
+      echo "#### $q"
+      pipeline=$(pipeline_of "$q")
+      /usr/bin/time -f "%e s, %U s user, %M KiB" build-cpu-only/warpcsv --device cpu --profile "$pipeline" "$f" 2>&1 >/dev/null
+    done
+    build-cpu-only/warpcsv --device cpu --trace "$OUT/q3-trace.json" \
+      "$(pipeline_of q3)" "$f" >/dev/null && xz -f "$OUT/q3-trace.json"
+  fi
 } | tee "$OUT/cpu-bench.md"
