@@ -250,6 +250,7 @@ TEST_CASE("result: row-local stages after the agg write what the stages row by r
       {"groupby d | top 3 by f | filter f > 0 | select d, f", false},
       {"groupby s, i | agg sum(v) as t | select s, t * 1000000000000000000000000000000000000 as big", true},
       {"groupby s | agg min(dt) as first_day | select s, first_day, cast(s as int) as n", true},
+      {"groupby s, i | agg sum(v) as t | filter t * 1000000000000000000000000000000000000 > 0", true},
   };
   for (const Case& c : cases) {
     const std::string& p = c.pipeline;
