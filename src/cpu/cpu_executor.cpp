@@ -45,16 +45,6 @@ constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
 // nothing, and two windows mapped would double the mapped bytes).
 constexpr int kMapAheadThreads = 4;
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
-// Parts of a thread's group table: two a thread at least, so that the folds
-// keep every thread busy, and no more than that: the larger a part, the
-// sooner its arrays sit in 2 MiB pages. With a million groups in 64 parts of
-// 4 KiB pages a lookup missed the TLB: 8 parts took a quarter off the scan.
-size_t group_parts_for(int threads) {
-  size_t parts = 8;
-  while (parts < 2 * static_cast<size_t>(std::max(1, threads)) && parts < 64) parts *= 2;
-  return parts;
-}
-
 // Everything one partition produced, folded into the run in partition order.
 struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
@@ -116,7 +106,7 @@ class CpuScan {
       global_groups_ = h.groups.get();
     }
     // Groups by keys, with nothing listed per group, fold part by part.
-    if (scan.aggregate && !s.holistic && plan_.group_keys > 0) merged_.emplace(layout_, group_parts_for(s.threads));
+    if (scan.aggregate && !s.holistic && plan_.group_keys > 0) merged_.emplace(layout_, thread_table_parts(s.threads));
     for (const auto& t : s.opts->dialect.null_tokens) null_tokens_.push_back(t);
     setup_batches();
     per_worker_.resize(static_cast<size_t>(std::max(1, s.threads)));

@@ -17,6 +17,7 @@
 
 #include "cuda/group_text.hpp"
 #include "exec/device.hpp"
+#include "exec/group_table.hpp"
 #include "exec/holistic.hpp"
 #include "exec/post.hpp"
 #include "exec/scan.hpp"
@@ -94,11 +95,11 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
   const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
   const std::string folded =
       groups_may_stay(plan)
-          ? fmt::format("the threads' tables fold in 64 parts by hash, each into the largest of its kind; past {} MiB "
+          ? fmt::format("the threads' tables fold in {} parts by hash, each into the largest of its kind; past {} MiB "
                         "(half the memory limit) the parts spill to files in {} (compressed once they are large), "
                         "and each is aggregated and sorted alone after the scan, the sorted parts merged in "
                         "key ranges on {} threads as they are written; ",
-                        budgets.folded >> 20, spill_directory(), threads)
+                        thread_table_parts(threads), budgets.folded >> 20, spill_directory(), threads)
           : "";
   const std::string host = folded + fmt::format(
       "ordered on the host (a radix sort of packed key codes when the keys fit 128 bits, else by comparing), then "
