@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -64,10 +66,6 @@ struct ZstdContexts {
     ZSTD_freeDCtx(d);
   }
 };
-ZstdContexts& zstd_contexts() {
-  thread_local ZstdContexts contexts;
-  return contexts;
-}
 #endif
 
 // The compressed frame a thread read last, kept: reads in order decompress each frame once.
@@ -76,9 +74,29 @@ struct FrameCache {
   size_t frame = 0;
   std::unique_ptr<char[]> bytes{new char[kSpillFrameBytes]};
 };
-FrameCache& frame_cache() {
-  thread_local FrameCache cache;
-  return cache;
+
+// What a thread reads and writes spill files with, made on its first use
+// and kept until the process ends. A global list holds them besides the
+// thread's own pointer: the leak checker did not always scan the
+// thread-local storage of a pool thread (one started on a stack an ended
+// thread had used) and reported them as leaks.
+struct SpillScratch {
+#ifdef WARPCSV_HAVE_ZSTD
+  ZstdContexts zstd;
+  std::vector<char> packed;  // a frame compressed, or read before it is decompressed
+#endif
+  FrameCache cache;
+};
+SpillScratch& spill_scratch() {
+  thread_local SpillScratch* mine = nullptr;
+  if (!mine) {
+    static std::mutex m;
+    static auto* all = new std::vector<std::unique_ptr<SpillScratch>>();  // never destroyed: threads use theirs to the end
+    std::lock_guard<std::mutex> l(m);
+    all->push_back(std::make_unique<SpillScratch>());
+    mine = all->back().get();
+  }
+  return *mine;
 }
 
 std::atomic<uint64_t> g_next_file_id{1};
@@ -160,9 +178,10 @@ void SpillFile::write_frame(const char* p, size_t n) {
   size_t stored = n;
 #ifdef WARPCSV_HAVE_ZSTD
   if (compress_next_frame(dir_)) {
-    thread_local std::vector<char> packed;
+    SpillScratch& scratch = spill_scratch();
+    std::vector<char>& packed = scratch.packed;
     packed.resize(ZSTD_compressBound(n));
-    const size_t m = ZSTD_compressCCtx(zstd_contexts().c, packed.data(), packed.size(), p, n, kZstdLevel);
+    const size_t m = ZSTD_compressCCtx(scratch.zstd.c, packed.data(), packed.size(), p, n, kZstdLevel);
     if (ZSTD_isError(m))
       throw InternalError(fmt::format("internal error: compressing a spill frame: {}", ZSTD_getErrorName(m)));
     if (m < n) {
@@ -179,10 +198,11 @@ void SpillFile::write_frame(const char* p, size_t n) {
 void SpillFile::decompress_frame(size_t i, char* to) const {
 #ifdef WARPCSV_HAVE_ZSTD
   const uint64_t begin = frame_begin(i), n = frame_ends_[i] - begin;
-  thread_local std::vector<char> packed;
+  SpillScratch& scratch = spill_scratch();
+  std::vector<char>& packed = scratch.packed;
   packed.resize(n);
   read_all(fd_, packed.data(), n, begin, dir_);
-  const size_t m = ZSTD_decompressDCtx(zstd_contexts().d, to, kSpillFrameBytes, packed.data(), n);
+  const size_t m = ZSTD_decompressDCtx(scratch.zstd.d, to, kSpillFrameBytes, packed.data(), n);
   if (ZSTD_isError(m) || m != kSpillFrameBytes)
     throw InternalError(fmt::format("internal error: a spill frame does not decompress ({})",
                                     ZSTD_isError(m) ? ZSTD_getErrorName(m) : "short"));
@@ -196,7 +216,7 @@ void SpillFile::decompress_frame(size_t i, char* to) const {
 size_t SpillFile::read(uint64_t offset, char* to, size_t n) const {
   n = offset >= size_ ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size_ - offset));
   const uint64_t written = frame_ends_.size() * uint64_t{kSpillFrameBytes};
-  FrameCache& cache = frame_cache();
+  FrameCache& cache = spill_scratch().cache;
   for (size_t got = 0; got < n;) {
     const uint64_t at = offset + got;
     if (at >= written) {  // in the frame not yet written
