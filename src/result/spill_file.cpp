@@ -78,8 +78,8 @@ struct FrameCache {
 // What a thread reads and writes spill files with, made on its first use
 // and kept until the process ends. A global list holds them besides the
 // thread's own pointer: the leak checker did not always scan the
-// thread-local storage of a pool thread (one started on a stack an ended
-// thread had used) and reported them as leaks.
+// thread-local storage of a pool thread asleep at exit (after many threads
+// had come and gone), and reported them as leaks.
 struct SpillScratch {
 #ifdef WARPCSV_HAVE_ZSTD
   ZstdContexts zstd;
