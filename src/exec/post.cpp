@@ -80,6 +80,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
 
 bool PostPipeline::push(const Value* row) {
   if (done_) return false;
+  scratch_at_ = 0;
   return push_from(0, row);
 }
 
@@ -118,6 +119,7 @@ bool PostPipeline::push_rows(const Table& t, size_t begin, size_t end) {
       if (i + kAhead < n) seen.prefetch_key(block_hashes_[i + kAhead]);
       const size_t at = i == 0 ? 0 : block_key_ends_[i - 1];
       if (!seen.insert(block_keys_.data() + at, block_key_ends_[i] - at, block_hashes_[i])) continue;
+      scratch_at_ = 0;
       if (done_ || !push_from(1, t.row(b + i))) return false;
     }
   }
@@ -194,7 +196,9 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
   std::vector<Value> next;
   for (; i < plan_.post.size(); ++i) {
     const PostStage& st = plan_.post[i];
+    // After the strings the row's earlier stages made: the row may point at them.
     EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
+    ctx.scratch_used = scratch_at_;
     switch (st.kind) {
       case PostStage::Filter: {
         const Value keep = eval_program(st.exprs[0].view(), row, ctx);
@@ -230,8 +234,10 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         return true;
       case PostStage::Unfold: {  // each row becomes its group's top rows, each through the stages after
         std::vector<Value> out(st.output.size());
+        const uint32_t at = scratch_at_;
         for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
           unfold_row(st, row, r, out.data());
+          scratch_at_ = at;
           if (!push_from(i + 1, out.data())) return false;
         }
         return true;
@@ -273,6 +279,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
     }
     if (ctx.status != EvalStatus::Ok)
       throw_evaluation_failed(st);
+    scratch_at_ = ctx.scratch_used;
   }
   writer_.row(row);
   return true;
@@ -288,7 +295,11 @@ bool PostPipeline::push_joined(size_t i, const Value* row) {
   std::vector<Value> joined(row, row + kept);
   joined.resize(st.output.size());
   EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
-  const bool more = for_each_joined_row(&join, 1, joined.data(), ctx, [&] { return push_from(i + 1, joined.data()); });
+  ctx.scratch_used = scratch_at_;
+  const bool more = for_each_joined_row(&join, 1, joined.data(), ctx, [&] {
+    scratch_at_ = ctx.scratch_used;  // each lookup row's stages after the join's keys
+    return push_from(i + 1, joined.data());
+  });
   if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
   return more;
 }

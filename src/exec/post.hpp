@@ -107,6 +107,7 @@ class PostPipeline {
   std::vector<char> bar_scratch_;    // a row's keys to compare with the bar (the row's strings may be in scratch_)
   std::vector<int64_t> limit_seen_;
   std::vector<char> scratch_;
+  uint32_t scratch_at_ = 0;  // scratch_'s bytes the current row's stages so far made (its strings)
   uint64_t assert_failures_ = 0;
   bool done_ = false;
   int threads_;

@@ -248,6 +248,8 @@ TEST_CASE("result: row-local stages after the agg write what the stages row by r
       {"groupby s | agg sum(v) as t | filter t % 3 = 0 | select s || '-' || s as ss, t | filter ss > 'a'", false},
       {"groupby s | top 2 by v desc | select s, v * 10 as v10", false},
       {"groupby d | top 3 by f | filter f > 0 | select d, f", false},
+      // A later stage's strings must not overwrite an earlier stage's that the row still holds.
+      {"groupby s | agg count() as n | select upper(s) as u, n | select lower(u) as l, u, u || 'x' as ux, n", false},
       {"groupby s, i | agg sum(v) as t | select s, t * 1000000000000000000000000000000000000 as big", true},
       {"groupby s | agg min(dt) as first_day | select s, first_day, cast(s as int) as n", true},
       {"groupby s, i | agg sum(v) as t | filter t * 1000000000000000000000000000000000000 > 0", true},
