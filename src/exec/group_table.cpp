@@ -76,11 +76,7 @@ char* GroupTable::find_or_insert(const Value* keys, uint64_t hash) {
                      [&](size_t slot) { return insert_new(keys, hash, slot); }));
 }
 
-char* GroupTable::find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash) {
-  return state(group_for_packed(packed, keys, hash));
-}
-
-uint32_t GroupTable::group_by_unpacking(const char* packed, uint64_t hash) {
+uint32_t GroupTable::group_for_packing(const char* packed, uint64_t hash) {
   Value keys[kMaxMergeKeys];
   std::vector<Value> many;
   Value* k = keys;
@@ -88,6 +84,12 @@ uint32_t GroupTable::group_by_unpacking(const char* packed, uint64_t hash) {
     many.resize(nkeys_);
     k = many.data();
   }
+  if (packed_.packing_is_value(packed))  // unpacked only for a new group
+    return probe(hash, [&](const char* b) { return packed_.bytes_equal(b, packed); },
+                 [&](size_t slot) {
+                   packed_.unpack_all(packed, k);
+                   return insert_new(k, hash, slot);
+                 });
   packed_.unpack_all(packed, k);
   return probe(hash, [&](const char* b) { return packed_.equal(b, k); },
                [&](size_t slot) { return insert_new(k, hash, slot); });
@@ -158,31 +160,19 @@ void merge_states(GroupTable& t, char* dst, const char* from) {
 }  // namespace
 
 void GroupTable::merge_block(uint64_t hash, const char* block) {
-  merge_states(*this, state(group_by_unpacking(block, hash)), block + key_bytes_);
+  merge_states(*this, state(group_for_packing(block, hash)), block + key_bytes_);
 }
 
 void GroupTable::merge_from(const GroupTable& other, uint32_t* where) {
-  std::vector<Value> keys(nkeys_ + 1);
   if (!indexed_) rebuild_index();
   constexpr size_t kSlotAhead = 16, kGroupAhead = 8;
   const size_t n = other.size();
   for (size_t g = 0; g < n; ++g) {
     if (g + kSlotAhead < n) prefetch(other.hashes_[g + kSlotAhead]);
     if (g + kGroupAhead < n) prefetch_group(other.hashes_[g + kGroupAhead]);
-    const char* from = other.block(g);
-    const uint64_t hash = other.hashes_[g];
-    uint32_t to;
-    if (packed_.packing_is_value(from)) {
-      to = probe(hash, [&](const char* b) { return packed_.bytes_equal(b, from); },
-                 [&](size_t slot) {
-                   other.keys_of(g, keys.data());
-                   return insert_new(keys.data(), hash, slot);
-                 });
-    } else {
-      to = group_by_unpacking(from, hash);
-    }
+    const uint32_t to = group_for_packing(other.block(g), other.hashes_[g]);
     if (where) where[g] = to;
-    merge_states(*this, state(to), from + other.key_bytes_);
+    merge_states(*this, state(to), other.state(g));
   }
 }
 

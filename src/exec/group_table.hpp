@@ -50,11 +50,9 @@ class GroupTable {
   // The state block of the group with these keys (hash from hash_keys),
   // created (and its key strings copied) when new.
   char* find_or_insert(const Value* keys, uint64_t hash);
-  // The same for keys that packed_keys() packs exactly (packs_exactly) into
-  // `packed`: compared as bytes, without a switch per key.
-  char* find_or_insert_packed(const char* packed, const Value* keys, uint64_t hash);
-  // The number of the group with these keys packed exactly (as
-  // find_or_insert_packed), created when new: inline, with no call and no
+  // The number of the group with keys that packed_keys() packs exactly
+  // (packs_exactly) into `packed`, compared as bytes without a switch per
+  // key, created (from `keys`) when new: inline, with no call and no
   // division (group_of) for the group already here that most rows find.
   uint32_t group_for_packed(const char* packed, const Value* keys, uint64_t hash) {
     return probe(hash, [&](const char* b) { return packed_.bytes_equal(b, packed); },
@@ -118,8 +116,8 @@ class GroupTable {
   void merge_block(uint64_t hash, const char* block);
   // Folds every group of `other` into this table, in other's group order;
   // `where`, if given, gets the group each of other's groups is in here.
-  // Keys whose packing is their value are compared as bytes, and the slots
-  // and groups of later ones are prefetched: a fold of large tables is
+  // Groups are looked up by their packed keys (group_for_packing), and the
+  // slots and groups of later ones are prefetched: a fold of large tables is
   // mostly lookups that miss the caches.
   void merge_from(const GroupTable& other, uint32_t* where = nullptr);
   // Folds every group of `tables` into this table on up to `threads`
@@ -180,9 +178,10 @@ class GroupTable {
   void rebuild_index();
   // Makes group number size() with `keys` in the empty slot `slot`.
   uint32_t insert_new(const Value* keys, uint64_t hash, size_t slot);
-  // The group of the keys packed at `packed`, looked up (or made) by their
-  // values: keys that are not compared as bytes.
-  uint32_t group_by_unpacking(const char* packed, uint64_t hash);
+  // The group of the keys packed at `packed` (another table's block, or a
+  // record read back), made when new: compared as bytes where the packing is
+  // their value (packing_is_value), else by the values unpacked.
+  uint32_t group_for_packing(const char* packed, uint64_t hash);
   // The number of the group whose block same_keys accepts among those of the
   // hash's tag, else the one make_new(slot) makes.
   template <class SameKeys, class InsertNew>
