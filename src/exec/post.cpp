@@ -39,6 +39,25 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
   });
   t.cells.swap(cells);
 }
+
+// A filter, select or dropna stage on `row`; a select's row goes to `next`
+// and `row` then points at it. Returns false when the row is dropped; a
+// failed evaluation keeps it and leaves its status in `ctx` for the caller.
+bool pass_row_local(const PostStage& st, const Value*& row, Value* next, EvalContext& ctx) {
+  switch (st.kind) {
+    case PostStage::Filter: {
+      const Value keep = eval_program(st.exprs[0].view(), row, ctx);
+      return ctx.status != EvalStatus::Ok || truthy(keep);
+    }
+    case PostStage::Select:
+      for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
+      row = next;
+      return true;
+    case PostStage::DropNa:
+      return std::none_of(st.columns.begin(), st.columns.end(), [&](int c) { return row[c].null; });
+    default: WCSV_EXPECTS(false, "a stage that is not a filter, select or dropna passes rows on its own");
+  }
+}
 }  // namespace
 
 void throw_evaluation_failed(const PostStage& st) {
@@ -52,7 +71,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     : plan_(plan), writer_(writer), lookups_(lookups), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
       aggs_(plan.post.size()), seen_(plan.post.size()), output_types_(plan.post.size()), sort_bars_(plan.post.size()),
       sort_types_(plan.post.size()),
-      limit_seen_(plan.post.size(), 0),
+      limit_seen_(plan.post.size(), 0), stage_rows_(plan.post.size()),
       scratch_(kScratch), threads_(threads),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
       note_(std::move(note)) {
@@ -72,6 +91,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     if (st.kind == PostStage::Top) tops_[i] = std::make_unique<TopRowsPerGroup>(st, input);
     if (st.kind == PostStage::Agg) aggs_[i] = std::make_unique<PostAggregate>(*st.agg, threads);
     for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
+    stage_rows_[i].resize(st.output.size());
     row_local_stages_ &= st.kind == PostStage::Filter || st.kind == PostStage::Select ||
                          st.kind == PostStage::DropNa || st.kind == PostStage::Unfold;
   }
@@ -145,37 +165,20 @@ int PostPipeline::format_row(std::string& out, const Value* row, RowScratch& scr
 int PostPipeline::format_from(size_t i, const Value* row, std::string& out, RowScratch& s, EvalContext& ctx) const {
   for (; i < plan_.post.size(); ++i) {
     const PostStage& st = plan_.post[i];
-    switch (st.kind) {
-      case PostStage::Filter: {
-        const Value keep = eval_program(st.exprs[0].view(), row, ctx);
-        if (ctx.status != EvalStatus::Ok) return static_cast<int>(i);
-        if (!truthy(keep)) return -1;
-        break;
+    Value* next = s.rows[i].data();
+    if (st.kind == PostStage::Unfold) {
+      const uint32_t used = ctx.scratch_used;
+      for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
+        unfold_row(st, row, r, next);
+        const int failed = format_from(i + 1, next, out, s, ctx);
+        if (failed >= 0) return failed;
+        ctx.scratch_used = used;
       }
-      case PostStage::Select: {
-        Value* next = s.rows[i].data();
-        for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
-        row = next;
-        break;
-      }
-      case PostStage::DropNa:
-        for (int c : st.columns)
-          if (row[c].null) return -1;
-        break;
-      case PostStage::Unfold: {
-        Value* next = s.rows[i].data();
-        const uint32_t used = ctx.scratch_used;
-        for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
-          unfold_row(st, row, r, next);
-          const int failed = format_from(i + 1, next, out, s, ctx);
-          if (failed >= 0) return failed;
-          ctx.scratch_used = used;
-        }
-        return -1;
-      }
-      default: WCSV_EXPECTS(false, "a post stage that is not row-local formats apart");
+      return -1;
     }
+    const bool kept = pass_row_local(st, row, next, ctx);
     if (ctx.status != EvalStatus::Ok) return static_cast<int>(i);
+    if (!kept) return -1;
   }
   writer_.format_rows(out, row, 1, plan_.output.size());
   return -1;
@@ -193,31 +196,28 @@ void PostPipeline::write_parts(const std::vector<std::string>& parts) {
 
 bool PostPipeline::push_from(size_t i, const Value* row) {
   const size_t from = i;
-  std::vector<Value> next;
   for (; i < plan_.post.size(); ++i) {
     const PostStage& st = plan_.post[i];
     // After the strings the row's earlier stages made: the row may point at them.
     EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
     ctx.scratch_used = scratch_at_;
+    Value* next = stage_rows_[i].data();
     switch (st.kind) {
-      case PostStage::Filter: {
-        const Value keep = eval_program(st.exprs[0].view(), row, ctx);
+      case PostStage::Filter:
+      case PostStage::Select:
+      case PostStage::DropNa: {
+        const bool kept = pass_row_local(st, row, next, ctx);
         if (ctx.status != EvalStatus::Ok) throw_evaluation_failed(st);
-        if (!truthy(keep)) return true;
+        if (!kept) return true;
         break;
       }
-      case PostStage::Select:
-      case PostStage::Distinct: {  // a distinct passes a row's columns the first time they come
-        std::vector<Value> out(st.exprs.size());
-        for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
+      case PostStage::Distinct: {  // passes a row's columns the first time they come
+        for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
         if (ctx.status != EvalStatus::Ok) break;
-        if (st.kind == PostStage::Distinct) {
-          row_key_.clear();
-          append_row_key(row_key_, out.data(), output_types_[i]);
-          if (!seen_[i].insert(row_key_)) return true;
-        }
-        next.swap(out);
-        row = next.data();
+        row_key_.clear();
+        append_row_key(row_key_, next, output_types_[i]);
+        if (!seen_[i].insert(row_key_)) return true;
+        row = next;
         break;
       }
       case PostStage::Top: {
@@ -233,19 +233,14 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         if (!aggs_[i]->add(row)) throw_evaluation_failed(st);
         return true;
       case PostStage::Unfold: {  // each row becomes its group's top rows, each through the stages after
-        std::vector<Value> out(st.output.size());
         const uint32_t at = scratch_at_;
         for (size_t r = 0, n = unfolded_rows(st, row); r < n; ++r) {
-          unfold_row(st, row, r, out.data());
+          unfold_row(st, row, r, next);
           scratch_at_ = at;
-          if (!push_from(i + 1, out.data())) return false;
+          if (!push_from(i + 1, next)) return false;
         }
         return true;
       }
-      case PostStage::DropNa:
-        for (int c : st.columns)
-          if (row[c].null) return true;
-        break;
       case PostStage::Assert:
         if (!truthy(eval_program(st.exprs[0].view(), row, ctx))) {
           if (assert_failures_ < kAssertRowsShown) {

@@ -106,6 +106,7 @@ class PostPipeline {
   std::vector<std::vector<Type>> sort_types_;  // per stage: the types of its expressions
   std::vector<char> bar_scratch_;    // a row's keys to compare with the bar (the row's strings may be in scratch_)
   std::vector<int64_t> limit_seen_;
+  std::vector<std::vector<Value>> stage_rows_;  // per stage: the row it passes on (a select's, an unfold's)
   std::vector<char> scratch_;
   uint32_t scratch_at_ = 0;  // scratch_'s bytes the current row's stages so far made (its strings)
   uint64_t assert_failures_ = 0;
