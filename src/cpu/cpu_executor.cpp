@@ -452,8 +452,8 @@ class CpuScan {
     for (size_t i = 0; i < owners.size(); ++i)
       for (size_t a = 0; a < owners[i]->lists.size(); ++a) {
         ArgList& l = owners[i]->lists[a];
+        l.seal();  // (a list of each group's top values is read only once sealed)
         renumber(l, renumbered[i]);
-        l.seal();
         if (l.size()) all[a].push_back(std::move(l));
       }
     for (auto& w : per_worker_) w.lists = HolisticGroups::lists_for(plan_);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "runtime/parallel.hpp"
 #include "warpcsv/core/int128.hpp"
+#include "warpcsv/errors.hpp"
 
 namespace warpcsv {
 
@@ -711,9 +713,58 @@ void ArgList::compact() {
   rebuild_index(index_cap);
 }
 
+void ArgList::keep_top(uint32_t n, bool largest) {
+  WCSV_EXPECTS(n >= 1 && n <= kMaxTopKept && size() == 0 && form_ == Form::Keys,
+               "a list keeps the top values of its groups from its start, as keys");
+  top_n_ = n;
+  top_largest_ = largest;
+}
+
+void ArgList::grow_tops(uint32_t g) {
+  const size_t had = top_counts_.size();
+  const size_t want = std::max<size_t>({static_cast<size_t>(g) + 1, 2 * had, 1024});
+  top_counts_.resize(want);
+  std::memset(top_counts_.data() + had, 0, want - had);
+  top_keys_.resize(want * top_n_);
+}
+
+void ArgList::list_tops() {
+  const size_t n = top_n_;
+  top_n_ = 0;
+  size_t total = size();
+  for (size_t g = 0; g < top_counts_.size(); ++g) total += top_counts_[g];
+  size_t at = size();
+  groups_.resize(total);
+  keys_.resize(total);
+  for (size_t g = 0; g < top_counts_.size(); ++g)
+    for (size_t j = 0; j < top_counts_[g]; ++j, ++at) {
+      groups_[at] = static_cast<uint32_t>(g);
+      keys_[at] = top_keys_[g * n + j];
+    }
+  top_keys_ = GrowArray<uint64_t>();
+  top_counts_ = GrowArray<uint8_t>();
+}
+
 std::vector<ArgList> HolisticGroups::lists_for(const Plan& plan) {
   std::vector<ArgList> lists;
-  for (size_t k = plan.group_keys; k < plan.scan.keys.size(); ++k) lists.emplace_back(plan.scan.keys[k].result.type);
+  for (size_t k = plan.group_keys; k < plan.scan.keys.size(); ++k) {
+    ArgList& l = lists.emplace_back(plan.scan.keys[k].result.type);
+    // Order statistics alone, all from one end, of ranks keep_top can hold.
+    const std::vector<size_t> hs = specs_over(plan, static_cast<int>(k));
+    const auto nth_from = [&](bool largest) {
+      return std::all_of(hs.begin(), hs.end(), [&](size_t h) {
+        const HolisticSpec& s = plan.holistic[h];
+        return s.kind == AggKind::NthValue && s.from_largest == largest && s.rank >= 1 &&
+               s.rank <= static_cast<int64_t>(ArgList::kMaxTopKept);
+      });
+    };
+    if (hs.empty() || l.form() != ArgList::Form::Keys) continue;
+    const bool largest = plan.holistic[hs[0]].from_largest;
+    if (!nth_from(largest)) continue;
+    int64_t most = 0;
+    for (size_t h : hs) most = std::max(most, plan.holistic[h].rank);
+    l.keep_top(static_cast<uint32_t>(most), largest);
+  }
   return lists;
 }
 

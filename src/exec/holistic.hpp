@@ -35,6 +35,10 @@ class ArgList {
   // grown enough (see compact); once that paid, it merges each value into
   // its equal as it comes.
   void add(uint32_t g, const Value& v) {
+    if (top_n_) {
+      if (holistic_key_fits(v, type_)) return add_top(g, holistic_key(v, type_));
+      list_tops();  // a value past 64 bits: every value is listed from now on
+    }
     if (!index_.empty()) return add_merged(g, v);
     append(g, v);
     if (size() >= next_compaction_) compact();
@@ -61,8 +65,18 @@ class ArgList {
   // as it is and is never compacted again.
   void compact();
   bool merging() const { return !index_.empty(); }
-  // No value is added from now on: the merging index goes.
-  void seal() { std::vector<uint32_t>().swap(index_); }
+  // No value is added from now on: the merging index goes, and a list that
+  // kept each group's top values lists them.
+  void seal() {
+    if (top_n_) list_tops();
+    std::vector<uint32_t>().swap(index_);
+  }
+  // Only each group's n largest (or smallest) values are read, for order
+  // statistics of a `top n` (n <= kMaxTopKept): until seal(), the list keeps
+  // those alone as they come, in n values a group, and lists no other; it
+  // is read only after seal(). Memory by groups, not by rows.
+  void keep_top(uint32_t n, bool largest);
+  static constexpr uint32_t kMaxTopKept = 4;
   size_t next_compaction() const { return next_compaction_; }
   static constexpr size_t kFirstCompaction = 1 << 20;
 
@@ -86,6 +100,24 @@ class ArgList {
     if (weighted()) weights_.push_back(1);
   }
   void add_merged(uint32_t g, const Value& v);
+  // keep_top: group g's kept keys, best first, take `key` if it is among
+  // the best top_n_ (a key equal to the last of a full group changes none).
+  void add_top(uint32_t g, uint64_t key) {
+    if (g >= top_counts_.size()) grow_tops(g);
+    uint8_t& n = top_counts_[g];
+    uint64_t* kept = top_keys_.data() + static_cast<size_t>(g) * top_n_;
+    auto better = [&](uint64_t a, uint64_t b) { return top_largest_ ? a > b : a < b; };
+    if (n == top_n_) {
+      if (!better(key, kept[n - 1])) return;
+      --n;
+    }
+    size_t i = n;
+    for (; i > 0 && better(key, kept[i - 1]); --i) kept[i] = kept[i - 1];
+    kept[i] = key;
+    ++n;
+  }
+  void grow_tops(uint32_t g);
+  void list_tops();  // the kept keys into the list; keeping ends
   void widen();  // Form::Keys -> Form::Wide
   // The hash of (group, value), the same for equal values of one form;
   // whether value i is v of group g.
@@ -107,6 +139,10 @@ class ArgList {
   std::vector<uint32_t> index_;  // merging: open addressing over the values (index + 1; 0 is empty)
   StringArena strings_;
   size_t next_compaction_ = kFirstCompaction;
+  uint32_t top_n_ = 0;  // keep_top's n; 0: every value is listed
+  bool top_largest_ = false;
+  GrowArray<uint64_t> top_keys_;   // group g's kept keys at g * top_n_, best first
+  GrowArray<uint8_t> top_counts_;  // per group: its keys kept
 };
 
 struct HolisticGroups {

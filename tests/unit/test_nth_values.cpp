@@ -64,6 +64,22 @@ HolisticGroups from_thread_lists(const Plan& plan, size_t ngroups, Type t, const
   return hg;
 }
 
+// The same values into the plan's own lists (HolisticGroups::lists_for: a
+// small top keeps each group's top values alone), three of them, sealed as
+// the CPU executor seals them; *listed counts the values they listed.
+HolisticGroups from_plan_lists(const Plan& plan, size_t ngroups, const Listed& items, size_t* listed) {
+  HolisticGroups hg = empty_groups(plan, ngroups);
+  for (int w = 0; w < 3; ++w) hg.lists[0].push_back(std::move(HolisticGroups::lists_for(plan).at(0)));
+  for (size_t i = 0; i < items.size(); ++i) hg.lists[0][i % 3].add(items[i].first, items[i].second);
+  *listed = 0;
+  for (ArgList& l : hg.lists[0]) {
+    l.seal();
+    *listed += l.size();
+  }
+  finish_holistic_lists(plan, hg, 2);
+  return hg;
+}
+
 }  // namespace
 
 TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of each group", "[top]") {
@@ -90,6 +106,11 @@ TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of
     for (const auto& [g, v] : items) values.emplace_back(g, Value::of_int(v));
     const HolisticGroups from_gpu = from_gpu_list(plan, kGroups, Type::Int, values);
     const HolisticGroups from_threads = from_thread_lists(plan, kGroups, Type::Int, values);
+    size_t listed = 0;
+    const HolisticGroups from_plan = from_plan_lists(plan, kGroups, values, &listed);
+    // top 3 keeps three values a group in each list; top 5 is past what a list keeps so.
+    if (nh == 3) CHECK(listed <= 3 * kGroups * 3);
+    else CHECK(listed == values.size());
 
     for (size_t g = 0; g < kGroups; ++g)
       for (size_t h = 0; h < nh; ++h) {
@@ -97,7 +118,7 @@ TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of
         const std::vector<int64_t>& s = sorted[g];
         const auto rank = static_cast<size_t>(spec.rank);
         INFO("group " << g << " of " << s.size() << " values, rank " << rank);
-        for (const HolisticGroups* hg : {&from_gpu, &from_threads}) {
+        for (const HolisticGroups* hg : {&from_gpu, &from_threads, &from_plan}) {
           const Value got = hg->values[g * nh + h];
           if (rank > s.size()) {
             CHECK(got.null);
@@ -143,4 +164,28 @@ TEST_CASE("holistic lists: strings listed as their keys (a GPU's) give the value
       }
     }
   CHECK(strings_seen == 2 * (kGroups - 1));  // group 0 has no values: nulls
+}
+
+TEST_CASE("holistic lists: a list keeping each group's top values lists them all once a value past 64 bits comes",
+          "[top]") {
+  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
+  const Plan plan = build_plan("groupby g | top 2 by v desc | select g, v", schema);
+  REQUIRE(plan.holistic.size() == 2);
+  // Group 0: 1..500 then 2^70 then 501..600; group 1: 600 values, none past 64 bits.
+  Listed values;
+  for (int i = 1; i <= 600; ++i) {
+    if (i == 501) values.emplace_back(0, Value::of_int(static_cast<int128>(1) << 70));
+    values.emplace_back(0, Value::of_int(i));
+    values.emplace_back(1, Value::of_int(-i));
+  }
+  size_t listed = 0;
+  const HolisticGroups hg = from_plan_lists(plan, 2, values, &listed);
+  CHECK(listed > 12);  // the list of the wide value kept its values from then on
+  CHECK(listed < values.size());
+  const size_t nh = plan.holistic.size();
+  for (size_t h = 0; h < nh; ++h) {
+    const int64_t rank = plan.holistic[h].rank;
+    CHECK(hg.values[0 * nh + h].i == (rank == 1 ? static_cast<int128>(1) << 70 : 600));
+    CHECK(hg.values[1 * nh + h].i == -rank);
+  }
 }
