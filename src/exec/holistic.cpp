@@ -144,9 +144,14 @@ std::vector<Piece> pieces_of(size_t segments, Size size, int threads) {
 struct KeyWeight {
   uint64_t key, weight;
 };
+struct NarrowKey {  // a key of narrow lists: its distance from ArgList::kNarrowBase
+  uint32_t distance;
+};
 uint64_t key_of(uint64_t k) { return k; }
 uint64_t key_of(const KeyWeight& k) { return k.key; }
+uint64_t key_of(NarrowKey k) { return ArgList::kNarrowBase + k.distance; }
 uint64_t weight_of(uint64_t) { return 1; }
+uint64_t weight_of(NarrowKey) { return 1; }
 uint64_t weight_of(const KeyWeight& k) { return k.weight; }
 
 template <class Item>
@@ -197,7 +202,7 @@ void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnTy
                        const std::vector<uint64_t>& start, bool sorted, int threads, std::vector<Value>& values) {
   const size_t nh = plan.holistic.size();
   auto by_key = [](const Item& x, const Item& y) { return key_of(x) < key_of(y); };
-  constexpr bool unweighted = std::is_same_v<Item, uint64_t>;
+  constexpr bool unweighted = !std::is_same_v<Item, KeyWeight>;
   const AggKind kind = plan.holistic[hs[0]].kind;
   const bool select =
       !sorted && unweighted && hs.size() == 1 && (kind == AggKind::Median || kind == AggKind::Quantile);
@@ -247,7 +252,7 @@ void key_bucket_values(const Plan& plan, const std::vector<size_t>& hs, ColumnTy
 void key_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, std::vector<ArgList>& lists,
                      size_t ngroups, int threads, std::vector<Value>& values) {
   if (lists.size() == 1 && lists[0].sorted_by_group() && !lists[0].weighted()) {
-    ArgList& l = lists[0];
+    ArgList& l = lists[0];  // a GPU's, never narrow
     const size_t n = l.size();
     std::vector<uint64_t> start(ngroups + 1, n);
     // start[g]: the first value of a group >= g (groups without values get empty buckets).
@@ -261,10 +266,11 @@ void key_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType
   }
   const std::vector<Piece> pieces = pieces_of(lists.size(), [&](size_t s) { return lists[s].size(); }, threads);
   uint64_t total = 0;
-  bool weighted = false;
+  bool weighted = false, narrow = true;
   for (const ArgList& l : lists) {
     total += l.size();
     weighted |= l.weighted();
+    narrow &= l.narrow();
   }
   Scatter sc(pieces.size(), ngroups, total);
   parallel_for(pieces.size(), threads, [&](size_t p, int) {
@@ -275,16 +281,24 @@ void key_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType
   auto scatter = [&](auto* items) {
     parallel_for(pieces.size(), threads, [&](size_t p, int) {
       const ArgList& l = lists[pieces[p].seg];
-      const uint64_t* keys = l.keys();
-      for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) {
-        using Item = std::remove_pointer_t<decltype(items)>;
-        Item& dst = items[sc.slot(p, l.group(i))];
-        if constexpr (std::is_same_v<Item, KeyWeight>) dst = KeyWeight{keys[i], l.weight(i)};
-        else dst = keys[i];
-      }
+      using Item = std::remove_pointer_t<decltype(items)>;
+      const auto place = [&](auto key_at) {
+        for (uint64_t i = pieces[p].begin; i < pieces[p].end; ++i) {
+          Item& dst = items[sc.slot(p, l.group(i))];
+          if constexpr (std::is_same_v<Item, KeyWeight>) dst = KeyWeight{key_at(i), l.weight(i)};
+          else if constexpr (std::is_same_v<Item, NarrowKey>) dst = NarrowKey{l.narrow_keys()[i]};
+          else dst = key_at(i);
+        }
+      };
+      if (l.narrow()) place([&](uint64_t i) { return ArgList::kNarrowBase + l.narrow_keys()[i]; });
+      else place([&](uint64_t i) { return l.keys()[i]; });
     });
   };
-  if (weighted) {
+  if (narrow && !weighted) {  // half the bytes to move and select
+    UninitVector<NarrowKey> items(total);
+    scatter(items.data());
+    key_bucket_values(plan, hs, arg, items.data(), sc.start, false, threads, values);
+  } else if (weighted) {
     UninitVector<KeyWeight> items(total);
     scatter(items.data());
     key_bucket_values(plan, hs, arg, items.data(), sc.start, false, threads, values);
@@ -560,18 +574,31 @@ double interpolate(const Value& a, const Value& b, Type t, int scale, const Quan
 
 // ---- ArgList -------------------------------------------------------------------
 
-ArgList::ArgList(Type t) : type_(t), form_(t == Type::String ? Form::Strings : Form::Keys) {}
+ArgList::ArgList(Type t)
+    : type_(t),
+      form_(t == Type::String ? Form::Strings : Form::Keys),
+      narrow_(t == Type::Int || t == Type::Decimal || t == Type::Date || t == Type::Bool) {}
 
 void ArgList::widen() {
-  wide_.resize(keys_.size());
-  for (size_t i = 0; i < keys_.size(); ++i) wide_[i] = holistic_value_of_key(keys_[i], type_).i;
+  wide_.resize(size());
+  for (size_t i = 0; i < size(); ++i) wide_[i] = holistic_value_of_key(key(i), type_).i;
   keys_ = GrowArray<uint64_t>();
+  narrow_keys_ = GrowArray<uint32_t>();
+  narrow_ = false;
   form_ = Form::Wide;
+}
+
+void ArgList::unnarrow() {
+  keys_.resize(narrow_keys_.size());
+  for (size_t i = 0; i < narrow_keys_.size(); ++i) keys_[i] = kNarrowBase + narrow_keys_[i];
+  narrow_keys_ = GrowArray<uint32_t>();
+  narrow_ = false;
 }
 
 void ArgList::fill_sorted(size_t n, uint32_t** groups, uint64_t** keys) {
   *this = ArgList(type_);
   form_ = Form::Keys;
+  narrow_ = false;
   groups_.resize(n);
   keys_.resize(n);
   *groups = groups_.data();
@@ -588,7 +615,7 @@ uint64_t ArgList::hash_of(uint32_t g, const Value& v) const {
 bool ArgList::equal_at(size_t i, uint32_t g, const Value& v) const {
   if (groups_[i] != g) return false;
   switch (form_) {
-    case Form::Keys: return keys_[i] == holistic_key(v, type_);
+    case Form::Keys: return key(i) == holistic_key(v, type_);
     case Form::Wide: return wide_[i] == v.i;
     default: return key_equal(value(i), v, Type::String);
   }
@@ -691,7 +718,8 @@ void ArgList::compact() {
       if (slot[s] == 0) {
         slot[s] = static_cast<uint32_t>(kept + 1);
         groups_[kept] = groups_[i];
-        if (form_ == Form::Keys) keys_[kept] = keys_[i];
+        if (form_ == Form::Keys && narrow_) narrow_keys_[kept] = narrow_keys_[i];
+        else if (form_ == Form::Keys) keys_[kept] = keys_[i];
         else if (form_ == Form::Wide) wide_[kept] = wide_[i];
         else strs_[kept] = strs_[i];
         w[kept++] = wi;
@@ -704,7 +732,8 @@ void ArgList::compact() {
     }
   }
   groups_.resize(kept);
-  keys_.resize(form_ == Form::Keys ? kept : 0);
+  keys_.resize(form_ == Form::Keys && !narrow_ ? kept : 0);
+  narrow_keys_.resize(form_ == Form::Keys && narrow_ ? kept : 0);
   wide_.resize(form_ == Form::Wide ? kept : 0);
   strs_.resize(form_ == Form::Strings ? kept : 0);
   weights_ = std::move(w);
@@ -718,6 +747,7 @@ void ArgList::keep_top(uint32_t n, bool largest) {
                "a list keeps the top values of its groups from its start, as keys");
   top_n_ = n;
   top_largest_ = largest;
+  narrow_ = false;  // list_tops writes keys
 }
 
 void ArgList::grow_tops(uint32_t g) {

@@ -16,8 +16,9 @@ namespace warpcsv {
 // One holistic argument's non-null values in the rows a thread or a GPU
 // listed, each with its row's agg group. Numbers, dates, timestamps and bools
 // are held as their holistic_key (core/agg.hpp): 12 bytes a value with its
-// group. An int or decimal past 64 bits makes the list wide (128-bit values
-// from then on); strings are copied into the list's arena.
+// group, or 8 while every key is one of an int32's (narrow: held as its
+// distance from kNarrowBase). An int or decimal past 64 bits makes the list
+// wide (128-bit values from then on); strings are copied into the list's arena.
 class ArgList {
  public:
   enum class Form : uint8_t { Keys, Wide, Strings };
@@ -49,13 +50,21 @@ class ArgList {
   const uint32_t* groups() const { return groups_.data(); }
   Value value(size_t i) const {
     switch (form_) {
-      case Form::Keys: return holistic_value_of_key(keys_[i], type_);
+      case Form::Keys: return holistic_value_of_key(key(i), type_);
       case Form::Wide: return Value::of_int(wide_[i]);
       default: return Value::of_str(strs_[i].ptr, strs_[i].len);
     }
   }
-  uint64_t* keys() { return keys_.data(); }  // Form::Keys
+  // Form::Keys: value i's key; the keys of a list that is not narrow, and
+  // the distances from kNarrowBase of one that is.
+  uint64_t key(size_t i) const { return narrow_ ? kNarrowBase + narrow_keys_[i] : keys_[i]; }
+  bool narrow() const { return narrow_; }
+  uint64_t* keys() { return keys_.data(); }
   const uint64_t* keys() const { return keys_.data(); }
+  const uint32_t* narrow_keys() const { return narrow_keys_.data(); }
+  // The holistic_key of INT32_MIN: ints, decimals, dates and bools of an
+  // int32's range lie within 2^32 of it.
+  static constexpr uint64_t kNarrowBase = (uint64_t{1} << 63) - (uint64_t{1} << 31);
   uint64_t weight(size_t i) const { return weighted() ? weights_[i] : 1; }
 
   // Values of one group with equal values become one value of their summed
@@ -89,7 +98,15 @@ class ArgList {
  private:
   void append(uint32_t g, const Value& v) {
     if (form_ == Form::Keys && holistic_key_fits(v, type_)) {
-      keys_.push_back(holistic_key(v, type_));
+      const uint64_t k = holistic_key(v, type_);
+      if (!narrow_) {
+        keys_.push_back(k);
+      } else if (k - kNarrowBase <= UINT32_MAX) {
+        narrow_keys_.push_back(static_cast<uint32_t>(k - kNarrowBase));
+      } else {
+        unnarrow();
+        keys_.push_back(k);
+      }
     } else if (form_ == Form::Strings) {
       strs_.push_back(strings_.add(v.s));
     } else {
@@ -119,6 +136,7 @@ class ArgList {
   void grow_tops(uint32_t g);
   void list_tops();  // the kept keys into the list; keeping ends
   void widen();  // Form::Keys -> Form::Wide
+  void unnarrow();  // narrow_keys_ -> keys_
   // The hash of (group, value), the same for equal values of one form;
   // whether value i is v of group g.
   uint64_t hash_of(uint32_t g, const Value& v) const;
@@ -133,6 +151,8 @@ class ArgList {
   bool sorted_ = false;
   GrowArray<uint32_t> groups_;
   GrowArray<uint64_t> keys_;
+  GrowArray<uint32_t> narrow_keys_;
+  bool narrow_ = false;
   GrowArray<int128> wide_;
   GrowArray<StrRef> strs_;
   GrowArray<uint64_t> weights_;  // rows each value stands for; empty: one each

@@ -189,3 +189,44 @@ TEST_CASE("holistic lists: a list keeping each group's top values lists them all
     CHECK(hg.values[1 * nh + h].i == -rank);
   }
 }
+
+TEST_CASE("holistic lists: keys of an int32's range held narrow give the values of keys held whole", "[top]") {
+  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
+  const Plan plan = build_plan("groupby g | agg median(v) as m, quantile(v, 0.3) as q, count_distinct(v) as d", schema);
+  const size_t nh = plan.holistic.size();
+  REQUIRE(nh == 3);
+  // Groups 0..39 with values from INT32_MIN to INT32_MAX and ties; group 40 takes the one value past
+  // an int32 that turns a list whole, and is left out of the comparison.
+  constexpr size_t kGroups = 41;
+  const Value past = Value::of_int(int64_t{1} << 40);
+  std::mt19937_64 rng(23);
+  Listed values;
+  for (int i = 0; i < 9000; ++i) {
+    const int64_t v = i % 50 == 0 ? (i % 100 ? INT32_MIN : INT32_MAX) : static_cast<int64_t>(rng() % 2001) - 1000;
+    values.emplace_back(static_cast<uint32_t>(rng() % (kGroups - 1)), Value::of_int(v));
+  }
+  // into 3 lists, with the value past an int32 first in none, the first, or each of them
+  auto finish = [&](int whole_lists) {
+    HolisticGroups hg = empty_groups(plan, kGroups);
+    for (int w = 0; w < 3; ++w) {
+      hg.lists[0].push_back(std::move(HolisticGroups::lists_for(plan).at(0)));
+      if (w < whole_lists) hg.lists[0].back().add(kGroups - 1, past);
+    }
+    for (size_t i = 0; i < values.size(); ++i) hg.lists[0][i % 3].add(values[i].first, values[i].second);
+    for (int w = 0; w < 3; ++w) CHECK(hg.lists[0][static_cast<size_t>(w)].narrow() == (w >= whole_lists));
+    finish_holistic_lists(plan, hg, 2);
+    return hg;
+  };
+  const HolisticGroups narrow = finish(0), mixed = finish(1), whole = finish(3);
+  for (size_t g = 0; g + 1 < kGroups; ++g)
+    for (size_t h = 0; h < nh; ++h) {
+      INFO("group " << g << ", " << plan.holistic[h].text);
+      const bool is_float = plan.holistic[h].result.type == Type::Float;
+      for (const HolisticGroups* hg : {&narrow, &mixed}) {
+        const Value a = hg->values[g * nh + h], b = whole.values[g * nh + h];
+        REQUIRE(a.null == b.null);
+        if (is_float) CHECK(a.f == b.f);
+        else CHECK(a.i == b.i);
+      }
+    }
+}
