@@ -449,10 +449,12 @@ class CpuScan {
     std::vector<std::vector<ArgList>>& all = s_.holistic->lists;
     for (auto& lists : all)
       for (ArgList& l : lists) renumber(l, renumbered.back());  // folded earlier
+    // Sealed first, each on a thread: a list of each group's top values lists them then.
+    const size_t nargs = all.size();
+    parallel_for(owners.size() * nargs, s_.threads, [&](size_t k, int) { owners[k / nargs]->lists[k % nargs].seal(); });
     for (size_t i = 0; i < owners.size(); ++i)
       for (size_t a = 0; a < owners[i]->lists.size(); ++a) {
         ArgList& l = owners[i]->lists[a];
-        l.seal();  // (a list of each group's top values is read only once sealed)
         renumber(l, renumbered[i]);
         if (l.size()) all[a].push_back(std::move(l));
       }
