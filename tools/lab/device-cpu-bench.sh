@@ -6,7 +6,7 @@
 # db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
 # then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it), then (PROFILE=1)
 # `--profile` of every question in QUERIES on all threads and a `--trace` of q3, to see which
-# stages hold a question back. Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). Tables go
+# stages hold a question back; first, what fresh memory costs (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). Tables go
 # to $OUT.
 set -u
 OUT=${OUT:-/tmp/device-out}
@@ -36,6 +36,9 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
     GEN_GROUPBY=scripts/gen_groupby.c BENCH_DIR=/dev/shm scripts/bench.sh 2>&1
 }
 {
+  echo "### first touch of fresh memory (tools/lab/first_touch_probe.c), 256 MiB"
+  cc -O2 -o /tmp/first_touch_probe tools/lab/first_touch_probe.c &&
+    /tmp/first_touch_probe 256 0 && /tmp/first_touch_probe 256 1
   bench "current, narrow rows" build-cpu-only/warpcsv "$NARROW_ROWS" "brc413 brc10k"
   bench "previous, narrow rows" /tmp/old/build/warpcsv "$NARROW_ROWS" "brc413 brc10k" 1
   rm -f /dev/shm/stations_*
