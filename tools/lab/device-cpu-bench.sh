@@ -6,8 +6,9 @@
 # db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
 # then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it), then (PROFILE=1)
 # `--profile` of every question in QUERIES on all threads and a `--trace` of q3, to see which
-# stages hold a question back; first, what fresh memory costs (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). Tables go
-# to $OUT.
+# stages hold a question back; first, what fresh memory costs
+# (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz).
+# Tables go to $OUT.
 set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
