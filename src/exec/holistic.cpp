@@ -582,8 +582,8 @@ ArgList::ArgList(Type t)
 void ArgList::widen() {
   wide_.resize(size());
   for (size_t i = 0; i < size(); ++i) wide_[i] = holistic_value_of_key(key(i), type_).i;
-  keys_ = GrowArray<uint64_t>();
-  narrow_keys_ = GrowArray<uint32_t>();
+  keys_ = ListArray<uint64_t>();
+  narrow_keys_ = ListArray<uint32_t>();
   narrow_ = false;
   form_ = Form::Wide;
 }
@@ -591,7 +591,7 @@ void ArgList::widen() {
 void ArgList::unnarrow() {
   keys_.resize(narrow_keys_.size());
   for (size_t i = 0; i < narrow_keys_.size(); ++i) keys_[i] = kNarrowBase + narrow_keys_[i];
-  narrow_keys_ = GrowArray<uint32_t>();
+  narrow_keys_ = ListArray<uint32_t>();
   narrow_ = false;
 }
 
@@ -709,7 +709,7 @@ void ArgList::compact() {
   next_compaction_ = SIZE_MAX;
   if (distinct * 2 > n) return;
   std::fill(slot.begin(), slot.end(), 0);
-  GrowArray<uint64_t> w;
+  ListArray<uint64_t> w;
   w.resize(distinct);
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {

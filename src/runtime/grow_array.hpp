@@ -12,8 +12,10 @@
 namespace warpcsv {
 
 // Small arrays live in malloc'ed memory and grow with realloc. Large ones
-// (kMappedBytes and up) are mappings of their own, asked for 2 MiB pages and
-// grown with mremap, which moves pages instead of copying them. A group
+// (kMappedBytes and up) are mappings of their own, asked for 2 MiB pages
+// (unless kHugePages is false: arrays filled and read in order, which gain
+// nothing on the TLB and whose fresh 2 MiB pages cost more to fault in on a
+// VM) and grown with mremap, which moves pages instead of copying them. A group
 // table's blocks double many times as groups arrive: std::vector's copy at
 // each doubling, and the faults of fresh 4 KiB pages (microseconds each in a
 // VM), were a large share of a scan with millions of groups
@@ -21,7 +23,7 @@ namespace warpcsv {
 // a range advised for huge pages is a mapping apart, which glibc's mremap
 // refuses and replaces with a copy. Elements added by resize are not
 // initialized.
-template <class T>
+template <class T, bool kHugePages = true>
 class GrowArray {
   static_assert(std::is_trivially_copyable_v<T>, "GrowArray moves its elements as bytes");
 
@@ -117,7 +119,7 @@ class GrowArray {
     const size_t bytes = mapping_bytes(cap);
     void* q = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED) throw std::bad_alloc();
-    (void)::madvise(q, bytes, MADV_HUGEPAGE);
+    if (kHugePages) (void)::madvise(q, bytes, MADV_HUGEPAGE);
     p_ = static_cast<T*>(q);
     cap_ = bytes / sizeof(T);
     mapped_ = true;

@@ -1134,13 +1134,15 @@ TEST_CASE("spilled groups: whole tables spilled by hash, a group in several, giv
 // Arrays past 2 MiB move to mappings of their own and grow by remapping:
 // what was written stays, and assign_zero gives zeroes even over pages the
 // array wrote before.
-TEST_CASE("grow array: elements survive growth into a mapping; assign_zero zeroes") {
-  GrowArray<uint64_t> a;
+namespace {
+template <class Array>  // a GrowArray of uint64_t, in 2 MiB pages or 4 KiB ones
+void check_growth_into_a_mapping() {
+  Array a;
   for (uint64_t i = 0; i < (3u << 20); ++i) a.push_back(i * 7 + 1);  // 24 MiB, past the mapping size
   size_t wrong = 0;
   for (uint64_t i = 0; i < a.size(); ++i) wrong += a[i] != i * 7 + 1;
   CHECK(wrong == 0);
-  GrowArray<uint64_t> b = std::move(a);
+  Array b = std::move(a);
   CHECK(a.size() == 0);
   CHECK(b.size() == (3u << 20));
   CHECK(b[12345] == 12345 * 7 + 1);
@@ -1152,6 +1154,12 @@ TEST_CASE("grow array: elements survive growth into a mapping; assign_zero zeroe
   }
   b.resize(b.size() + 1000);  // grows a mapping already made
   CHECK(b[4099] == 9);
+}
+}  // namespace
+
+TEST_CASE("grow array: elements survive growth into a mapping; assign_zero zeroes") {
+  SECTION("in 2 MiB pages") { check_growth_into_a_mapping<GrowArray<uint64_t>>(); }
+  SECTION("in 4 KiB pages") { check_growth_into_a_mapping<GrowArray<uint64_t, false>>(); }
 }
 
 // Tables split by hash into parts fold part by part, each into the largest
