@@ -20,6 +20,11 @@ using namespace warpcsv;
 
 namespace {
 
+// `pipeline` over an int column g and a column `arg` of type t.
+Plan plan_over(const std::string& pipeline, const char* arg, Type t) {
+  return build_plan(pipeline, {{"g", ColumnType{Type::Int, 0}}, {arg, ColumnType{t, 0}}});
+}
+
 // Groups 0..ngroups-1 of `plan`'s one int key, numbered in that order, with empty lists.
 HolisticGroups empty_groups(const Plan& plan, size_t ngroups) {
   HolisticGroups hg;
@@ -83,10 +88,9 @@ HolisticGroups from_plan_lists(const Plan& plan, size_t ngroups, const Listed& i
 }  // namespace
 
 TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of each group", "[top]") {
-  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
   for (const char* pipeline : {"groupby g | top 3 by v desc | select g, v", "groupby g | top 5 by v | select v"}) {
     INFO(pipeline);
-    const Plan plan = build_plan(pipeline, schema);
+    const Plan plan = plan_over(pipeline, "v", Type::Int);
     const size_t nh = plan.holistic.size();
     REQUIRE(nh >= 3);
     // Group 0 has no values, group 1 one, the others a few to hundreds, with ties.
@@ -132,8 +136,8 @@ TEST_CASE("nth values: from sorted and unsorted lists, the value at each rank of
 }
 
 TEST_CASE("holistic lists: strings listed as their keys (a GPU's) give the values of the strings listed", "[top]") {
-  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"s", ColumnType{Type::String, 0}}};
-  const Plan plan = build_plan("groupby g | agg count_distinct(s), median(s), quantile(s, 0.9), count()", schema);
+  const Plan plan =
+      plan_over("groupby g | agg count_distinct(s), median(s), quantile(s, 0.9), count()", "s", Type::String);
   const size_t nh = plan.holistic.size();
   REQUIRE(nh == 3);
   constexpr size_t kGroups = 40;
@@ -168,8 +172,7 @@ TEST_CASE("holistic lists: strings listed as their keys (a GPU's) give the value
 
 TEST_CASE("holistic lists: a list keeping each group's top values lists them all once a value past 64 bits comes",
           "[top]") {
-  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
-  const Plan plan = build_plan("groupby g | top 2 by v desc | select g, v", schema);
+  const Plan plan = plan_over("groupby g | top 2 by v desc | select g, v", "v", Type::Int);
   REQUIRE(plan.holistic.size() == 2);
   // Group 0: 1..500 then 2^70 then 501..600; group 1: 600 values, none past 64 bits.
   Listed values;
@@ -191,14 +194,14 @@ TEST_CASE("holistic lists: a list keeping each group's top values lists them all
 }
 
 TEST_CASE("holistic lists: keys of an int32's range held narrow give the values of keys held whole", "[top]") {
-  const std::vector<OutputColumn> schema = {{"g", ColumnType{Type::Int, 0}}, {"v", ColumnType{Type::Int, 0}}};
-  const Plan plan = build_plan("groupby g | agg median(v) as m, quantile(v, 0.3) as q, count_distinct(v) as d", schema);
-  const size_t nh = plan.holistic.size();
-  REQUIRE(nh == 3);
   // Groups 0..39 with values from INT32_MIN to INT32_MAX and ties; group 40 takes the one value past
   // an int32 that turns a list whole, and is left out of the comparison.
   constexpr size_t kGroups = 41;
   const Value past = Value::of_int(int64_t{1} << 40);
+  const Plan plan =
+      plan_over("groupby g | agg median(v) as m, quantile(v, 0.3) as q, count_distinct(v) as d", "v", Type::Int);
+  const size_t nh = plan.holistic.size();
+  REQUIRE(nh == 3);
   std::mt19937_64 rng(23);
   Listed values;
   for (int i = 0; i < 9000; ++i) {
