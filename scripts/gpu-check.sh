@@ -30,7 +30,8 @@ mkdir -p "$LOG"
 SUMMARY="$LOG/summary.txt"
 : >"$SUMMARY"
 row() { printf '%-28s %s\n' "$1" "$2" | tee -a "$SUMMARY"; }
-step() { echo "== $*" >&2; }
+CHECK_START=$(date +%s)
+step() { echo "== [$(( $(date +%s) - CHECK_START )) s] $*" >&2; }  # seconds since the start: where a cut run stood
 
 # ---- build -------------------------------------------------------------------
 build_ok=skipped
