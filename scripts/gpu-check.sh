@@ -18,6 +18,7 @@
 #   CUDA_ARCHS=native BUILD_DIR=build-native scripts/gpu-check.sh
 #   SKIP_BUILD=1 SKIP_CTEST=1 SKIP_FOREIGN=1 scripts/gpu-check.sh
 #   GPU_TESTS_FILTER='gpu: lookup joins*' SKIP_MANY=1 BENCH_ROWS=0 scripts/gpu-check.sh  # shorter
+#   SKIP_BUILD=1 SKIP_GPU_TESTS=1 scripts/gpu-check.sh  # the rest, after a call that built and ran them
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
@@ -73,7 +74,7 @@ fi
 
 # ---- GPU differential tests --------------------------------------------------
 diff_result=skipped
-if [ -x "$GPU_TESTS" ]; then
+if [ -z "${SKIP_GPU_TESTS:-}" ] && [ -x "$GPU_TESTS" ]; then
   step "gpu differential tests"
   timeout 1200 "$GPU_TESTS" "${GPU_TESTS_FILTER:-[gpu]}" >"$LOG/gpu_tests.log" 2>&1
   rc=$?
