@@ -40,6 +40,11 @@ void sort_table(Table& t, const Value* keys, size_t stride, const std::vector<Ty
   t.cells.swap(cells);
 }
 
+// Stage st's expressions on `row` into out[0, exprs), their strings in ctx's scratch.
+void eval_exprs(const PostStage& st, const Value* row, EvalContext& ctx, Value* out) {
+  for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
+}
+
 // A filter, select or dropna stage on `row`; a select's row goes to `next`
 // and `row` then points at it. Returns false when the row is dropped; a
 // failed evaluation keeps it and leaves its status in `ctx` for the caller.
@@ -50,7 +55,7 @@ bool pass_row_local(const PostStage& st, const Value*& row, Value* next, EvalCon
       return ctx.status != EvalStatus::Ok || truthy(keep);
     }
     case PostStage::Select:
-      for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
+      eval_exprs(st, row, ctx, next);
       row = next;
       return true;
     case PostStage::DropNa:
@@ -212,7 +217,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         break;
       }
       case PostStage::Distinct: {  // passes a row's columns the first time they come
-        for (size_t k = 0; k < st.exprs.size(); ++k) next[k] = eval_program(st.exprs[k].view(), row, ctx);
+        eval_exprs(st, row, ctx, next);
         if (ctx.status != EvalStatus::Ok) break;
         row_key_.clear();
         append_row_key(row_key_, next, output_types_[i]);
@@ -222,7 +227,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
       }
       case PostStage::Top: {
         stage_values_.resize(st.exprs.size());
-        for (size_t k = 0; k < st.exprs.size(); ++k) stage_values_[k] = eval_program(st.exprs[k].view(), row, ctx);
+        eval_exprs(st, row, ctx, stage_values_.data());
         if (ctx.status != EvalStatus::Ok) break;
         tops_[i]->add(row, stage_values_.data(), stage_values_.data() + st.group_keys);  // copies scratch strings
         return true;
@@ -299,11 +304,6 @@ bool PostPipeline::push_joined(size_t i, const Value* row) {
   return more;
 }
 
-void PostPipeline::sort_keys(size_t i, const Value* row, EvalContext& ctx, Value* keys) const {
-  const PostStage& st = plan_.post[i];
-  for (size_t k = 0; k < st.exprs.size(); ++k) keys[k] = eval_program(st.exprs[k].view(), row, ctx);
-}
-
 void PostPipeline::sort_buffer(size_t i) {
   const PostStage& st = plan_.post[i];
   Table& t = sort_buffers_[i];
@@ -315,7 +315,7 @@ void PostPipeline::sort_buffer(size_t i) {
   for (size_t r = 0; r < t.rows(); ++r) {
     ctx.scratch_used = 0;
     Value* row_keys = keys.data() + r * nkeys;
-    sort_keys(i, t.row(r), ctx, row_keys);
+    eval_exprs(st, t.row(r), ctx, row_keys);
     if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
       throw_evaluation_failed(st);
     for (size_t k = 0; k < nkeys; ++k)
@@ -339,7 +339,7 @@ void PostPipeline::prune(size_t i) {
   bar.strings = StringArena();
   std::vector<Value> keys(plan_.post[i].exprs.size());
   EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
-  sort_keys(i, t.row(n - 1), ctx, keys.data());  // evaluated before, at the sort: no failure
+  eval_exprs(plan_.post[i], t.row(n - 1), ctx, keys.data());  // evaluated before, at the sort: no failure
   bar.append_owned(keys.data());
 }
 
@@ -350,7 +350,7 @@ bool PostPipeline::before_bar(size_t i, const Value* row) {
   const PostStage& st = plan_.post[i];
   stage_values_.resize(st.exprs.size());
   EvalContext ctx = make_eval_context(bar_scratch_.data(), kScratch);
-  sort_keys(i, row, ctx, stage_values_.data());
+  eval_exprs(st, row, ctx, stage_values_.data());
   if (ctx.status != EvalStatus::Ok) return true;  // kept: the sort reports it
   return compare_sort_keys(stage_values_.data(), bar.row(0), sort_types_[i], st.descending) < 0;
 }

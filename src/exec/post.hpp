@@ -73,8 +73,6 @@ class PostPipeline {
   int format_from(size_t stage, const Value* row, std::string& out, RowScratch& scratch, EvalContext& ctx) const;
   // A join stage: the row once per matching lookup row, into the next stage.
   bool push_joined(size_t stage, const Value* row);
-  // Sort stage i's keys of `row` into `keys`, their strings in `ctx`'s scratch.
-  void sort_keys(size_t i, const Value* row, EvalContext& ctx, Value* keys) const;
   // Sorts sort stage i's buffered rows in place (stable, by its keys).
   void sort_buffer(size_t i);
   // Whether `row` may be among the rows sort stage i keeps: it sorts before
