@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "cpu/aggregate_batches.hpp"
@@ -164,6 +165,10 @@ class CpuScan {
       // A pipeline that can stop early takes what a stream has so far, and
       // waits for more only when that held no whole row.
       int wait = early_rows_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
+      // The next window's cuts, scanned by the threads as they ran out of the
+      // window before's partitions (instead of all of them waiting at its end).
+      WindowCuts cuts_ahead;
+      bool cuts_ahead_scanned = false;
       for (;;) {
         if (interrupted()) throw Interrupted();
         const auto t_window = trace::now_if(tr);
@@ -173,14 +178,23 @@ class CpuScan {
         // Small windows get partitions small enough that some are ready (a
         // partition is ready once a later one holds a row start); a stream's
         // short window (rows trickling in) gets partitions of its own size.
-        const uint64_t part = std::min<uint64_t>(
-            s_.chunk_size, early_rows_ ? std::max<uint64_t>(std::min(window, w.size) / 4, 64)
-                                        : std::max<uint64_t>(window / 4, 4096));
+        const auto partition_bytes = [&](uint64_t window_bytes, uint64_t size) {
+          return std::min<uint64_t>(s_.chunk_size, early_rows_ ? std::max<uint64_t>(std::min(window_bytes, size) / 4, 64)
+                                                               : std::max<uint64_t>(window_bytes / 4, 4096));
+        };
+        const uint64_t part = partition_bytes(window, w.size);
         const auto t_split = trace::now_if(tr);
-        PartitionedWindow pw = partition_window(in_.dialect, w, part, s_.threads, /*fine_tail=*/true);
+        const bool scanned_ahead = cuts_ahead_scanned && cuts_ahead.offset == w.offset &&
+                                   cuts_ahead.size == w.size && cuts_ahead.chunk == part;
+        PartitionedWindow pw = scanned_ahead
+                                   ? partition_window(in_.dialect, w, std::move(cuts_ahead), s_.threads)
+                                   : partition_window(in_.dialect, w, part, s_.threads, /*fine_tail=*/true);
+        cuts_ahead = WindowCuts{};
+        cuts_ahead_scanned = false;
         if (tr)
           tr->host("split window", "split", t_split,
-                   {{"offset", int64_t(w.offset)}, {"partitions", int64_t(pw.ready)}});
+                   {{"offset", int64_t(w.offset)}, {"partitions", int64_t(pw.ready)},
+                    {"scanned ahead", int64_t(scanned_ahead)}});
         stats.chunk_size = std::max(stats.chunk_size, part);
         if (pw.ready == 0) {
           // One row is larger than the window: look further. A stream's
@@ -200,10 +214,24 @@ class CpuScan {
         // With many threads, mapping the next window (and its page faults)
         // between windows left the others idle: a helper does it meanwhile.
         const uint64_t next_window = std::max(window, std::min(2 * window, full_window));
+        uint64_t ahead_bytes = 0;
         if (s_.threads >= kMapAheadThreads && !early_rows_ && !w.at_eof)
-          src->map_ahead(w.offset + pw.consumed, next_window);
+          ahead_bytes = src->map_ahead(w.offset + pw.consumed, next_window);
+        // The threads take this window's partitions first, then the next
+        // window's cuts (once it is mapped), which fill the time the last
+        // partitions leave them idle.
+        if (ahead_bytes)
+          cuts_ahead = cut_window(w.offset + pw.consumed, ahead_bytes, partition_bytes(next_window, ahead_bytes),
+                                  s_.threads, /*fine_tail=*/true);
+        std::once_flag ahead_mapped;
+        Window ahead;
         std::vector<PartitionResult> results(pw.ready);
-        parallel_for(pw.ready, s_.threads, [&](size_t j, int worker) {
+        parallel_for(pw.ready + cuts_ahead.begin.size(), s_.threads, [&](size_t j, int worker) {
+          if (j >= pw.ready) {
+            std::call_once(ahead_mapped, [&] { ahead = src->window_ahead(); });
+            if (ahead.data) scan_cut(in_.dialect, ahead.data, cuts_ahead, j - pw.ready);
+            return;
+          }
           const auto t_part = trace::now_if(tr);
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
           if (!distinct_types_.empty()) keep_first_rows(results[j].output, distinct_types_, results[j].issue_rows);
@@ -214,6 +242,7 @@ class CpuScan {
                       {"bytes", int64_t((j + 1 == pw.ready ? pw.consumed : pw.end(j)) - pw.begin[j])},
                       {"rows", int64_t(results[j].rows)}});
         });
+        cuts_ahead_scanned = ahead.data != nullptr && ahead.offset == cuts_ahead.offset && ahead.size == cuts_ahead.size;
         if (interrupted()) throw Interrupted();  // partitions stop part way on Ctrl-C: their results are not whole
         // Rows go out in input order with each issue in its place among them,
         // as if read one by one: a limit reached before a bad row ends the run

@@ -64,22 +64,41 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, 
   return tv;
 }
 
+WindowCuts cut_window(uint64_t offset, uint64_t size, uint64_t chunk, int threads, bool fine_tail) {
+  WindowCuts cuts;
+  cuts.offset = offset;
+  cuts.size = size;
+  cuts.chunk = chunk;
+  const uint64_t tail_bytes = static_cast<uint64_t>(std::max(1, threads)) * chunk;
+  const uint64_t tail_from = fine_tail && chunk >= 4 && size > 2 * tail_bytes ? size - tail_bytes : size;
+  for (uint64_t b = 0; b < size; b += b < tail_from ? std::min(chunk, tail_from - b) : chunk / 4)
+    cuts.begin.push_back(b);
+  cuts.tv.resize(cuts.begin.size());
+  cuts.maybe_bad_text.assign(cuts.begin.size(), 0);
+  return cuts;
+}
+
+void scan_cut(const Dialect& d, const char* data, WindowCuts& cuts, size_t j) {
+  const uint64_t b = cuts.begin[j], e = j + 1 < cuts.begin.size() ? cuts.begin[j + 1] : cuts.size;
+  bool bad = false;
+  cuts.tv[j] = transition_vector(d, data + b, e - b, &bad);
+  cuts.maybe_bad_text[j] = bad;
+}
+
 PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t chunk, int threads,
                                    bool fine_tail) {
+  WindowCuts cuts = cut_window(w.offset, w.size, chunk, threads, fine_tail);
+  parallel_for(cuts.begin.size(), threads, [&](size_t j, int) { scan_cut(d, w.data, cuts, j); });
+  return partition_window(d, w, std::move(cuts), threads);
+}
+
+PartitionedWindow partition_window(const Dialect& d, const Window& w, WindowCuts&& cuts, int threads) {
   PartitionedWindow pw;
   pw.size = w.size;
-  const uint64_t tail_bytes = static_cast<uint64_t>(std::max(1, threads)) * chunk;
-  const uint64_t tail_from = fine_tail && chunk >= 4 && w.size > 2 * tail_bytes ? w.size - tail_bytes : w.size;
-  for (uint64_t b = 0; b < w.size; b += b < tail_from ? std::min(chunk, tail_from - b) : chunk / 4)
-    pw.begin.push_back(b);
+  pw.begin = std::move(cuts.begin);
+  pw.maybe_bad_text = std::move(cuts.maybe_bad_text);
+  const std::vector<TransitionVector> tv = std::move(cuts.tv);
   const size_t n = pw.begin.size();
-  std::vector<TransitionVector> tv(n);
-  pw.maybe_bad_text.assign(n, 0);
-  parallel_for(n, threads, [&](size_t j, int) {
-    bool bad = false;
-    tv[j] = transition_vector(d, w.data + pw.begin[j], pw.end(j) - pw.begin[j], &bad);
-    pw.maybe_bad_text[j] = bad;
-  });
   // Partition j starts in the state reached after partitions 0..j-1; the
   // window itself starts at a row start.
   pw.state.resize(n);

@@ -30,6 +30,22 @@ TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n);
 // The same, and whether the bytes may hold a NUL or invalid UTF-8 (TextCheck), from the same pass.
 TransitionVector transition_vector(const Dialect& d, const char* p, uint64_t n, bool* maybe_bad_text);
 
+// partition_window's first pass on its own: where a window's partitions
+// start, and each one's transition vector and text check, which a caller may
+// compute on its threads while the window before is still being scanned.
+struct WindowCuts {
+  uint64_t offset = 0, size = 0, chunk = 0;  // the window (its offset in the input) and the cut
+  std::vector<uint64_t> begin;
+  std::vector<TransitionVector> tv;
+  std::vector<uint8_t> maybe_bad_text;
+};
+// The cut of a window of `size` bytes at `offset`, transition vectors not yet computed.
+WindowCuts cut_window(uint64_t offset, uint64_t size, uint64_t chunk, int threads, bool fine_tail);
+// Computes partition j's transition vector and text check; `data` holds the window's bytes.
+void scan_cut(const Dialect& d, const char* data, WindowCuts& cuts, size_t j);
+// The rest of partition_window, over cuts scanned in full (every scan_cut done) of window w.
+PartitionedWindow partition_window(const Dialect& d, const Window& w, WindowCuts&& cuts, int threads);
+
 // Partitions a window (which starts at a row start) of `chunk`-byte pieces.
 // Partition j is ready when a later partition holds a row start (so its last
 // row ends inside the window), or the window reaches the end of input or ends

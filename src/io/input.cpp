@@ -112,6 +112,7 @@ void InputSource::unmap_all() {
     Mapping m = next_map_.get();
     unmap(m);
   }
+  unmap(mapped_ahead_);
   unmap(retired_);
   unmap(current_);
 }
@@ -131,10 +132,10 @@ InputSource::Mapping InputSource::map_range(int fd, uint64_t raw, uint64_t end) 
   return m;
 }
 
-void InputSource::map_ahead(uint64_t from, uint64_t want) {
-  if (fd_ < 0 || kept_nothing_ || next_map_.valid()) return;
+uint64_t InputSource::map_ahead(uint64_t from, uint64_t want) {
+  if (fd_ < 0 || kept_nothing_ || next_map_.valid() || mapped_ahead_.addr) return 0;
   const uint64_t raw = data_start_ + from;
-  if (raw >= file_size_) return;
+  if (raw >= file_size_) return 0;
   const uint64_t end = std::min(file_size_, raw + want);
   Mapping old = retired_;
   retired_ = Mapping{};
@@ -147,6 +148,19 @@ void InputSource::map_ahead(uint64_t from, uint64_t want) {
 #endif
     return m;
   });
+  return end - raw;
+}
+
+Window InputSource::window_ahead() {
+  if (next_map_.valid()) mapped_ahead_ = next_map_.get();
+  Window w;
+  if (!mapped_ahead_.addr) return w;
+  w.offset = mapped_ahead_.raw - data_start_;
+  const uint64_t raw = mapped_ahead_.raw;
+  w.data = static_cast<const char*>(mapped_ahead_.addr) + (raw - raw / page_size() * page_size());
+  w.size = mapped_ahead_.end - mapped_ahead_.raw;
+  w.at_eof = mapped_ahead_.end == file_size_;
+  return w;
 }
 
 bool InputSource::fill_stream(uint64_t upto, int wait_ms, bool time_first_byte) {
@@ -236,11 +250,10 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
   }
   if (fd_ >= 0) {
     const uint64_t end = std::min(file_size_, raw + want);
-    Mapping ahead;
-    if (next_map_.valid()) {
-      ahead = next_map_.get();
-      if (ahead.raw != raw || ahead.end != end) unmap(ahead);  // not the bytes asked for
-    }
+    Mapping ahead = mapped_ahead_;
+    mapped_ahead_ = Mapping{};
+    if (next_map_.valid()) ahead = next_map_.get();
+    if (ahead.addr && (ahead.raw != raw || ahead.end != end)) unmap(ahead);  // not the bytes asked for
     if (current_.addr) {
       // Kept mapped until the next map_ahead, which unmaps it on its thread.
       if (ahead.addr && !retired_.addr) retired_ = current_;

@@ -84,7 +84,12 @@ class InputSource {
   // on the current window (which stays mapped), and unmaps the window before
   // that. The next window() call takes the mapping when it asks for the same
   // bytes. Nothing for a stream.
-  void map_ahead(uint64_t from, uint64_t want);
+  // Returns the bytes it maps (0: none).
+  uint64_t map_ahead(uint64_t from, uint64_t want);
+  // The window map_ahead maps, waiting until it is mapped, without taking it:
+  // the next window() for the same bytes returns it. No data when nothing is
+  // mapped ahead. Not to be called while window() or itself runs.
+  Window window_ahead();
   // The scan is done with this source: its buffers and its read-ahead go
   // (a run over many compressed files holds one file's at a time).
   void done();
@@ -119,6 +124,7 @@ class InputSource {
   };
   Mapping current_;                // the window given last
   std::future<Mapping> next_map_;  // map_ahead's
+  Mapping mapped_ahead_;           // map_ahead's, once window_ahead waited for it
   Mapping retired_;                // the window before current_: unmapped by the next map_ahead
   static Mapping map_range(int fd, uint64_t raw, uint64_t end);
   static void unmap(Mapping& m) noexcept;  // and forgets it

@@ -1156,6 +1156,65 @@ TEST_CASE("diff: thread tables folded whenever they pass their budget give the s
   }
 }
 
+// From four threads on, the next window is mapped and its partitions' quote
+// states and text checks computed by the threads as they run out of the
+// current window's partitions. Quoted fields with line ends and delimiters
+// across the cuts, CRLF rows and bad rows must come out as one thread reads them.
+TEST_CASE("diff: windows scanned ahead by the threads give the bytes of one thread") {
+  TempDir dir;
+  std::mt19937_64 rng(21);
+  std::string text = "k,v,s\n";
+  while (text.size() < (5u << 20)) {
+    const uint64_t r = rng();
+    std::string s = "s" + std::to_string(r % 97);
+    if (r % 13 == 0) s = "\"line one\nline, two \"\"" + std::to_string(r % 7) + "\"\"\"";  // quoted, multi-line
+    if (r % 1009 == 0) s += "\xff";                                                                // a bad row
+    text += "key" + std::to_string(r % 5003) + "," + std::to_string(static_cast<int64_t>(r % 2001) - 1000) + "," + s;
+    text += r % 5 == 0 ? "\r\n" : "\n";
+  }
+  const std::string f = dir.file("windows.csv");
+  write_file(f, text);
+  const std::string pipeline = "groupby k | agg count() as n, sum(v) as sv, min(s) as lo, max(s) as hi";
+  auto run = [&](int threads, uint64_t chunk, RunResult* r) {
+    Options opts;
+    opts.pipeline = pipeline;
+    opts.files = {f};
+    opts.device = "cpu";
+    opts.threads = threads;
+    opts.chunk_size = chunk;
+    opts.bad_rows = BadRows::Skip;
+    opts.rejects_path = dir.file("rejects.csv");
+    opts.output_path = dir.file("out.csv");
+    opts.trace_path = dir.file("trace.json");
+    {
+      CaptureStderr capture(dir.file("stderr.txt"));
+      r->code = testing::run_to_exit(opts, r->error);
+    }
+    r->out = read_file(opts.output_path);
+    r->rejects = read_file(opts.rejects_path);
+    r->diagnostics = read_file(dir.file("stderr.txt"));
+    return read_file(opts.trace_path);
+  };
+  RunResult one;
+  run(1, 1 << 20, &one);
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("\nkey5002,") != std::string::npos);
+  CHECK(one.out.find("line one\nline, two") != std::string::npos);  // quoted line ends came through
+  CHECK(!one.rejects.empty());
+  for (int threads : {4, 5}) {
+    for (uint64_t chunk : {uint64_t{4096}, uint64_t{65536}}) {
+      INFO("threads " << threads << ", chunk " << chunk);
+      RunResult r;
+      const std::string trace = run(threads, chunk, &r);
+      CHECK(trace.find("\"scanned ahead\":1") != std::string::npos);  // the path under test was taken
+      CHECK(r.code == one.code);
+      CHECK(r.rejects == one.rejects);
+      CHECK(r.diagnostics == one.diagnostics);
+      REQUIRE(r.out == one.out);
+    }
+  }
+}
+
 // Rows go out with each bad row in its place among them, as if read one by
 // one: a limit reached before a bad row ends the run without it, a bad row
 // before the limit fails (or is skipped) with exactly the rows before it out,

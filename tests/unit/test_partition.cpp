@@ -513,6 +513,32 @@ TEST_CASE("StateChain: a waiter's poll runs while it waits and its error ends th
   }
 }
 
+TEST_CASE("partition_window over cuts scanned one by one, in any order, is the one call's") {
+  const Dialect d = make_dialect(',', '"', -1, -1);
+  std::string s;
+  for (int r = 0; s.size() < 6000; ++r)
+    s += r % 3 ? "row" + std::to_string(r) + ",x\n" : "\"quoted, with a\nline end " + std::to_string(r) + "\",\xc3\xa9\n";
+  s += "\xff,bad\n";
+  const Window w{s.data(), s.size(), 0, true};
+  for (uint64_t chunk : {4, 100, 333}) {
+    for (int threads : {1, 4}) {
+      INFO("chunk " << chunk << " threads " << threads);
+      const PartitionedWindow whole = partition_window(d, w, chunk, threads, true);
+      WindowCuts cuts = cut_window(w.offset, w.size, chunk, threads, true);
+      REQUIRE(cuts.begin == whole.begin);
+      for (size_t j = cuts.begin.size(); j-- > 0;) scan_cut(d, w.data, cuts, j);
+      const PartitionedWindow parts = partition_window(d, w, std::move(cuts), threads);
+      CHECK(parts.begin == whole.begin);
+      CHECK(parts.state == whole.state);
+      CHECK(parts.first_row == whole.first_row);
+      CHECK(parts.maybe_bad_text == whole.maybe_bad_text);
+      CHECK(std::count(parts.maybe_bad_text.begin(), parts.maybe_bad_text.end(), 1) > 0);  // the \xff
+      CHECK(parts.ready == whole.ready);
+      CHECK(parts.consumed == whole.consumed);
+    }
+  }
+}
+
 TEST_CASE("partition_window with a fine tail: full chunks, then the last threads' chunks in quarters") {
   const Dialect d = make_dialect(',', '"', -1, -1);
   std::string s;
@@ -566,8 +592,18 @@ TEST_CASE("InputSource::map_ahead: the next window mapped ahead holds the file's
     const Window w = src.window(from, want);
     same(w, from, want);
     const uint64_t next = from + w.size / 2 + 3;
-    src.map_ahead(next, want);
+    REQUIRE(src.map_ahead(next, want) == std::min<uint64_t>(want, data.size() - next));
     CHECK(w.data[0] == data[from]);  // the current window stays mapped meanwhile
+    if (want == (uint64_t{1} << 20)) {  // looked at before it is asked for: the same bytes, then the same window
+      const Window ahead = src.window_ahead();
+      same(ahead, next, want);
+      CHECK(src.window_ahead().data == ahead.data);
+      CHECK(w.data[0] == data[from]);
+      CHECK(src.window(next, want).data == ahead.data);
+      REQUIRE(src.map_ahead(next + 1, want) > 0);
+      CHECK(src.window(next + 1, 100).size == 100);  // other bytes than the mapping ahead: still right
+      same(src.window(next, want), next, want);
+    }
     from = next;
   }
   // Asked for other bytes than were mapped ahead, or for none after all.
@@ -576,6 +612,7 @@ TEST_CASE("InputSource::map_ahead: the next window mapped ahead holds the file's
   src.map_ahead(from + 10, 4096);
   src.done();
   same(src.window(0, 65536), 0, 65536);
-  src.map_ahead(data.size(), 100);  // past the end: nothing
+  CHECK(src.map_ahead(data.size(), 100) == 0);  // past the end: nothing
+  CHECK(src.window_ahead().data == nullptr);
   same(src.window(data.size() - 5, 100), data.size() - 5, 100);
 }

@@ -5,9 +5,10 @@
 # threads: narrow rows (brc413, brc10k) at NARROW_ROWS (default 1e9), the
 # db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
 # then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it), then (PROFILE=1)
-# `--profile` of every question in QUERIES on all threads and a `--trace` of q3, to see which
-# stages hold a question back; first, what fresh memory costs
-# (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz).
+# `--profile` of every question in QUERIES on all threads and a `--trace` of brc10k and
+# q3, to see which stages hold a question back; first, what fresh memory costs
+# (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). REPS: runs
+# of each (default 1).
 # Tables go to $OUT.
 set -u
 OUT=${OUT:-/tmp/device-out}
@@ -33,7 +34,7 @@ wait
 echo "builds $(( $(date +%s) - t0 )) s"
 bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   echo "### $1"
-  ROWS=$3 DEVICE=cpu THREADS=$(nproc) REPS=1 QUERIES="$4" WARPCSV=$2 DUCKQ=$ROOT/.peers/duckq NO_DUCKDB=${5:-0} \
+  ROWS=$3 DEVICE=cpu THREADS=$(nproc) REPS=${REPS:-1} QUERIES="$4" WARPCSV=$2 DUCKQ=$ROOT/.peers/duckq NO_DUCKDB=${5:-0} \
     GEN_GROUPBY=scripts/gen_groupby.c BENCH_DIR=/dev/shm scripts/bench.sh 2>&1
 }
 {
@@ -42,6 +43,11 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
     /tmp/first_touch_probe 256 0 && /tmp/first_touch_probe 256 1
   bench "current, narrow rows" build-cpu-only/warpcsv "$NARROW_ROWS" "brc413 brc10k"
   bench "previous, narrow rows" /tmp/old/build/warpcsv "$NARROW_ROWS" "brc413 brc10k" 1
+  if [ "${PROFILE:-0}" = 1 ]; then  # where the threads of the 10,000-station run wait
+    build-cpu-only/warpcsv --device cpu --trace "$OUT/brc10k-trace.json" -d ';' --no-header --names station,temp \
+      "$(pipeline_of brc10k)" /dev/shm/stations_$(awk "BEGIN{printf \"%d\", $NARROW_ROWS}")_10000_1.csv >/dev/null &&
+      xz -f "$OUT/brc10k-trace.json"
+  fi
   rm -f /dev/shm/stations_*
   bench "current, db-benchmark" build-cpu-only/warpcsv "$ROWS" "$QUERIES"
   bench "previous, db-benchmark" /tmp/old/build/warpcsv "$ROWS" "$QUERIES" 1
