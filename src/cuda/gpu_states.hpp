@@ -73,7 +73,6 @@ WCSV_HD inline bool state_from_words(const AggDesc& a, const u64* w, char* block
       if (!w[ExtremeWords::has]) return true;
       const int64_t k = static_cast<int64_t>(w[ExtremeWords::key]);
       st->v = a.in_type == Type::Float ? Value::of_float(agg_float_of_key(k)) : Value::of_int(k);
-      st->has = 1;
       return true;
     }
     case AggOp::SumFloat:

@@ -438,6 +438,29 @@ TEST_CASE("agg: empty and all-null inputs") {
   CHECK(agg_finalize(var, b4.bytes).f == 0.0);
 }
 
+TEST_CASE("agg: a min or max state is one value, null until the first; 0 is a value, an empty state merges as none") {
+  CHECK(agg_state_size(AggOp::Min) == 32);
+  CHECK(agg_state_size(AggOp::Max) == 32);
+  for (AggOp op : {AggOp::Min, AggOp::Max}) {
+    const AggDesc a = desc(op, Type::Int);
+    const std::vector<Row> rows = {{Value::of_int(0), Value{}, 1}, {Value::of_int(op == AggOp::Min ? 5 : -5), Value{}, 2}};
+    const Block empty = state_of(a, rows, 0, 0);
+    for (size_t split = 0; split <= rows.size(); ++split) {
+      INFO("op " << static_cast<int>(op) << " split " << split);
+      Block left = state_of(a, rows, 0, split), right = state_of(a, rows, split, rows.size());
+      agg_merge(a, left.bytes, right.bytes);
+      agg_merge(a, left.bytes, empty.bytes);
+      Block into_empty = empty;
+      agg_merge(a, into_empty.bytes, left.bytes);
+      for (const Block* b : {&left, &into_empty}) {
+        const Value v = agg_finalize(a, b->bytes);
+        REQUIRE(!v.null);
+        CHECK(v.i == 0);  // the first row's 0, not taken for "no value yet"
+      }
+    }
+  }
+}
+
 // var over decimals is the exact quotient n*sum(x^2) - sum(x)^2 over n(n-1)10^2s,
 // rounded once: with both below 2^53, IEEE division of the two exact doubles.
 TEST_CASE("agg: var over decimals is correctly rounded") {

@@ -67,9 +67,10 @@ struct SumFloatState {  // also MeanFloat
   uint32_t flags;
   int64_t n;
 };
-struct ExtremeState {  // Min, Max
+// Min, Max: v is null until the first value (agg_init makes it so), which
+// keeps the state at 32 bytes: a group of min, mean and max fits 128.
+struct ExtremeState {
   Value v;
-  int64_t has;
 };
 struct OrderedState {  // First, Last: `order` is the row's global position key
   Value v;
@@ -147,6 +148,7 @@ WCSV_HD inline bool agg_holds_string(const AggDesc& a) {
 
 WCSV_HD inline void agg_init(const AggDesc& a, char* block) {
   memset(block + a.offset, 0, agg_state_size(a.op));
+  if (a.op == AggOp::Min || a.op == AggOp::Max) reinterpret_cast<ExtremeState*>(block + a.offset)->v.null = true;
 }
 
 // The sign bit of a double, -0.0 included (same code on host and device).
@@ -311,10 +313,10 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
     case AggOp::Max: {
       if (x.null) return false;
       auto* st = reinterpret_cast<ExtremeState*>(s);
-      const int c = st->has ? agg_compare(x, st->v, a.in_type) : 0;
-      if (!st->has || (a.op == AggOp::Min ? c < 0 : c > 0)) {
+      const bool has = !st->v.null;
+      const int c = has ? agg_compare(x, st->v, a.in_type) : 0;
+      if (!has || (a.op == AggOp::Min ? c < 0 : c > 0)) {
         st->v = x;
-        st->has = 1;
         return a.in_type == Type::String;
       }
       return false;
@@ -412,9 +414,9 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
     case AggOp::Max: {
       auto* x = reinterpret_cast<ExtremeState*>(d);
       auto* y = reinterpret_cast<const ExtremeState*>(s);
-      if (!y->has) return false;
-      const int c = x->has ? agg_compare(y->v, x->v, a.in_type) : 0;
-      if (!x->has || (a.op == AggOp::Min ? c < 0 : c > 0)) {
+      if (y->v.null) return false;
+      const int c = !x->v.null ? agg_compare(y->v, x->v, a.in_type) : 0;
+      if (x->v.null || (a.op == AggOp::Min ? c < 0 : c > 0)) {
         *x = *y;
         return a.in_type == Type::String;
       }
@@ -544,7 +546,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::Min:
     case AggOp::Max: {
       auto* st = reinterpret_cast<const ExtremeState*>(s);
-      return st->has ? st->v : Value::make_null();
+      return !st->v.null ? st->v : Value::make_null();
     }
     case AggOp::First:
     case AggOp::Last: {
