@@ -166,9 +166,9 @@ class CpuScan {
       // waits for more only when that held no whole row.
       int wait = early_rows_ ? InputSource::kTakeReady : InputSource::kWaitForAll;
       // The next window's cuts, scanned by the threads as they ran out of the
-      // window before's partitions (instead of all of them waiting at its end).
+      // window before's partitions (instead of all of them waiting at its end);
+      // empty unless every one was scanned.
       WindowCuts cuts_ahead;
-      bool cuts_ahead_scanned = false;
       for (;;) {
         if (interrupted()) throw Interrupted();
         const auto t_window = trace::now_if(tr);
@@ -184,13 +184,12 @@ class CpuScan {
         };
         const uint64_t part = partition_bytes(window, w.size);
         const auto t_split = trace::now_if(tr);
-        const bool scanned_ahead = cuts_ahead_scanned && cuts_ahead.offset == w.offset &&
+        const bool scanned_ahead = !cuts_ahead.begin.empty() && cuts_ahead.offset == w.offset &&
                                    cuts_ahead.size == w.size && cuts_ahead.chunk == part;
         PartitionedWindow pw = scanned_ahead
                                    ? partition_window(in_.dialect, w, std::move(cuts_ahead), s_.threads)
                                    : partition_window(in_.dialect, w, part, s_.threads, /*fine_tail=*/true);
         cuts_ahead = WindowCuts{};
-        cuts_ahead_scanned = false;
         if (tr)
           tr->host("split window", "split", t_split,
                    {{"offset", int64_t(w.offset)}, {"partitions", int64_t(pw.ready)},
@@ -242,7 +241,7 @@ class CpuScan {
                       {"bytes", int64_t((j + 1 == pw.ready ? pw.consumed : pw.end(j)) - pw.begin[j])},
                       {"rows", int64_t(results[j].rows)}});
         });
-        cuts_ahead_scanned = ahead.data != nullptr && ahead.offset == cuts_ahead.offset && ahead.size == cuts_ahead.size;
+        if (!ahead.data) cuts_ahead = WindowCuts{};  // not mapped: the next window makes its own
         if (interrupted()) throw Interrupted();  // partitions stop part way on Ctrl-C: their results are not whole
         // Rows go out in input order with each issue in its place among them,
         // as if read one by one: a limit reached before a bad row ends the run

@@ -6,6 +6,7 @@
 #include "cpu/byte_scan.hpp"
 #include "cpu/fast_vector.hpp"
 #include "runtime/parallel.hpp"
+#include "warpcsv/errors.hpp"
 
 namespace warpcsv {
 
@@ -93,6 +94,7 @@ PartitionedWindow partition_window(const Dialect& d, const Window& w, uint64_t c
 }
 
 PartitionedWindow partition_window(const Dialect& d, const Window& w, WindowCuts&& cuts, int threads) {
+  WCSV_EXPECTS(cuts.offset == w.offset && cuts.size == w.size, "cuts of another window");
   PartitionedWindow pw;
   pw.size = w.size;
   pw.begin = std::move(cuts.begin);

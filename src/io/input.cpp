@@ -153,13 +153,15 @@ uint64_t InputSource::map_ahead(uint64_t from, uint64_t want) {
 
 Window InputSource::window_ahead() {
   if (next_map_.valid()) mapped_ahead_ = next_map_.get();
+  return mapped_ahead_.addr ? window_of(mapped_ahead_) : Window{};
+}
+
+Window InputSource::window_of(const Mapping& m) const {
   Window w;
-  if (!mapped_ahead_.addr) return w;
-  w.offset = mapped_ahead_.raw - data_start_;
-  const uint64_t raw = mapped_ahead_.raw;
-  w.data = static_cast<const char*>(mapped_ahead_.addr) + (raw - raw / page_size() * page_size());
-  w.size = mapped_ahead_.end - mapped_ahead_.raw;
-  w.at_eof = mapped_ahead_.end == file_size_;
+  w.offset = m.raw - data_start_;
+  w.data = static_cast<const char*>(m.addr) + (m.raw - m.raw / page_size() * page_size());
+  w.size = m.end - m.raw;
+  w.at_eof = m.end == file_size_;
   return w;
 }
 
@@ -274,10 +276,7 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
                        "run again once nothing writes it, or read a copy");
     current_ = ahead.addr ? ahead : map_range(fd_, raw, end);
     if (!current_.addr) throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
-    w.data = static_cast<const char*>(current_.addr) + (raw - raw / page_size() * page_size());
-    w.size = end - raw;
-    w.at_eof = end == file_size_;
-    return w;
+    return window_of(current_);
   }
   // Stream: drop what lies before `raw`, then read up to raw + want.
   WCSV_EXPECTS(!finished_, "a stream read again after done()");

@@ -127,6 +127,7 @@ class InputSource {
   Mapping mapped_ahead_;           // map_ahead's, once window_ahead waited for it
   Mapping retired_;                // the window before current_: unmapped by the next map_ahead
   static Mapping map_range(int fd, uint64_t raw, uint64_t end);
+  Window window_of(const Mapping& m) const;  // the bytes m was asked for
   static void unmap(Mapping& m) noexcept;  // and forgets it
   void unmap_all();
 

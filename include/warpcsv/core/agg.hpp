@@ -545,8 +545,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     }
     case AggOp::Min:
     case AggOp::Max: {
-      auto* st = reinterpret_cast<const ExtremeState*>(s);
-      return !st->v.null ? st->v : Value::make_null();
+      return reinterpret_cast<const ExtremeState*>(s)->v;  // null when no value came
     }
     case AggOp::First:
     case AggOp::Last: {
