@@ -20,6 +20,14 @@ bool ident_char(char c) {
   return ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
 }
 
+bool is_reserved(const std::string& low) {
+  static const char* const kWords[] = {"and", "or", "not", "in", "is", "null",
+                                       "true", "false", "as", "asc", "desc"};
+  for (const char* w : kWords)
+    if (low == w) return true;
+  return false;
+}
+
 namespace {
 
 class Lexer {

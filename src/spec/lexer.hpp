@@ -24,6 +24,8 @@ struct Token {
 // Identifier characters: ASCII letters, '_' and any byte of a UTF-8 sequence; digits after the first.
 bool ident_start(char c);
 bool ident_char(char c);
+// A word the expression grammar reserves (`low`: lower case): a name that is one needs backquotes.
+bool is_reserved(const std::string& low);
 
 // The tokens of `src`, ending with Tok::End; throws UsageError (a syntax error, position marked).
 std::vector<Token> lex_pipeline(const std::string& src);
