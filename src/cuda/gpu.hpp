@@ -317,6 +317,7 @@ class Gpu {
   char* dblob_ = nullptr;
   GpuTable table_{};
   uint64_t groups_upper_ = 0, arena_upper_ = 0;
+  uint64_t groups_known_ = 0;  // groups in the table by the latest counters read
   // Holistic lists (GpuTable's): list_cap_ values each, at most lists_upper_ used.
   uint32_t* list_groups_[kMaxLists] = {};
   unsigned long long* list_keys_[kMaxLists] = {};

@@ -68,6 +68,20 @@ constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per ro
 constexpr uint32_t kKeyCacheBytes = 32 * 1024;  // shared-memory cache of short keys per row block, at most
 constexpr uint64_t kArenaReadPad = 16;  // bytes readable past the key arena's end (word-wise compares)
 
+// Short string keys, up to kKeyWords * 8 bytes, are found by their words:
+// in a row block's shared-memory cache, then in the GPU's directory of short
+// keys (group_lookup.cuh), an entry of 32 bytes each.
+constexpr int kKeyWords = 3;
+struct KeyDirEntry {
+  unsigned long long w[kKeyWords];  // the key's bytes, zero past its length
+  uint32_t len;
+  uint32_t group;
+};
+constexpr uint32_t kKeyDirEntries = 64 * 1024;  // a power of two; 2 MiB a GPU
+// Past this many groups most short keys would miss the directory, and a
+// miss costs a round trip before the table's probe: the rows skip it.
+constexpr uint64_t kKeyDirMaxGroups = kKeyDirEntries / 2;
+
 // Set by kernels when a batch needs the host path: a bad row or value, an
 // expression error (reported exactly by the CPU executor), or a GPU limit.
 enum GpuFlag : uint32_t {
@@ -180,6 +194,7 @@ struct GpuScratch {
   uint32_t* offsets;   // nseg + 1: exclusive prefix of counts
   uint32_t* rows;      // row start positions
   uint32_t* grabbed;   // rows the row kernel's warps have taken so far
+  KeyDirEntry* key_dir;  // kKeyDirEntries, filled again before each batch that uses it
   void* cub_temp;
   size_t cub_bytes;
   uint64_t seg_cap;    // segments + 1 the arrays hold
@@ -220,10 +235,12 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
                          const GpuShape& shape, cudaStream_t stream);
 
 // Phase 2, once b.start_state and b.first_is_row are known: row starts, then
-// parse, filter and aggregate every row into the table.
+// parse, filter and aggregate every row into the table. `few_groups`: the
+// table holds at most kKeyDirMaxGroups groups as far as the host knows, so
+// the rows may look their short keys up in s.key_dir.
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
-                       cudaStream_t stream);
+                       bool few_groups, cudaStream_t stream);
 
 // Sets words [from, to) groups of state to the plan's initial values.
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,

@@ -105,6 +105,7 @@ bool Gpu::ensure_table(Buffer& buf) {
     WCSV_CUDA_TRY(cudaMemcpy(&c, counters_, sizeof c, cudaMemcpyDeviceToHost));
     if (!unflagged(c)) return false;
     groups_upper_ = c.groups;  // every batch given room has its rows queued, so done now
+    groups_known_ = c.groups;
     arena_upper_ = c.arena_used;
     lists_upper_ = most_listed(c);
     const uint64_t per_group = table_bytes_per_group();
@@ -206,6 +207,7 @@ void Gpu::empty_table() {
                 "the group and arena counters lead GpuCounters");
   WCSV_CUDA_TRY(cudaMemsetAsync(counters_, 0, 16, compute_));
   WCSV_CUDA_TRY(cudaStreamSynchronize(compute_));
+  groups_known_ = 0;
   // Snapshots taken before count the groups spilled.
   for (Snapshot& sn : snaps_) sn.seq = ~0ull;
 }
@@ -220,6 +222,7 @@ bool Gpu::refresh_bounds() {
     WCSV_CUDA_TRY(q);
     const GpuCounters& c = st_->snap_host[s % kRing];
     if (!unflagged(c)) return false;
+    groups_known_ = c.groups;
     groups_upper_ = std::min<uint64_t>(groups_upper_, c.groups + (queued_.groups - sn.through.groups));
     arena_upper_ = std::min<uint64_t>(arena_upper_, c.arena_used + (queued_.arena - sn.through.arena));
     lists_upper_ = std::min<uint64_t>(lists_upper_, most_listed(c) + (queued_.rows - sn.through.rows));

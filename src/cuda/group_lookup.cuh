@@ -41,7 +41,6 @@ __device__ __forceinline__ u64 batch_word(const char* p) { return word_at<false>
 
 // A short string key, kKeyWords little-endian words with the bytes past its
 // length zero.
-constexpr int kKeyWords = 3;
 constexpr uint32_t kShortKeyBytes = 8 * kKeyWords;
 struct KeyWords {
   u64 w[kKeyWords];
@@ -180,10 +179,11 @@ __device__ int64_t find_or_insert(const GpuTable& t, const GpuPlan& p, const Val
 
 // ---- the row block's shared-memory caches ----------------------------------
 
-// The block's caches: hot groups' state words (by group), and, when the plan
-// groups by one string column, short keys' groups (by the key's words), so
-// that a row of a plain batch finds its group without the global table's
-// probe and key compare.
+// Where a row looks before the global table: the block's caches of hot
+// groups' state words (by group) and, when the plan groups by one string
+// column, of short keys' groups (by the key's words), then the GPU's
+// directory of short keys, so that a row of a plain batch finds its group
+// without the global table's probe and key compare.
 struct KeyCacheEntry {
   u64 w[kKeyWords];
   uint32_t len;
@@ -195,6 +195,8 @@ struct BlockCaches {
   u64* words;
   uint32_t key_cap;  // short keys, a power of two; 0: none
   KeyCacheEntry* keys;
+  uint32_t dir_cap;  // the directory's entries, a power of two; 0: none
+  KeyDirEntry* dir;
 };
 constexpr int kKeyCacheProbes = 4;
 constexpr uint32_t kNoEntry = 0xffffffffu;
@@ -240,6 +242,54 @@ __device__ __forceinline__ void key_cache_insert(const BlockCaches& c, const Key
   atomicExch(&e->len, k.len);
   __threadfence_block();
   atomicExch(&e->group, static_cast<uint32_t>(g + 1));
+}
+
+// ---- the GPU's directory of short keys -------------------------------------
+// A key the block's cache lacks costs one L2 round trip here (a bucket of two
+// 32-byte entries in one line, read at once) instead of the table's three
+// (slot; hash and key; the arena's bytes). The directory is filled with 0xff
+// bytes before each batch, and each entry is written once a batch, its group
+// last. Readers do not wait for the group before the words: a read that races
+// the writing sees 0xff words or length for the parts not yet written, which
+// no row's key has (keys are UTF-8 and zero past their length), so it never
+// matches; it only misses.
+constexpr uint32_t kDirEmpty = 0xffffffffu;
+constexpr uint32_t kDirBusy = 0xfffffffeu;
+
+// The group of key k (hash h) in the directory, or -1; then `empty_at` is an
+// empty entry of its bucket (or kNoEntry).
+__device__ __forceinline__ int64_t key_dir_find(const BlockCaches& c, const KeyWords& k, u64 h, uint32_t& empty_at) {
+  const uint32_t first = (static_cast<uint32_t>(h >> 32) & (c.dir_cap / 2 - 1)) * 2;
+  const longlong2* p = reinterpret_cast<const longlong2*>(c.dir + first);
+  longlong2 raw[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) raw[i] = __ldcg(p + i);
+  empty_at = kNoEntry;
+  int64_t found = -1;
+#pragma unroll
+  for (int e = 1; e >= 0; --e) {
+    const u64 tail = static_cast<u64>(raw[2 * e + 1].y);
+    const uint32_t len = static_cast<uint32_t>(tail), group = static_cast<uint32_t>(tail >> 32);
+    if (group == kDirEmpty) empty_at = first + e;
+    const bool same = group < kDirBusy && len == k.len && static_cast<u64>(raw[2 * e].x) == k.w[0] &&
+                      static_cast<u64>(raw[2 * e].y) == k.w[1] && static_cast<u64>(raw[2 * e + 1].x) == k.w[2];
+    if (same) found = group;
+  }
+  static_assert(kKeyWords == 3 && sizeof(KeyDirEntry) == 32, "a directory entry is two 16-byte halves");
+  return found;
+}
+
+// Puts key k's group g at the entry key_dir_find left empty, unless another
+// thread took it meanwhile.
+__device__ __forceinline__ void key_dir_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
+  if (at == kNoEntry || g >= kDirBusy) return;
+  KeyDirEntry* e = c.dir + at;
+  if (atomicCAS(&e->group, kDirEmpty, kDirBusy) != kDirEmpty) return;
+#pragma unroll
+  for (int w = 0; w < kKeyWords; ++w) atomicExch(&e->w[w], k.w[w]);
+  atomicExch(&e->len, k.len);
+  __threadfence();
+  atomicExch(&e->group, static_cast<uint32_t>(g));
 }
 
 // The state words a row's update of group g goes to: the block's cache of

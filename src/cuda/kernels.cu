@@ -351,8 +351,9 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
 
 // The row's group when the plan groups by one string column (the block then
 // has a key cache) and the row's key is short and in the batch buffer: found in the
-// cache, else in the global table and then cached. -1 with `flags` when the
-// table is full; -2 when the key is not such a key.
+// block's cache, else in the GPU's directory, else in the global table, and
+// then cached where it was missed. -1 with `flags` when the table is full; -2
+// when the key is not such a key.
 __device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTable& t, const Value* slots,
                                                    const BlockCaches& caches, uint32_t& flags) {
   const Value& key = slots[p.key_direct[0]];
@@ -362,8 +363,14 @@ __device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTa
   int64_t g = key_cache_find(caches, kw, empty_at);
   if (g >= 0) return g;
   const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
-  g = find_or_insert(t, p, &key, h, 1u, flags);
-  if (g >= 0 && !flags) key_cache_insert(caches, kw, empty_at, static_cast<uint64_t>(g));
+  uint32_t dir_empty_at = kNoEntry;
+  if (caches.dir_cap) g = key_dir_find(caches, kw, h, dir_empty_at);
+  if (g < 0) {
+    g = find_or_insert(t, p, &key, h, 1u, flags);
+    if (g < 0 || flags) return g;
+    if (caches.dir_cap) key_dir_insert(caches, kw, dir_empty_at, static_cast<uint64_t>(g));
+  }
+  key_cache_insert(caches, kw, empty_at, static_cast<uint64_t>(g));
   return g;
 }
 
@@ -431,7 +438,8 @@ template <int Block>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
                                                 const uint32_t* total_rows, const uint32_t* census,
-                                                uint32_t* grabbed, uint32_t cache_cap, uint32_t key_cap) {
+                                                uint32_t* grabbed, uint32_t cache_cap, uint32_t key_cap,
+                                                KeyDirEntry* key_dir, uint32_t key_dir_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
   __shared__ unsigned long long block_rows, block_plain_rows;
@@ -452,6 +460,8 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   caches.cap = cache_cap;
   caches.words = block_cache + static_cast<uint64_t>(key_cap) * (sizeof(KeyCacheEntry) / 8);
   caches.groups = reinterpret_cast<uint32_t*>(caches.words + static_cast<uint64_t>(cache_cap) * nwords);
+  caches.dir_cap = key_dir_cap;
+  caches.dir = key_dir;
   for (uint32_t i = threadIdx.x; i < key_cap; i += Block) {
     caches.keys[i].group = 0;
     caches.keys[i].len = kNoEntry;  // a half-written entry never matches
@@ -561,20 +571,26 @@ GpuShape gpu_shape(int device) {
   // Row blocks are launched two per SM (every GPU since Turing holds two of
   // 512 threads), and their group caches share the SM's shared memory.
   g.row_blocks_per_sm = p.maxThreadsPerMultiProcessor >= 2 * kRowBlock ? 2 : 1;
-  const size_t per_block = p.sharedMemPerMultiprocessor / g.row_blocks_per_sm - p.reservedSharedMemPerBlock;
-  const size_t cache = per_block < p.sharedMemPerBlock ? per_block : p.sharedMemPerBlock;
-  g.cache_bytes = static_cast<uint32_t>(cache < kCacheBytes ? cache : kCacheBytes);
-  // The key cache takes what is left of the block's share, past the 48 KiB
-  // a launch gets without asking.
+  // The caches share what the SM's shared memory leaves each block past its
+  // static part: short keys first (up to kKeyCacheBytes), then hot groups
+  // (up to kCacheBytes). Past the 48 KiB a launch gets without asking, the
+  // kernel must opt in; where it cannot, the group cache keeps to that.
   cudaFuncAttributes a;
   WCSV_CUDA_TRY(cudaFuncGetAttributes(&a, k_rows<kRowBlock>));
+  const size_t per_block = p.sharedMemPerMultiprocessor / g.row_blocks_per_sm - p.reservedSharedMemPerBlock;
   const size_t optin = per_block < p.sharedMemPerBlockOptin ? per_block : p.sharedMemPerBlockOptin;
-  const size_t used = g.cache_bytes + a.sharedSizeBytes;
-  const size_t left = optin > used ? optin - used : 0;
-  const uint32_t keys = static_cast<uint32_t>(left < kKeyCacheBytes ? left : kKeyCacheBytes);
+  const size_t room = optin > a.sharedSizeBytes ? optin - a.sharedSizeBytes : 0;
+  const size_t keys = room / 2 < kKeyCacheBytes ? room / 2 : kKeyCacheBytes;
+  const size_t groups = room - keys < kCacheBytes ? room - keys : kCacheBytes;
   if (cudaFuncSetAttribute(k_rows<kRowBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(g.cache_bytes + keys)) == cudaSuccess)
-    g.key_cache_bytes = keys;
+                           static_cast<int>(groups + keys)) == cudaSuccess) {
+    g.cache_bytes = static_cast<uint32_t>(groups);
+    g.key_cache_bytes = static_cast<uint32_t>(keys);
+  } else {
+    const size_t plain = p.sharedMemPerBlock > a.sharedSizeBytes ? p.sharedMemPerBlock - a.sharedSizeBytes : 0;
+    g.cache_bytes = static_cast<uint32_t>(plain < kCacheBytes ? plain : kCacheBytes);
+    g.key_cache_bytes = 0;
+  }
   (void)cudaGetLastError();
   return g;
 }
@@ -610,7 +626,7 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
 
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
-                       cudaStream_t stream) {
+                       bool few_groups, cudaStream_t stream) {
   const int sms = shape.sms;
   const uint64_t nseg = segments_of(b.row_end);
   if (nseg == 0) return;
@@ -641,11 +657,14 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   uint32_t key_cap = one_string_key ? 1024 : 0;
   while (key_cap && key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes) key_cap >>= 1;
   if (key_cap < 64) key_cap = 0;
+  const uint32_t key_dir_cap = key_cap && few_groups ? kKeyDirEntries : 0;
+  if (key_dir_cap) WCSV_CUDA_TRY(cudaMemsetAsync(s.key_dir, 0xff, key_dir_cap * sizeof(KeyDirEntry), stream));
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry);
   const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
   WCSV_CUDA_TRY(cudaMemsetAsync(s.grabbed, 0, sizeof(uint32_t), stream));
   k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            v.census, s.grabbed, cache_cap, key_cap);
+                                                            v.census, s.grabbed, cache_cap, key_cap, s.key_dir,
+                                                            key_dir_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

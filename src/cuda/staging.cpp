@@ -106,6 +106,7 @@ void Staging::allocate(int slots) {
   WCSV_CUDA_TRY(cudaMalloc(&scratch.offsets, (nseg + 1) * 4));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.rows, (batch + 1) * 4));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.grabbed, sizeof(uint32_t)));
+  WCSV_CUDA_TRY(cudaMalloc(&scratch.key_dir, kKeyDirEntries * sizeof(KeyDirEntry)));
   scratch.cub_bytes = scan_temp_bytes(nseg);
   WCSV_CUDA_TRY(cudaMalloc(&scratch.cub_temp, scratch.cub_bytes));
   scratch.seg_cap = nseg;
@@ -144,6 +145,7 @@ void Staging::release() noexcept {
   cudaFree(scratch.offsets);
   cudaFree(scratch.rows);
   cudaFree(scratch.grabbed);
+  cudaFree(scratch.key_dir);
   cudaFree(scratch.cub_temp);
   cudaFree(counters);
   cudaFreeHost(snap_host);

@@ -1311,19 +1311,29 @@ TEST_CASE("gpu: rows of plain batches are split at their delimiters, with the CP
     c.skip = false;
     CHECK(check_same(dir, q, f, c, {4096, 0}).code == kExitInput);
   }
-  SECTION("more short keys than a block caches, alike but for one byte, up to 26 bytes long") {
-    std::mt19937_64 rng(44);
+  // Names of up to 26 bytes that differ in their last bytes or their length.
+  auto alike_keys = [](uint64_t seed, int rows, int distinct) {
+    std::mt19937_64 rng(seed);
     std::string text;
-    for (int i = 0; i < 60000; ++i) {
-      const int len = static_cast<int>(rng() % 27), id = static_cast<int>(rng() % 3000);
-      std::string name(static_cast<size_t>(len), 'k');  // ids differ in the last bytes, or the length
+    for (int i = 0; i < rows; ++i) {
+      const int len = static_cast<int>(rng() % 27), id = static_cast<int>(rng() % distinct);
+      std::string name(static_cast<size_t>(len), 'k');
       for (int at = len - 1, rest = id; at >= 0 && rest; --at, rest /= 10) name[at] = static_cast<char>('0' + rest % 10);
       text += name + ";" + std::to_string(static_cast<int>(rng() % 200) - 100) + "." + std::to_string(i % 10) + "\n";
     }
-    write_file(f, text);
+    return text;
+  };
+  SECTION("more short keys than a block caches, alike but for one byte, up to 26 bytes long") {
+    write_file(f, alike_keys(44, 60000, 3000));
     const CudaRunInfo before = cuda_run_info();
     CHECK(check_same(dir, q, f, c, {100, 4096, 1 << 16, 0}).code == 0);
     CHECK(cuda_run_info().plain_rows - before.plain_rows > 3 * 59000);
+  }
+  SECTION("more short keys than the GPU's directory of them holds: later batches go without it") {
+    write_file(f, alike_keys(45, 400000, 100000));
+    const RunResult r = check_same(dir, q, f, c, {1 << 16, 1 << 20, 0});
+    CHECK(r.code == 0);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') > 60000);
   }
   SECTION("a header and columns the pipeline does not read, delimited by commas") {
     std::string text = "id,station,temp,note\n", rows = narrow_rows(43, 5000, false);

@@ -6,8 +6,9 @@
 # the current one (NO_DUCKDB=1: none), on QUERIES at ROWS rows
 # (scripts/bench.sh). TESTS, a gpu_tests filter ("[gpu]" for all), runs those
 # tests of the current build first. PROFILE=1 ends with one --profile run of
-# each build on each narrow-row file made. Logs and tables go to $OUT. Carry
-# .duck (duckq, libduckdb.so.xz, old-src.tar.gz).
+# each build on each narrow-row file made. VARIANTS ("label:NAME=value ...")
+# runs the current build again on the GPU under each such environment setting.
+# Logs and tables go to $OUT. Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz).
 set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
@@ -48,15 +49,19 @@ bench() {  # bench LABEL DEVICE BINARY QUERIES [NO_DUCKDB]
 {
   bench "current, GPU" gpu build-gpu/warpcsv "$QUERIES" "${NO_DUCKDB:-0}"
   bench "previous, GPU" gpu /tmp/old/build/warpcsv "$QUERIES" 1
+  for v in ${VARIANTS:-}; do
+    (export "${v#*:}"; bench "current, GPU, ${v#*:}" gpu build-gpu/warpcsv "$QUERIES" 1)
+  done
   if [ -n "$CPU_QUERIES" ]; then
     bench "current, CPU executor" cpu build-gpu/warpcsv "$CPU_QUERIES" 1
     bench "previous, CPU executor" cpu /tmp/old/build/warpcsv "$CPU_QUERIES" 1
   fi
   [ "${PROFILE:-0}" = 1 ] && for f in /dev/shm/stations_*.csv /tmp/stations_*.csv; do
     [ -f "$f" ] || continue
-    for w in build-gpu/warpcsv /tmp/old/build/warpcsv; do
-      echo "### --profile, $w, $f"
-      /usr/bin/time -f "whole process %e s, peak RSS %M KiB" "$w" --device gpu --profile -d ';' --no-header \
+    for w in build-gpu/warpcsv /tmp/old/build/warpcsv ${VARIANTS:-}; do
+      case $w in *:*) env=${w#*:} w=build-gpu/warpcsv ;; *) env= ;; esac
+      echo "### --profile, $w $env, $f"
+      env $env /usr/bin/time -f "whole process %e s, peak RSS %M KiB" "$w" --device gpu --profile -d ';' --no-header \
         --names station,temp 'groupby station | agg min(temp) as lo, round(mean(temp), 1) as mean, max(temp) as hi' \
         "$f" 2>&1 >/dev/null
     done

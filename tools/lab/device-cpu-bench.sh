@@ -28,9 +28,9 @@ build() {  # build SOURCE DIR
 eval "$(sed -n '/^pipeline_of() {/,/^}/p' scripts/bench.sh)"  # the questions' pipelines
 t0=$(date +%s)
 build . build-cpu-only >"$OUT/new-build.log" 2>&1 &
-build /tmp/old /tmp/old/build >"$OUT/old-build.log" 2>&1 &
+build /tmp/old /tmp/old/build-cpu >"$OUT/old-build.log" 2>&1 &
 wait
-[ -x build-cpu-only/warpcsv ] && [ -x /tmp/old/build/warpcsv ] || { tail -20 "$OUT"/*-build.log; exit 1; }
+[ -x build-cpu-only/warpcsv ] && [ -x /tmp/old/build-cpu/warpcsv ] || { tail -20 "$OUT"/*-build.log; exit 1; }
 echo "builds $(( $(date +%s) - t0 )) s"
 bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   echo "### $1"
@@ -42,7 +42,7 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   cc -O2 -o /tmp/first_touch_probe tools/lab/first_touch_probe.c &&
     /tmp/first_touch_probe 256 0 && /tmp/first_touch_probe 256 1
   bench "current, narrow rows" build-cpu-only/warpcsv "$NARROW_ROWS" "brc413 brc10k"
-  bench "previous, narrow rows" /tmp/old/build/warpcsv "$NARROW_ROWS" "brc413 brc10k" 1
+  bench "previous, narrow rows" /tmp/old/build-cpu/warpcsv "$NARROW_ROWS" "brc413 brc10k" 1
   if [ "${PROFILE:-0}" = 1 ]; then  # where the threads of the 10,000-station run wait
     build-cpu-only/warpcsv --device cpu --trace "$OUT/brc10k-trace.json" -d ';' --no-header --names station,temp \
       "$(pipeline_of brc10k)" /dev/shm/stations_$(awk "BEGIN{printf \"%d\", $NARROW_ROWS}")_10000_1.csv >/dev/null &&
@@ -50,7 +50,7 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   fi
   rm -f /dev/shm/stations_*
   bench "current, db-benchmark" build-cpu-only/warpcsv "$ROWS" "$QUERIES"
-  bench "previous, db-benchmark" /tmp/old/build/warpcsv "$ROWS" "$QUERIES" 1
+  bench "previous, db-benchmark" /tmp/old/build-cpu/warpcsv "$ROWS" "$QUERIES" 1
   f=/dev/shm/groupby_$(awk "BEGIN{printf \"%d\", $ROWS}")_100_1.csv
   if [ "${SCALING:-1}" != 0 ]; then
     echo "### q1 by threads (current), $ROWS rows"
