@@ -8,7 +8,8 @@
 # `--profile` of every question in QUERIES on all threads and a `--trace` of brc10k and
 # q3, to see which stages hold a question back; first, what fresh memory costs
 # (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). REPS: runs
-# of each (default 1).
+# of each (default 1). CHUNKS (e.g. "512K 1M 4M") adds q1 on all threads at those
+# --chunk-size values (partition sizes; windows hold four a thread), and a --trace of q1.
 # Tables go to $OUT.
 set -u
 OUT=${OUT:-/tmp/device-out}
@@ -58,6 +59,15 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
       /usr/bin/time -f "threads $t: %e s, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
         'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
     done
+  fi
+  if [ -n "${CHUNKS:-}" ]; then
+    echo "### q1 on $(nproc) threads by --chunk-size (current), $ROWS rows"
+    for c in $CHUNKS; do
+      /usr/bin/time -f "--chunk-size $c: %e s, %U s user, %M KiB" build-cpu-only/warpcsv --device cpu --chunk-size "$c" \
+        'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
+    done
+    build-cpu-only/warpcsv --device cpu --trace "$OUT/q1-trace.json" 'groupby id1 | agg sum(v1) as v1' "$f" >/dev/null &&
+      xz -f "$OUT/q1-trace.json"
   fi
   if [ "${PROFILE:-0}" = 1 ]; then
     echo "### --profile on $(nproc) threads (current), $ROWS rows"
