@@ -16,11 +16,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cpu/fast_row.hpp"
 #include "cpu/fast_value.hpp"
+#include "cpu/small_groups.hpp"
 #include "exec/group_table.hpp"
 #include "exec/holistic.hpp"
 #include "warpcsv/core/eval.hpp"
@@ -113,6 +115,13 @@ class AggregateBatches {
       null_test_keeps_nulls_ = f.code[1].op == Op::IsNull;
     }
     for (const auto& t : p_->null_tokens) max_null_token_ = std::max(max_null_token_, t.size());
+    setup_small_groups();
+  }
+
+  // Folds the groups held in front of `groups` (SmallGroups) into it: before
+  // it is read, folded or measured for its budget.
+  void flush_small_groups(PartitionedGroups& groups) {
+    if (small_) small_->flush(groups);
   }
 
   // Aggregates the rows that start in [pos, end) into `groups`, and lists
@@ -414,6 +423,7 @@ class AggregateBatches {
   // on prefetched (a lookup's two cache misses: slot, then group). `order` is
   // the batch's first row's order key.
   void update(PartitionedGroups& groups, uint32_t kept, uint64_t order) {
+    if (small_) kept = small_->take(values_.data(), kept_.data(), kept, readable_end_);
     const PackedKeys& packer = groups.parts()[0].packed_keys();
     const uint32_t packed_bytes = packer.bytes();
     if (packed_.size() < size_t{kCapacity} * packed_bytes) packed_.resize(size_t{kCapacity} * packed_bytes);
@@ -547,6 +557,28 @@ class AggregateBatches {
     return keys;
   }
 
+  // A table of few groups in front of the general one (cpu/small_groups.hpp)
+  // when the plan groups by one string field and aggregates only counts,
+  // minima, maxima, sums and means of int or decimal fields.
+  void setup_small_groups() {
+    const size_t nparsed = p_->slot_types.size();
+    const auto parsed = [&](int slot) { return slot >= 0 && static_cast<size_t>(slot) < nparsed; };
+    if (!p_->list_slots.empty() || p_->key_slots.size() != 1 || !parsed(p_->key_slots[0]) ||
+        p_->slot_types[static_cast<size_t>(p_->key_slots[0])].type != Type::String)
+      return;
+    std::vector<SmallGroups::Agg> aggs;
+    for (size_t a = 0; a < p_->layout->aggs.size(); ++a) {
+      const int slot = p_->arg0_slots[a];
+      if (p_->arg1_slots[a] != AggregateBatchPlan::kNoArg || !(parsed(slot) || slot == AggregateBatchPlan::kNoArg))
+        return;
+      const bool has_arg = slot >= 0;
+      const Type type = has_arg ? p_->slot_types[static_cast<size_t>(slot)].type : Type::Int;
+      if (!SmallGroups::takes(p_->layout->aggs[a].op, has_arg, type)) return;
+      aggs.push_back({p_->layout->aggs[a].op, has_arg ? static_cast<uint32_t>(slot) : SmallGroups::kNoSlot});
+    }
+    small_ = std::make_unique<SmallGroups>(static_cast<uint32_t>(p_->key_slots[0]), static_cast<uint32_t>(nslots_), aggs);
+  }
+
   // Whether string key v packs inline and its 16 bytes from v.s.ptr on may be loaded.
   static bool short_string(const Value& v, const char* readable) {
     return !v.null && v.s.len <= PackedKeys::kInlineString && v.s.ptr + 16 <= readable;
@@ -589,6 +621,7 @@ class AggregateBatches {
   std::vector<uint64_t> row_begin_;     // each read row's start, then the position after the last
   std::vector<uint8_t> slot_inferred_;  // the plan's, as bytes
   std::vector<char> scratch_;
+  std::unique_ptr<SmallGroups> small_;  // groups of one short string key, in front of the general table
 };
 
 }  // namespace warpcsv

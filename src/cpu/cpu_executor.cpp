@@ -308,6 +308,9 @@ class CpuScan {
   void fold_thread_tables() {
     const auto t = std::chrono::steady_clock::now();
     trace::Tracer* const tr = s_.tracer;
+    parallel_for(per_worker_.size(), s_.threads, [&](size_t w, int) {
+      if (per_worker_[w].batches) per_worker_[w].batches->flush_small_groups(*per_worker_[w].groups);
+    });
     size_t tables = 0;
     if (merged_) {
       std::vector<PartitionedGroups*> all;

@@ -1056,6 +1056,53 @@ TEST_CASE("diff: rows aggregated in batches and rows taken one at a time give th
   }
 }
 
+// Narrow rows of one string key (names of 0-20 bytes, so some too long to be
+// held in two words, accented, and more distinct ones than the small-group
+// table holds when `names` is large), an int column with values beyond 64
+// bits now and then, and a one-decimal column with empty fields.
+std::string narrow_rows_csv(std::mt19937_64& rng, int rows, int names) {
+  const char* const syllables[] = {"ka", "Zü", "ri", "ch", "Ō", "sa", "mo", "x", "-", " "};
+  std::vector<std::string> name(static_cast<size_t>(names));
+  for (auto& n : name) {
+    const int parts = static_cast<int>(rng() % 5);
+    for (int p = 0; p < parts; ++p) n += syllables[rng() % 10];
+    n += std::to_string(rng() % 1000);
+    if (rng() % 10 == 0) n += " of more than 15 bytes";
+  }
+  std::string text = "k;i;t\n";
+  for (int r = 0; r < rows; ++r) {
+    const std::string& k = rng() % 50 == 0 ? std::string() : name[rng() % name.size()];
+    std::string i = std::to_string(static_cast<long long>(rng() % 2000001) - 1000000);
+    if (rng() % 500 == 0) i = (rng() % 2 ? "-" : "") + std::string("98765432109876543210");
+    const long long tenths = static_cast<long long>(rng() % 1999) - 999;
+    char t[32];
+    std::snprintf(t, sizeof t, "%s%lld.%lld", tenths < 0 ? "-" : "", std::llabs(tenths) / 10, std::llabs(tenths) % 10);
+    text += k + ";" + i + ";" + (rng() % 40 == 0 ? std::string() : std::string(t)) + "\n";
+  }
+  return text;
+}
+
+TEST_CASE("diff: groups of one short string key held apart from the general table give the same bytes") {
+  std::mt19937_64 rng(79);
+  const char* const pipelines[] = {
+      "groupby k | agg min(t) as lo, mean(t) as m, max(t) as hi, count() as n, count(t) as c, sum(t) as s",
+      "groupby k | agg sum(i) as s, min(i) as lo, max(i) as hi, mean(i) as m, count(k) as ck, count() as n",
+      "filter t > 0 | groupby k | agg sum(t) as s, max(i) as hi",
+  };
+  // 60 names: every group held apart; 30,000: more than the table holds, so
+  // later names go to the general table (and the table stops being asked).
+  for (int names : {60, 30000}) {
+    TempDir dir;
+    write_file(dir.file("input.csv"), narrow_rows_csv(rng, names == 60 ? 3000 : 60000, names));
+    for (const char* p : pipelines) {
+      INFO(names << " names");
+      const RunResult r = run_everywhere(dir, p, {dir.file("input.csv")}, false, ";");
+      CHECK(r.code == 0);
+      CHECK(r.out.size() > 100);
+    }
+  }
+}
+
 TEST_CASE("diff: joined rows aggregated in batches and rows taken one at a time give the same bytes") {
   std::mt19937_64 rng(78);
   TempDir dir;
