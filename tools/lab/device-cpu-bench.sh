@@ -4,10 +4,10 @@
 # archive`), both built without CUDA, side by side with DuckDB on the same
 # threads: narrow rows (brc413, brc10k) at NARROW_ROWS (default 1e9), the
 # db-benchmark questions QUERIES (default q1 q2 q3 q5) at ROWS (default 1e8),
-# then q1 at 1, 2, 4, 8 and 16 threads (current only; SCALING=0 skips it), then (PROFILE=1)
+# then q1 at 1, 2, 4, 8 and 16 threads (current only, SCALING_REPS runs each; SCALING=0 skips it), then (PROFILE=1)
 # `--profile` of every question in QUERIES on all threads and a `--trace` of brc10k and
 # q3, to see which stages hold a question back; first, what fresh memory costs
-# (first_touch_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). REPS: runs
+# (first_touch_probe.c), and how a core's speed holds up with all of them busy (core_probe.c). Carry .duck (duckq, libduckdb.so.xz, old-src.tar.gz). REPS: runs
 # of each (default 1). CHUNKS (e.g. "512K 1M 4M") adds q1 on all threads at those
 # --chunk-size values (partition sizes; windows hold four a thread), and a --trace of q1.
 # Tables go to $OUT.
@@ -39,6 +39,9 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
     GEN_GROUPBY=scripts/gen_groupby.c BENCH_DIR=/dev/shm scripts/bench.sh 2>&1
 }
 {
+  echo "### the cores (lscpu; tools/lab/core_probe.c: one thread's loop alone and with the others busy)"
+  lscpu | grep -E 'Model name|^CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|MHz|L2|L3'
+  cc -O2 -pthread -o /tmp/core_probe tools/lab/core_probe.c && /tmp/core_probe "$(nproc)"
   echo "### first touch of fresh memory (tools/lab/first_touch_probe.c), 256 MiB"
   cc -O2 -o /tmp/first_touch_probe tools/lab/first_touch_probe.c &&
     /tmp/first_touch_probe 256 0 && /tmp/first_touch_probe 256 1
@@ -56,8 +59,10 @@ bench() {  # bench LABEL BINARY ROWS QUERIES [NO_DUCKDB]
   if [ "${SCALING:-1}" != 0 ]; then
     echo "### q1 by threads (current), $ROWS rows"
     for t in 1 2 4 8 16; do
-      /usr/bin/time -f "threads $t: %e s, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
-        'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
+      for rep in $(seq "${SCALING_REPS:-1}"); do
+        /usr/bin/time -f "threads $t: %e s, %U s user, %M KiB" build-cpu-only/warpcsv --device cpu --threads "$t" \
+          'groupby id1 | agg sum(v1) as v1' "$f" 2>&1 >/dev/null
+      done
     done
   fi
   if [ -n "${CHUNKS:-}" ]; then
