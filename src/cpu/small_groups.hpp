@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "exec/group_table.hpp"
@@ -244,7 +243,8 @@ class SmallGroups {
       resize_index(2 * (mask_ + 1));
       return find_or_add(lo, hi, hash);
     }
-    if (entries_.size() < size_t{size_ + 1} * stride_) entries_.resize(entries_.size() * 2);
+    if (entries_.size() < size_t{size_ + 1} * stride_)
+      entries_.resize(std::min(entries_.size() * 2, size_t{max_groups_} * stride_));
     uint64_t* e = entries_.data() + size_t{size_} * stride_;
     index_[s] = tag | (size_ + 1);
     ++size_;
