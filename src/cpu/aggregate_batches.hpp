@@ -118,8 +118,9 @@ class AggregateBatches {
     setup_small_groups();
   }
 
-  // Folds the groups held in front of `groups` (SmallGroups) into it: before
-  // it is read, folded or measured for its budget.
+  // Folds the groups held in front of `groups` (SmallGroups) into it, before
+  // the thread tables fold (the small table's memory is bounded, so the
+  // thread tables' budget leaves it out).
   void flush_small_groups(PartitionedGroups& groups) {
     if (small_) small_->flush(groups);
   }
