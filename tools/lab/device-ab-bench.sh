@@ -15,11 +15,8 @@ ROWS=${ROWS:-1e8}
 QUERIES=${QUERIES:-q1 q3 brc413 brc10k}
 CPU_QUERIES=${CPU_QUERIES-q1 brc413}
 REPS=${REPS:-3}
-mkdir -p "$OUT" .peers
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
-export LD_LIBRARY_PATH=$ROOT/.peers
+mkdir -p "$OUT"
+. "$(dirname "$0")/duckdb-peer.sh"
 TESTS=${TESTS:-}
 TARGETS=warpcsv
 [ -n "$TESTS" ] && TARGETS="warpcsv gpu_tests"

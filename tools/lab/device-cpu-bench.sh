@@ -16,11 +16,8 @@ OUT=${OUT:-/tmp/device-out}
 ROWS=${ROWS:-1e8}
 NARROW_ROWS=${NARROW_ROWS:-1e9}
 QUERIES=${QUERIES:-q1 q2 q3 q5}
-mkdir -p "$OUT" .peers
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
-export LD_LIBRARY_PATH=$ROOT/.peers
+mkdir -p "$OUT"
+. "$(dirname "$0")/duckdb-peer.sh"
 mkdir -p /tmp/old && tar xzf .duck/old-src.tar.gz -C /tmp/old
 build() {  # build SOURCE DIR
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DWARPCSV_CUDA=OFF -DWARPCSV_TESTS=OFF -DWARPCSV_MPI=OFF &&

@@ -10,11 +10,8 @@ OUT=${OUT:-/tmp/device-out}
 NARROW_ROWS=${NARROW_ROWS:-1e9}
 ROWS=${ROWS:-1e8}
 REPS=${REPS:-2}
-mkdir -p "$OUT" .peers
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
-export LD_LIBRARY_PATH=$ROOT/.peers
+mkdir -p "$OUT"
+. "$(dirname "$0")/duckdb-peer.sh"
 t0=$(date +%s)
 if [ ! -x build-gpu/warpcsv ]; then
   { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real -DWARPCSV_TESTS=OFF \

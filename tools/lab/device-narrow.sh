@@ -11,11 +11,8 @@ set -u
 OUT=${OUT:-/tmp/device-out}
 ROWS=$(awk "BEGIN{printf \"%d\", ${ROWS:-1e9}}")
 NCU_ROWS=$(awk "BEGIN{printf \"%d\", ${NCU_ROWS:-1e8}}")
-mkdir -p "$OUT" .peers
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT"
-cp .duck/duckq .peers/ && xz -dkc .duck/libduckdb.so.xz >.peers/libduckdb.so
-export LD_LIBRARY_PATH=$ROOT/.peers
+mkdir -p "$OUT"
+. "$(dirname "$0")/duckdb-peer.sh"
 BUILD=build-gpu
 t0=$(date +%s)
 TARGETS=warpcsv
