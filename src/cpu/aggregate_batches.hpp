@@ -446,7 +446,7 @@ class AggregateBatches {
         // Narrow rows' one short key: hashed and packed from the same two loads.
         uint64_t lo, hi;
         load_short_bytes(keys[0].s.ptr, keys[0].s.len, &lo, &hi);
-        hashes[i] = GroupTable::hash_of_one_key(hash_short_words(lo, hi, keys[0].s.len));
+        hashes[i] = GroupTable::hash_of_short_string(lo, hi, keys[0].s.len);
         packer.pack_short_string(lo, hi, keys[0].s.len, packed + i * packed_bytes);
         exact[i] = 1;
       } else {

@@ -130,7 +130,7 @@ class SmallGroups {
         if (i + 2 * kAhead < n) prefetch_read(&index_[hashes[i + 2 * kAhead] >> shift_]);
         if (i + kAhead < n) {
           const uint32_t first = index_[hashes[i + kAhead] >> shift_];
-          if (first != 0) prefetch_read(&entries_[size_t{(first & 0xffff) - 1} * stride_]);
+          if (first != 0) prefetch_read(entry(first));
         }
       }
       uint64_t* e = his[i] == kEmpty ? nullptr : find_or_add(los[i], his[i], hashes[i]);
@@ -178,17 +178,15 @@ class SmallGroups {
     std::vector<int128> scratch((layout.state_bytes + sizeof(int128) - 1) / sizeof(int128) + 1);
     char* state = reinterpret_cast<char*>(scratch.data());
     std::vector<char> packed(packer.bytes());
-    for (size_t g = 0; g < size_; ++g) {
-      const uint64_t* e = entries_.data() + g * stride_;
+    for (uint32_t g = 0; g < size_; ++g) {
+      const uint64_t* e = entry_at(g);
       const uint64_t lo = e[kLoWord], hi = e[kHiWord] & ~(uint64_t{0xff} << 56);
       const uint32_t len = static_cast<uint32_t>(e[kHiWord] >> 56);
       char bytes[16];
       std::memcpy(bytes, &lo, 8);
       std::memcpy(bytes + 8, &hi, 8);
-      Value key = Value::make_null();
-      key.null = false;
-      key.s = StrRef{bytes, len};
-      const uint64_t hash = GroupTable::hash_of_one_key(hash_short_words(lo, hi, len));
+      const Value key = Value::of_str(bytes, len);
+      const uint64_t hash = GroupTable::hash_of_short_string(lo, hi, len);
       packer.pack_short_string(lo, hi, len, packed.data());
       GroupTable& table = groups.part_for(hash);
       char* into = table.state(table.group_for_packed(packed.data(), &key, hash));
@@ -220,17 +218,22 @@ class SmallGroups {
   static uint64_t slot_hash(uint64_t lo, uint64_t hi) {
     return ((lo ^ (hi << 29 | hi >> 35)) + hi) * 0x9e3779b97f4a7c15ull;
   }
+  // An index slot's high half: 16 bits of the hash below those that pick the slot.
+  static uint32_t tag_of(uint64_t hash) { return static_cast<uint32_t>(hash >> 16) & 0xffff0000u; }
+  // Entry g, and the entry a non-empty index slot names (its low half: the entry + 1).
+  uint64_t* entry_at(uint32_t g) { return entries_.data() + size_t{g} * stride_; }
+  uint64_t* entry(uint32_t slot) { return entry_at((slot & 0xffff) - 1); }
 
   // The entry of key (lo, hi) of this hash, made when new; null when there
   // is no room or its chain is too long.
   uint64_t* find_or_add(uint64_t lo, uint64_t hi, uint64_t hash) {
-    const uint32_t tag = static_cast<uint32_t>(hash >> 16) & 0xffff0000u;
+    const uint32_t tag = tag_of(hash);
     uint64_t s = hash >> shift_;
     for (uint32_t probe = 0; probe < kMaxProbe; ++probe, s = (s + 1) & mask_) {
       const uint32_t slot = index_[s];
       if (slot == 0) return add(lo, hi, hash, s, tag);
       if ((slot & 0xffff0000u) != tag) continue;
-      uint64_t* e = entries_.data() + size_t{(slot & 0xffff) - 1} * stride_;
+      uint64_t* e = entry(slot);
       if (e[kHiWord] == hi && e[kLoWord] == lo) return e;
     }
     return nullptr;
@@ -245,7 +248,7 @@ class SmallGroups {
     }
     if (entries_.size() < size_t{size_ + 1} * stride_)
       entries_.resize(std::min(entries_.size() * 2, size_t{max_groups_} * stride_));
-    uint64_t* e = entries_.data() + size_t{size_} * stride_;
+    uint64_t* e = entry_at(size_);
     index_[s] = tag | (size_ + 1);
     ++size_;
     e[kLoWord] = lo;
@@ -286,11 +289,11 @@ class SmallGroups {
     mask_ = slots - 1;
     shift_ = static_cast<uint32_t>(64 - __builtin_ctzll(slots));
     for (uint32_t g = 0; g < size_; ++g) {
-      const uint64_t* e = entries_.data() + size_t{g} * stride_;
+      const uint64_t* e = entry_at(g);
       const uint64_t hash = slot_hash(e[kLoWord], e[kHiWord]);
       uint64_t s = hash >> shift_;
       while (index_[s] != 0) s = (s + 1) & mask_;
-      index_[s] = (static_cast<uint32_t>(hash >> 16) & 0xffff0000u) | (g + 1);
+      index_[s] = tag_of(hash) | (g + 1);
     }
   }
 

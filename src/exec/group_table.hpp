@@ -170,8 +170,11 @@ class GroupTable {
     }
     return h;
   }
-  // hash_keys of one key whose hash_value is `key_hash`.
-  static uint64_t hash_of_one_key(uint64_t key_hash) { return hash_combine(kGroupKeysSeed, key_hash); }
+  // hash_keys of one string key of n <= 15 bytes given as load_short_bytes
+  // gives them (core/hash.hpp).
+  static uint64_t hash_of_short_string(uint64_t lo, uint64_t hi, uint32_t n) {
+    return hash_combine(kGroupKeysSeed, hash_short_words(lo, hi, n));
+  }
 
  private:
   void grow();

@@ -972,7 +972,7 @@ TEST_CASE("group table: one short string key, packed and hashed from two loads, 
     uint64_t lo, hi;
     load_short_bytes(bytes, n, &lo, &hi);
     INFO("length " << n);
-    REQUIRE(GroupTable::hash_of_one_key(hash_short_words(lo, hi, n)) == t.hash_keys(&key));
+    REQUIRE(GroupTable::hash_of_short_string(lo, hi, n) == t.hash_keys(&key));
     packer.pack(&key, by_pack.data());
     packer.pack_short_string(lo, hi, n, by_words.data());
     REQUIRE(by_words == by_pack);
