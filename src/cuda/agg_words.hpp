@@ -99,12 +99,15 @@ WCSV_HD inline void agg_init_words(AggOp op, u64* w) {
 
 // ---- word updates: atomics on a GPU, plain on the host -----------------------
 
-WCSV_HD WCSV_FORCEINLINE u64 word_add(u64* w, u64 v) {  // returns the old value
+// Adds v to the word (64 bits, or 32 for a block's short-key states);
+// returns the old value.
+template <class Word, class V>
+WCSV_HD WCSV_FORCEINLINE Word word_add(Word* w, V v) {
 #if defined(__CUDA_ARCH__)
-  return atomicAdd(w, v);
+  return atomicAdd(w, static_cast<Word>(v));
 #else
-  const u64 old = *w;
-  *w = old + v;
+  const Word old = *w;
+  *w = static_cast<Word>(old + static_cast<Word>(v));
   return old;
 #endif
 }

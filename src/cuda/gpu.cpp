@@ -154,7 +154,7 @@ bool Gpu::launch_rows(Buffer& buf, uint8_t state) {
   const GpuBatch b = batch_of(buf, state);
   WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[0], compute_));
   launch_batch_rows(b, dplan_, hplan_, buf.v, table(), st_->scratch, st_->shape,
-                    groups_known_ <= kKeyDirMaxGroups, compute_);
+                    groups_known_, compute_);
   WCSV_CUDA_TRY(cudaEventRecord(buf.rows_at[1], compute_));
   buf.rows_queued = true;
   WCSV_CUDA_TRY(cudaEventRecord(buf.computed, compute_));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cuda/agg_words.hpp"
+#include "cuda/short_key_state.hpp"
 #include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/dialect.hpp"
 #include "warpcsv/core/lookup.hpp"
@@ -66,6 +67,7 @@ constexpr int kJoinKeyScratch = 64;    // evaluator scratch per thread for join 
 constexpr uint64_t kMaxGpuLookupBytes = 8ull << 30;
 constexpr uint32_t kCacheBytes = 32 * 1024;  // shared-memory group cache per row block, at most
 constexpr uint32_t kKeyCacheBytes = 32 * 1024;  // shared-memory cache of short keys per row block, at most
+constexpr uint32_t kKeyStateBytes = 32 * 1024;  // the short keys' 32-bit states per row block, at most
 constexpr uint64_t kArenaReadPad = 16;  // bytes readable past the key arena's end (word-wise compares)
 
 // Short string keys, up to kKeyWords * 8 bytes, are found by their words:
@@ -121,6 +123,14 @@ struct GpuPlan {
   // Lookup joins: tables and key programs in device memory; their slots follow the input's.
   int32_t njoins;
   JoinView joins[kMaxScanJoins];
+  // Set when rows of a plain batch may take the short way
+  // (short_key_rows.cuh): the plan reads two columns, groups by one, a
+  // string, and its aggregates are count, min, max, sum and mean of the
+  // other, an int or decimal; no filter, join or list.
+  bool short_keys;
+  int32_t value_slot;             // the column aggregated
+  int32_t short_key_state_words;  // 32-bit words of an entry's state (short_key_state.hpp)
+  ShortKeyAgg short_aggs[kMaxAggs];
 };
 
 // Counters the kernels update; one per GPU.
@@ -209,6 +219,7 @@ struct GpuShape {
   int row_blocks_per_sm = 1;         // row kernel blocks launched per SM
   uint32_t cache_bytes = kCacheBytes;  // shared-memory group cache per row block
   uint32_t key_cache_bytes = 0;        // shared-memory cache of short keys per row block
+  uint32_t key_state_bytes = 0;        // and the short keys' states
 };
 GpuShape gpu_shape(int device);
 
@@ -235,12 +246,12 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
                          const GpuShape& shape, cudaStream_t stream);
 
 // Phase 2, once b.start_state and b.first_is_row are known: row starts, then
-// parse, filter and aggregate every row into the table. `few_groups`: the
-// table holds at most kKeyDirMaxGroups groups as far as the host knows, so
-// the rows may look their short keys up in s.key_dir.
+// parse, filter and aggregate every row into the table. `groups_known`: the
+// table's groups as far as the host knows; with few, the rows may look their
+// short keys up in s.key_dir, and row blocks keep their short keys' states.
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
-                       bool few_groups, cudaStream_t stream);
+                       uint64_t groups_known, cudaStream_t stream);
 
 // Sets words [from, to) groups of state to the plan's initial values.
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,

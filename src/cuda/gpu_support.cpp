@@ -23,6 +23,30 @@ const char* host_only(const Program& p) {
   return nullptr;
 }
 
+// Whether rows of the plan may take the short way, and then their states'
+// layout: two columns read, a string key read as is and an int or decimal
+// that every aggregate reads as is (or none, count()).
+void set_short_keys(GpuPlan& p) {
+  p.short_keys = false;
+  const int key = p.nkeys == 1 ? p.key_direct[0] : -1;
+  if (key < 0 || p.key_types[0] != Type::String || p.nslots != 2 || p.has_filter || p.njoins || p.nlists ||
+      p.n_null || p.slot_types[key].type != Type::String)
+    return;
+  const int value = 1 - key;
+  if (p.slot_types[value].type != Type::Int && p.slot_types[value].type != Type::Decimal) return;
+  int state = kShortKeyRowsWord + 1;
+  for (int a = 0; a < p.naggs; ++a) {
+    const GpuAgg& g = p.aggs[a];
+    const int arg = g.op == AggOp::CountStar ? -2 : value;
+    if (short_key_words(g.op) < 0 || g.arg0_direct != arg || g.arg1_direct != -2 || g.word > 255) return;
+    p.short_aggs[a] = ShortKeyAgg{g.op, static_cast<uint8_t>(state), static_cast<uint8_t>(g.word)};
+    state += short_key_words(g.op);
+  }
+  p.value_slot = value;
+  p.short_key_state_words = state;
+  p.short_keys = true;
+}
+
 }  // namespace
 
 std::string gpu_unsupported(const Plan& plan, const GroupLayout& layout, size_t ncols, bool lists_holistic) {
@@ -120,6 +144,7 @@ GpuPlan make_host_plan(const Plan& plan, const GroupLayout& layout, const Dialec
   p.njoins = static_cast<int32_t>(s.joins.size());
   for (size_t j = 0; j < s.joins.size(); ++j)
     p.joins[j] = join_view_shape(plan.joins[static_cast<size_t>(s.joins[j].join)], s.joins[j].first_slot);
+  set_short_keys(p);
   return p;
 }
 

@@ -195,6 +195,8 @@ struct BlockCaches {
   u64* words;
   uint32_t key_cap;  // short keys, a power of two; 0: none
   KeyCacheEntry* keys;
+  uint32_t* key_states;     // key_cap states of key_state_words 32-bit words (short_key_state.hpp); null: none
+  int key_state_words;
   uint32_t dir_cap;  // the directory's entries, a power of two; 0: none
   KeyDirEntry* dir;
 };
@@ -207,41 +209,52 @@ __device__ __forceinline__ uint32_t key_cache_index(const KeyWords& k, uint32_t 
   return static_cast<uint32_t>(x >> 40) & (cap - 1);
 }
 
-// The group of key k in the block's cache, or -1; then `empty_at` is an empty
-// entry on its probe path (or kNoEntry). An entry's words are read after its
-// group, which its writer publishes after them.
-__device__ __forceinline__ int64_t key_cache_find(const BlockCaches& c, const KeyWords& k, uint32_t& empty_at) {
+// The entry of key k in the block's cache (-1: none) and its group; else
+// `empty_at` is an empty entry on its probe path (or kNoEntry). An entry's
+// words are read after its group, which its writer publishes after them.
+__device__ __forceinline__ int32_t key_cache_entry(const BlockCaches& c, const KeyWords& k, uint32_t& empty_at,
+                                                   uint64_t& group) {
   empty_at = kNoEntry;
   uint32_t i = key_cache_index(k, c.key_cap);
   for (int probe = 0; probe < kKeyCacheProbes; ++probe, i = (i + 1) & (c.key_cap - 1)) {
     const volatile KeyCacheEntry* e = c.keys + i;
-    const uint32_t group = e->group;
-    if (group == 0) {
+    const uint32_t g = e->group;
+    if (g == 0) {
       empty_at = i;
       return -1;
     }
-    if (group == kSlotBusy) continue;
+    if (g == kSlotBusy) continue;
     __threadfence_block();
     bool same = e->len == k.len;
 #pragma unroll
     for (int w = 0; w < kKeyWords; ++w) same &= e->w[w] == k.w[w];
-    if (same) return static_cast<int64_t>(group) - 1;
+    if (same) {
+      group = g - 1;
+      return static_cast<int32_t>(i);
+    }
   }
   return -1;
 }
 
+// The group of key k in the block's cache, or -1 (then `empty_at` as above).
+__device__ __forceinline__ int64_t key_cache_find(const BlockCaches& c, const KeyWords& k, uint32_t& empty_at) {
+  uint64_t g = 0;
+  return key_cache_entry(c, k, empty_at, g) < 0 ? -1 : static_cast<int64_t>(g);
+}
+
 // Puts key k's group g at the entry key_cache_find left empty, unless another
-// thread took it meanwhile. The entry's words are written with atomics, as
+// thread took it meanwhile (false). The entry's words are written with atomics, as
 // its group is: readers never read a word a plain store is writing.
-__device__ __forceinline__ void key_cache_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
-  if (at == kNoEntry || g + 1 >= kSlotDead) return;
+__device__ __forceinline__ bool key_cache_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
+  if (at == kNoEntry || g + 1 >= kSlotDead) return false;
   KeyCacheEntry* e = c.keys + at;
-  if (atomicCAS(&e->group, 0u, kSlotBusy) != 0) return;
+  if (atomicCAS(&e->group, 0u, kSlotBusy) != 0) return false;
 #pragma unroll
   for (int w = 0; w < kKeyWords; ++w) atomicExch(&e->w[w], k.w[w]);
   atomicExch(&e->len, k.len);
   __threadfence_block();
   atomicExch(&e->group, static_cast<uint32_t>(g + 1));
+  return true;
 }
 
 // ---- the GPU's directory of short keys -------------------------------------

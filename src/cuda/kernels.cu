@@ -6,15 +6,21 @@
 // in file order and so learns each batch's true start state (ParPaRaw, VLDB
 // 2020, with the host as the top level of the scan); (3) each thread walks
 // its segment again from its state and counts row starts, (4) a CUB sum gives
-// offsets, (5) a third walk writes the row starts; (6) one thread per row runs
-// the shared core (parse_row, field_to_value, eval_program) and aggregates
-// into the resident table with integer atomics, through per-block
-// shared-memory caches of short keys and of hot groups (group_lookup.cuh).
+// offsets, (5) a third walk writes the row starts (a segment without quote,
+// escape or comment bytes takes bit masks instead of walks: plain_segment.hpp);
+// (6) one thread per row runs the shared core (parse_row, field_to_value,
+// eval_program) and aggregates into the resident table with integer atomics,
+// through per-block shared-memory caches of short keys and of hot groups
+// (group_lookup.cuh), or takes the short way of a plan of short keys
+// (short_key_rows.cuh).
 #include <cub/device/device_scan.cuh>
 
 #include "cuda/agg_words.hpp"
 #include "cuda/gpu_plan.hpp"
 #include "cuda/group_lookup.cuh"
+#include "cuda/plain_segment.hpp"
+#include "cuda/row_split.cuh"
+#include "cuda/short_key_rows.cuh"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/field.hpp"
 #include "warpcsv/core/hash.hpp"
@@ -29,6 +35,7 @@ namespace cuda {
 namespace {
 
 constexpr uint32_t kRowsPerGrab = 32 * 8;  // rows a warp of the row kernel takes at a time
+static_assert(kSegBytes == kPlainSegmentBytes, "a plain segment is one segment of the scan");
 
 struct TvCompose {
   __device__ __forceinline__ TransitionVector operator()(TransitionVector a, TransitionVector b) const {
@@ -78,27 +85,31 @@ __global__ __launch_bounds__(Block) void k_segment_tv(const char* data, uint64_t
   __shared__ SharedMachine m;
   load_machine(m, d);
   if (blockIdx.x == 0 && threadIdx.x == 0) tv[nseg] = tv_identity();
+  const NonPlainBytes special(*d);
   for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
        seg += static_cast<uint64_t>(gridDim.x) * Block) {
     uint8_t st[States];
+    PlainSegment plain;
+    if (States == kOneByteDelimiterStates && plain_segment(data, n, seg, special, plain)) {
+      const uint8_t k = m.cls[plain.last];
 #pragma unroll
-    for (int s = 0; s < States; ++s) st[s] = static_cast<uint8_t>(s);
-    for_segment_bytes(data, n, seg, [&](uint64_t, uint8_t c) {
-      const uint8_t k = m.cls[c];
+      for (int s = 0; s < States; ++s)
+        st[s] = plain_segment_end(plain, static_cast<uint8_t>(s), k,
+                                  [&](uint8_t from, uint8_t cls) { return m.next[from * kNumClasses + cls]; });
+    } else {
 #pragma unroll
-      for (int s = 0; s < States; ++s) st[s] = m.next[st[s] * kNumClasses + k];
-    });
+      for (int s = 0; s < States; ++s) st[s] = static_cast<uint8_t>(s);
+      for_segment_bytes(data, n, seg, [&](uint64_t, uint8_t c) {
+        const uint8_t k = m.cls[c];
+#pragma unroll
+        for (int s = 0; s < States; ++s) st[s] = m.next[st[s] * kNumClasses + k];
+      });
+    }
     TransitionVector v = tv_identity();
 #pragma unroll
     for (int s = 0; s < States; ++s) v = tv_set(v, static_cast<uint8_t>(s), st[s]);
     tv[seg] = v;
   }
-}
-
-// Whether any byte of v is b (the lowest set bit of the test is exact).
-__device__ __forceinline__ bool has_byte(u64 v, int b) {
-  const u64 x = v ^ (0x0101010101010101ull * static_cast<uint8_t>(b));
-  return b >= 0 && ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) != 0;
 }
 
 // Sets census[kCensusOddBytes] when bytes [0, n) hold a NUL or a byte >=
@@ -116,7 +127,7 @@ __global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const 
        i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     const u64 v = w[i];
     odd |= nul_or_high_bits(v) != 0;
-    special |= has_byte(v, quote) || has_byte(v, escape) || has_byte(v, comment);
+    special |= word_has_byte(v, quote) || word_has_byte(v, escape) || word_has_byte(v, comment);
     if (i * 8 < own) {
       u64 nl = newline_bits(v);
       if (own - i * 8 < 8) nl &= (1ull << (8 * (own - i * 8))) - 1;  // own bytes only
@@ -130,10 +141,19 @@ __global__ void k_byte_census(const char* data, uint64_t n, uint64_t own, const 
       special |= c == quote || c == escape || c == comment;
       newlines += i < own && (c == '\n' || c == '\r');
     }
-  if (odd) census[kCensusOddBytes] = 1;
-  if (special) census[kCensusNotPlain] = 1;
-  for (int d = 16; d > 0; d /= 2) newlines += __shfl_down_sync(0xffffffffu, newlines, d);  // whole warps get here
-  if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(census + kCensusNewlines, newlines);
+  // Each word written once per block: threads that all write the same word
+  // wait on each other.
+  __shared__ unsigned int block_newlines;
+  if (threadIdx.x == 0) block_newlines = 0;
+  const bool block_odd = __syncthreads_or(odd), block_special = __syncthreads_or(special);  // whole blocks get here
+  for (int d = 16; d > 0; d /= 2) newlines += __shfl_down_sync(0xffffffffu, newlines, d);
+  if ((threadIdx.x & 31) == 0 && newlines) atomicAdd(&block_newlines, newlines);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (block_odd) census[kCensusOddBytes] = 1;
+    if (block_special) census[kCensusNotPlain] = 1;
+    if (block_newlines) atomicAdd(census + kCensusNewlines, block_newlines);
+  }
 }
 
 // Sets census[kCensusNotPlain] when the bytes of the rows a batch may split
@@ -179,6 +199,7 @@ __global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nse
                                                         const uint32_t* offsets, uint32_t* rows) {
   __shared__ SharedMachine m;
   load_machine(m, d);
+  const NonPlainBytes special(*d);
   for (uint64_t seg = blockIdx.x * static_cast<uint64_t>(Block) + threadIdx.x; seg < nseg;
        seg += static_cast<uint64_t>(gridDim.x) * Block) {
     uint8_t s = tv_get(prefix[seg], b.start_state);
@@ -188,14 +209,25 @@ __global__ __launch_bounds__(Block) void k_segment_rows(GpuBatch b, uint64_t nse
       if (Write) out[count] = 0;
       ++count;
     }
-    for_segment_bytes(b.data, b.row_end, seg, [&](uint64_t i, uint8_t c) {
-      s = m.next[s * kNumClasses + m.cls[c]];
-      const uint64_t at = i + 1;
-      if (s == kRowStart && at < b.row_end && !(c == '\r' && b.data[at] == '\n')) {
-        if (Write) out[count] = static_cast<uint32_t>(at);
-        ++count;
-      }
-    });
+    PlainSegment plain;
+    if (plain_segment(b.data, b.row_end, seg, special, plain)) {
+      const uint64_t base = seg * kSegBytes;
+      const u64 starts = plain_segment_row_starts(plain, s, base, b.row_end);
+      if (Write)
+        for (u64 left = starts; left; left &= left - 1)
+          out[count++] = static_cast<uint32_t>(base + __ffsll(static_cast<long long>(left)));
+      else
+        count += __popcll(starts);
+    } else {
+      for_segment_bytes(b.data, b.row_end, seg, [&](uint64_t i, uint8_t c) {
+        s = m.next[s * kNumClasses + m.cls[c]];
+        const uint64_t at = i + 1;
+        if (s == kRowStart && at < b.row_end && !(c == '\r' && b.data[at] == '\n')) {
+          if (Write) out[count] = static_cast<uint32_t>(at);
+          ++count;
+        }
+      });
+    }
     if (!Write) counts[seg] = count;
   }
 }
@@ -232,37 +264,17 @@ struct Span {
 };
 
 // Splits a row of a plain batch (kCensusNotPlain unset, a one-byte delimiter)
-// at its delimiters, four bytes at a time. The row ends just before `next`,
-// the next row's start, with its LF, CR or CRLF. Returns false for a row that
+// at its delimiters into spans by slot. Returns false for a row that
 // parse_row must see: an empty line, or not ncols fields.
 __device__ __forceinline__ bool split_plain_row(const char* data, uint32_t pos, uint32_t next, uint8_t delimiter,
                                                 int ncols, const int8_t* col_to_slot, Span* spans) {
-  uint32_t end = next - 1;
-  if (end > pos && data[end] == '\n' && data[end - 1] == '\r') --end;
-  if (end == pos) return false;
-  const uint32_t* words = reinterpret_cast<const uint32_t*>(data);  // aligned, padded past the end
-  const uint32_t pattern = 0x01010101u * delimiter;
-  uint32_t field = 0, begin = pos;
-  auto take = [&](uint32_t e) {
+  const uint32_t fields = split_plain_fields(data, pos, next, delimiter, [&](uint32_t field, uint32_t b, uint32_t e) {
     if (field < static_cast<uint32_t>(ncols)) {
       const int s = col_to_slot[field];
-      if (s >= 0) spans[s] = Span{begin, e, 0};
+      if (s >= 0) spans[s] = Span{b, e, 0};
     }
-    ++field;
-  };
-  for (uint32_t a = pos & ~3u; a < end; a += 4) {
-    const uint32_t x = __ldg(words + a / 4) ^ pattern;
-    uint32_t m = ~(((x & 0x7f7f7f7fu) + 0x7f7f7f7fu) | x) & 0x80808080u;  // the delimiters' high bits
-    if (a < pos) m &= ~0u << (8 * (pos - a));
-    if (end - a < 4) m &= ~0u >> (8 * (4 - (end - a)));
-    for (; m; m &= m - 1) {
-      const uint32_t at = a + (__ffs(static_cast<int>(m)) - 1) / 8;
-      take(at);
-      begin = at + 1;
-    }
-  }
-  take(end);
-  return field == static_cast<uint32_t>(ncols);
+  });
+  return fields == static_cast<uint32_t>(ncols);
 }
 
 // hash_bytes (core/hash.hpp) of bytes in a batch buffer, read a word at a time.
@@ -434,7 +446,18 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
   return 0;
 }
 
-template <int Block>
+// process_row as a call of its own: the short-key rows' loop keeps its
+// registers for itself, and only the rows that go the general way pay for it.
+__device__ __noinline__ uint32_t process_row_apart(const GpuBatch& b, const GpuPlan& p, const Dialect& d,
+                                                   const int8_t* col_to_slot, const GpuTable& t, uint32_t pos,
+                                                   uint32_t next, bool plain, bool odd_bytes,
+                                                   const BlockCaches& caches, uint32_t& rows, uint32_t& plain_rows) {
+  return process_row(b, p, d, col_to_slot, t, pos, next, plain, odd_bytes, caches, rows, plain_rows);
+}
+
+// ShortKeys: the plan's rows of plain batches take the short way
+// (GpuPlan::short_keys), and the block keeps its short keys' states.
+template <int Block, bool ShortKeys>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
                                                 const uint32_t* total_rows, const uint32_t* census,
@@ -442,9 +465,10 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
                                                 KeyDirEntry* key_dir, uint32_t key_dir_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
-  __shared__ unsigned long long block_rows, block_plain_rows;
-  __shared__ unsigned int block_flags;
-  // key_cap key entries, then cache_cap * nwords state words and cache_cap groups
+  __shared__ ShortKeyAgg short_aggs[kMaxAggs];
+  __shared__ unsigned int block_rows, block_plain_rows, block_flags;
+  // key_cap key entries, their states when ShortKeys, then cache_cap *
+  // nwords state words and cache_cap groups
   extern __shared__ u64 block_cache[];
   const GpuPlan& p = *plan;
   {
@@ -452,13 +476,18 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     char* dst = reinterpret_cast<char*>(&d);
     for (int i = threadIdx.x; i < static_cast<int>(sizeof(Dialect)); i += Block) dst[i] = src[i];
     for (int i = threadIdx.x; i < p.ncols; i += Block) col_to_slot[i] = p.col_to_slot[i];
+    for (int i = threadIdx.x; i < p.naggs; i += Block) short_aggs[i] = p.short_aggs[i];
   }
   const int nwords = p.nwords;
+  const int state_words = ShortKeys ? p.short_key_state_words : 0;
   BlockCaches caches;
   caches.key_cap = key_cap;
   caches.keys = reinterpret_cast<KeyCacheEntry*>(block_cache);
+  caches.key_states = ShortKeys ? reinterpret_cast<uint32_t*>(caches.keys + key_cap) : nullptr;
+  caches.key_state_words = state_words;
   caches.cap = cache_cap;
-  caches.words = block_cache + static_cast<uint64_t>(key_cap) * (sizeof(KeyCacheEntry) / 8);
+  caches.words = block_cache + static_cast<uint64_t>(key_cap) * (sizeof(KeyCacheEntry) / 8) +
+                 static_cast<uint64_t>(key_cap) * state_words / 2;
   caches.groups = reinterpret_cast<uint32_t*>(caches.words + static_cast<uint64_t>(cache_cap) * nwords);
   caches.dir_cap = key_dir_cap;
   caches.dir = key_dir;
@@ -474,11 +503,19 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     block_plain_rows = 0;
     block_flags = 0;
   }
+  __syncthreads();  // short_aggs are read below
+  if (ShortKeys)
+    for (uint32_t i = threadIdx.x; i < key_cap; i += Block) {
+      uint32_t* st = caches.key_states + i * state_words;
+      st[kShortKeyRowsWord] = 0;
+      for (int a = 0; a < p.naggs; ++a) short_key_init(short_aggs[a], st);
+    }
   __syncthreads();
 
   const uint32_t total = *total_rows;
   const bool odd_bytes = census[kCensusOddBytes] != 0;
   const bool plain = census[kCensusNotPlain] == 0 && d.delimiter_len == 1;
+  const bool short_rows = ShortKeys && plain;
   uint32_t flags = 0, nrows = 0, nplain = 0;
   // Each warp takes kRowsPerGrab rows at a time, so the warps with the
   // costlier rows do not hold the others' blocks up at the end.
@@ -490,14 +527,30 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     if (first >= total) break;
     for (uint32_t r = first + lane; r < first + kRowsPerGrab && r < total; r += 32) {
       const uint32_t next = r + 1 < total ? rows[r + 1] : 0;
-      flags |= process_row(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, caches, nrows, nplain);
+      if (short_rows && short_key_row(b, p, short_aggs, d.delimiter, col_to_slot, t, rows[r], next, caches, flags)) {
+        ++nrows;
+        ++nplain;
+        continue;
+      }
+      flags |= ShortKeys ? process_row_apart(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, caches, nrows,
+                                             nplain)
+                         : process_row(b, p, d, col_to_slot, t, rows[r], next, plain, odd_bytes, caches, nrows, nplain);
     }
   }
-  if (nrows) atomicAdd(&block_rows, static_cast<u64>(nrows));
-  if (nplain) atomicAdd(&block_plain_rows, static_cast<u64>(nplain));
-  if (flags) atomicOr(&block_flags, flags);
+  // One shared-memory add per warp (whole warps get here).
+  for (int w = 16; w > 0; w /= 2) {
+    nrows += __shfl_down_sync(0xffffffffu, nrows, w);
+    nplain += __shfl_down_sync(0xffffffffu, nplain, w);
+    flags |= __shfl_down_sync(0xffffffffu, flags, w);
+  }
+  if (lane == 0) {
+    if (nrows) atomicAdd(&block_rows, nrows);
+    if (nplain) atomicAdd(&block_plain_rows, nplain);
+    if (flags) atomicOr(&block_flags, flags);
+  }
   __syncthreads();
 
+  if (ShortKeys) fold_short_keys(p, short_aggs, t, caches);
   for (uint32_t c = threadIdx.x; c < cache_cap; c += Block) {
     const uint32_t k = caches.groups[c];
     if (k == 0) continue;
@@ -506,8 +559,8 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     for (int a = 0; a < p.naggs; ++a) agg_merge_words(p.aggs[a], dst + p.aggs[a].word, src + p.aggs[a].word);
   }
   if (threadIdx.x == 0) {
-    if (block_rows) atomicAdd(&t.counters->rows, block_rows);
-    if (block_plain_rows) atomicAdd(&t.counters->plain_rows, block_plain_rows);
+    if (block_rows) atomicAdd(&t.counters->rows, static_cast<u64>(block_rows));
+    if (block_plain_rows) atomicAdd(&t.counters->plain_rows, static_cast<u64>(block_plain_rows));
     if (block_flags) atomicOr(&t.counters->flags, block_flags);
   }
 }
@@ -572,20 +625,28 @@ GpuShape gpu_shape(int device) {
   // 512 threads), and their group caches share the SM's shared memory.
   g.row_blocks_per_sm = p.maxThreadsPerMultiProcessor >= 2 * kRowBlock ? 2 : 1;
   // The caches share what the SM's shared memory leaves each block past its
-  // static part: short keys first (up to kKeyCacheBytes), then hot groups
-  // (up to kCacheBytes). Past the 48 KiB a launch gets without asking, the
-  // kernel must opt in; where it cannot, the group cache keeps to that.
-  cudaFuncAttributes a;
-  WCSV_CUDA_TRY(cudaFuncGetAttributes(&a, k_rows<kRowBlock>));
+  // static part, a third each at most: short keys (up to kKeyCacheBytes),
+  // their states (up to kKeyStateBytes), then hot groups (up to
+  // kCacheBytes). Past the 48 KiB a launch gets without asking, the kernel
+  // must opt in; where it cannot, the group cache keeps to that.
+  cudaFuncAttributes a, a_short;
+  WCSV_CUDA_TRY(cudaFuncGetAttributes(&a, k_rows<kRowBlock, false>));
+  WCSV_CUDA_TRY(cudaFuncGetAttributes(&a_short, k_rows<kRowBlock, true>));
+  if (a_short.sharedSizeBytes > a.sharedSizeBytes) a.sharedSizeBytes = a_short.sharedSizeBytes;
   const size_t per_block = p.sharedMemPerMultiprocessor / g.row_blocks_per_sm - p.reservedSharedMemPerBlock;
   const size_t optin = per_block < p.sharedMemPerBlockOptin ? per_block : p.sharedMemPerBlockOptin;
   const size_t room = optin > a.sharedSizeBytes ? optin - a.sharedSizeBytes : 0;
-  const size_t keys = room / 2 < kKeyCacheBytes ? room / 2 : kKeyCacheBytes;
-  const size_t groups = room - keys < kCacheBytes ? room - keys : kCacheBytes;
-  if (cudaFuncSetAttribute(k_rows<kRowBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(groups + keys)) == cudaSuccess) {
+  const size_t keys = room / 3 < kKeyCacheBytes ? room / 3 : kKeyCacheBytes;
+  const size_t states = room / 3 < kKeyStateBytes ? room / 3 : kKeyStateBytes;
+  const size_t groups = room - keys - states < kCacheBytes ? room - keys - states : kCacheBytes;
+  const int dynamic = static_cast<int>(groups + keys + states);
+  if (cudaFuncSetAttribute(k_rows<kRowBlock, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic) ==
+          cudaSuccess &&
+      cudaFuncSetAttribute(k_rows<kRowBlock, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic) ==
+          cudaSuccess) {
     g.cache_bytes = static_cast<uint32_t>(groups);
     g.key_cache_bytes = static_cast<uint32_t>(keys);
+    g.key_state_bytes = static_cast<uint32_t>(states);
   } else {
     const size_t plain = p.sharedMemPerBlock > a.sharedSizeBytes ? p.sharedMemPerBlock - a.sharedSizeBytes : 0;
     g.cache_bytes = static_cast<uint32_t>(plain < kCacheBytes ? plain : kCacheBytes);
@@ -626,7 +687,7 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
 
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
-                       bool few_groups, cudaStream_t stream) {
+                       uint64_t groups_known, cudaStream_t stream) {
   const int sms = shape.sms;
   const uint64_t nseg = segments_of(b.row_end);
   if (nseg == 0) return;
@@ -646,25 +707,40 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   k_utf8_census<<<grid, kScanBlock, 0, stream>>>(b.data, s.rows, s.offsets + nseg, nseg, v.census);
   WCSV_CUDA_TRY(cudaGetLastError());
 
+  // The key cache, when the plan groups by one string column. With few
+  // groups (most of them in each block's cache), rows of a plan of short
+  // keys take the short way, the blocks keeping their keys' states beside
+  // the keys, where they fit. With many, the states would take few rows each
+  // and cost a fold each: the rows go the general way.
+  const bool one_string_key =
+      host_plan.nkeys == 1 && host_plan.key_direct[0] >= 0 && host_plan.key_types[0] == Type::String;
+  uint32_t key_cap = one_string_key ? 1024 : 0;
+  const uint32_t per_state = static_cast<uint32_t>(host_plan.short_key_state_words) * 4;
+  const bool states_fit = host_plan.short_keys && shape.key_state_bytes >= 64 * per_state;
+  while (key_cap && (key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes ||
+                     (states_fit && key_cap * per_state > shape.key_state_bytes)))
+    key_cap >>= 1;
+  if (key_cap < 64) key_cap = 0;
+  const bool short_rows = states_fit && key_cap > 0 && groups_known <= key_cap / 2;
   // The shared-memory group cache: as many groups as fit, a power of two.
   const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
   uint32_t cache_cap = 1024;
   while (cache_cap && cache_cap * per_group > shape.cache_bytes) cache_cap >>= 1;
   if (cache_cap < 16) cache_cap = 0;
-  // The key cache, when the plan groups by one string column.
-  const bool one_string_key =
-      host_plan.nkeys == 1 && host_plan.key_direct[0] >= 0 && host_plan.key_types[0] == Type::String;
-  uint32_t key_cap = one_string_key ? 1024 : 0;
-  while (key_cap && key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes) key_cap >>= 1;
-  if (key_cap < 64) key_cap = 0;
-  const uint32_t key_dir_cap = key_cap && few_groups ? kKeyDirEntries : 0;
+  const uint32_t key_dir_cap = key_cap && groups_known <= kKeyDirMaxGroups ? kKeyDirEntries : 0;
   if (key_dir_cap) WCSV_CUDA_TRY(cudaMemsetAsync(s.key_dir, 0xff, key_dir_cap * sizeof(KeyDirEntry), stream));
-  const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry);
+  const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry) +
+                       (short_rows ? key_cap * per_state : 0);
   const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
   WCSV_CUDA_TRY(cudaMemsetAsync(s.grabbed, 0, sizeof(uint32_t), stream));
-  k_rows<kRowBlock><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg,
-                                                            v.census, s.grabbed, cache_cap, key_cap, s.key_dir,
-                                                            key_dir_cap);
+  if (short_rows)
+    k_rows<kRowBlock, true><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
+                                                                    s.grabbed, cache_cap, key_cap, s.key_dir,
+                                                                    key_dir_cap);
+  else
+    k_rows<kRowBlock, false><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
+                                                                     s.grabbed, cache_cap, key_cap, s.key_dir,
+                                                                     key_dir_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

@@ -65,6 +65,7 @@ struct RunConfig {
   uint64_t result_run_rows = 0;  // groups per run of the result (0: the default)
   uint64_t gpu_memory_limit = 0;  // --gpu-memory-limit (0: none)
   std::string delimiter = ",";
+  int escape = -1, comment = -1;  // --escape, --comment (-1: none)
   OutputFormat format = OutputFormat::Csv;
   BadRows bad_rows = BadRows::Fail;  // `skip` overrides it
   // --no-header with these names and lines to skip, when names are given.
@@ -88,6 +89,8 @@ RunResult run_tool(const TempDir& dir, const std::string& pipeline, const std::s
   opts.result_run_rows = c.result_run_rows;
   opts.gpu_memory_limit = c.gpu_memory_limit;
   opts.dialect.delimiter = c.delimiter;
+  opts.dialect.escape = c.escape;
+  opts.dialect.comment = c.comment;
   opts.format = c.format;
   if (!c.names.empty()) {
     opts.dialect.names = c.names;
@@ -1334,6 +1337,62 @@ TEST_CASE("gpu: rows of plain batches are split at their delimiters, with the CP
     const RunResult r = check_same(dir, q, f, c, {1 << 16, 1 << 20, 0});
     CHECK(r.code == 0);
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') > 60000);
+  }
+  SECTION("ints at and past 32 bits and empty values, the key between two value columns") {
+    // Rows of values that fit 32 bits take the short way (into their block's
+    // states of short keys), the others the general way, into the same
+    // groups; a plan that reads both value columns goes the general way.
+    std::mt19937_64 rng(47);
+    const int64_t edges[] = {INT32_MAX, INT32_MIN, int64_t{INT32_MAX} + 1, int64_t{INT32_MIN} - 1, int64_t{1} << 40,
+                             -(int64_t{1} << 40), 0, -1};
+    std::string text = "v1,k,v2\n";
+    for (int i = 0; i < 30000; ++i) {
+      const int64_t v1 = rng() % 5 == 0 ? edges[rng() % 8] : static_cast<int64_t>(rng() % 2000001) - 1000000;
+      const std::string v2 = rng() % 20 == 0 ? "" : std::to_string(static_cast<int>(rng() % 200) - 100);
+      text += std::to_string(v1) + ",key" + std::to_string(rng() % 50) + "," + v2 + (i % 7 ? "\n" : "\r\n");
+    }
+    write_file(f, text);
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult r = check_same(dir, "groupby k | agg count(), count(v1), sum(v1), min(v1), max(v1), mean(v1)", f,
+                                   RunConfig{}, {100, 4096, 1 << 16, 0});
+    CHECK(r.code == 0);
+    check_same(dir, "groupby k | agg min(v2), count(), max(v2), sum(v2)", f, RunConfig{}, {4096, 0});
+    check_same(dir, "groupby k | agg count(v2), sum(v1), mean(v2), max(v1)", f, RunConfig{}, {4096, 0});
+    const CudaRunInfo after = cuda_run_info();
+    CHECK(after.cpu_reruns == before.cpu_reruns);
+    CHECK(after.plain_rows - before.plain_rows > 7 * 29000);
+  }
+  SECTION("quoted fields and comment lines longer than a segment, with escapes and CRLF") {
+    // Segments of no quote, escape or comment byte that start inside a quoted
+    // field, just after an escape byte, or inside a comment line: their
+    // vectors and row starts come without a walk, and must be the walk's.
+    std::mt19937_64 rng(46);
+    std::string text = "k,v\r\n";
+    const char* body_parts[] = {"\n", "\r\n", ",", "\\\"", "\\q", "qq", "q", "\r", "\\\\"};
+    for (int i = 0; i < 4000; ++i) {
+      const int kind = static_cast<int>(rng() % 8);
+      if (kind == 0) {
+        text += "#" + std::string(60 + rng() % 140, 'c') + ",x;y\r\n";
+      } else if (kind == 1) {
+        std::string body;
+        const size_t len = 60 + rng() % 160;
+        while (body.size() < len) body += body_parts[rng() % 9];
+        text += "\"" + body + "\"," + std::to_string(rng() % 100) + "\r\n";
+      } else {
+        text += "k" + std::to_string(rng() % 7) + "," + std::to_string(static_cast<int>(rng() % 1000) - 500) +
+                (rng() % 2 ? "\r\n" : "\n");
+      }
+    }
+    write_file(f, text);
+    RunConfig d;
+    d.escape = '\\';
+    d.comment = '#';
+    const CudaRunInfo before = cuda_run_info();
+    const RunResult r = check_same(dir, "groupby k | agg count() as n, sum(v), min(v) | sort n desc, k", f, d,
+                                   {7, 100, 4096, 1 << 16, 0});
+    CHECK(r.code == 0);
+    CHECK(r.out.find("\"") != std::string::npos);  // the quoted keys, with their line ends
+    CHECK(cuda_run_info().cpu_reruns == before.cpu_reruns);
   }
   SECTION("a header and columns the pipeline does not read, delimited by commas") {
     std::string text = "id,station,temp,note\n", rows = narrow_rows(43, 5000, false);

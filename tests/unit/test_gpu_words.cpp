@@ -12,6 +12,7 @@
 #include "catch.hpp"
 #include "cuda/agg_words.hpp"
 #include "cuda/gpu_states.hpp"
+#include "cuda/short_key_state.hpp"
 #include "warpcsv/core/agg.hpp"
 
 using namespace warpcsv;
@@ -137,4 +138,48 @@ TEST_CASE("GPU state words: each layout's parts lie within its words, apart") {
     CHECK(FloatWords::flags(float_sums(op)) == float_sums(op) * 2 * kFloatAccLimbs);
   CHECK(agg_words(AggOp::First) == 0);
   CHECK(agg_words(AggOp::Last) == 0);
+}
+
+// A row block's 32-bit state for a short key (cuda/short_key_state.hpp):
+// rows split between entries' states (folded in at the end) and direct
+// updates of the group's words must leave the words that agg_update_words
+// leaves for the same rows, at the limits of 32 bits too.
+TEST_CASE("GPU state words: a short key's 32-bit block state, folded in, gives the rows' words") {
+  std::mt19937_64 rng(9);
+  for (const AggOp op : {AggOp::CountStar, AggOp::Count, AggOp::Min, AggOp::Max, AggOp::SumExact, AggOp::MeanExact}) {
+    REQUIRE(short_key_words(op) >= 0);
+    for (int trial = 0; trial < 200; ++trial) {
+      GpuAgg g{};
+      g.op = op;
+      g.in_type = g.in_type2 = Type::Int;
+      const ShortKeyAgg a{op, 1, 0};  // state word 1, after the row count
+      std::vector<u64> expected(static_cast<size_t>(agg_words(op))), got(expected.size());
+      agg_init_words(op, expected.data());
+      agg_init_words(op, got.data());
+      uint32_t state[2][3] = {};  // two entries of the same group, as two blocks hold them
+      for (auto& st : state) short_key_init(a, st);
+      const int rows = static_cast<int>(rng() % (trial < 20 ? 5 : 3000));
+      for (int r = 0; r < rows; ++r) {
+        const int pick = static_cast<int>(rng() % 10);
+        const int32_t v = pick == 0   ? INT32_MIN
+                          : pick == 1 ? INT32_MAX
+                          : trial % 2 ? static_cast<int32_t>(rng())
+                                      : static_cast<int32_t>(rng() % 2001) - 1000;
+        REQUIRE(agg_update_words(g, expected.data(), Value::of_int(v), Value::make_null()));
+        const int where = static_cast<int>(rng() % 3);
+        if (where == 2) {
+          short_key_update_words(a, got.data(), v);
+        } else {
+          ++state[where][kShortKeyRowsWord];
+          short_key_update(a, state[where], v);
+        }
+      }
+      for (const auto& st : state)
+        if (st[kShortKeyRowsWord]) short_key_fold(a, st, st[kShortKeyRowsWord], got.data());
+      INFO("op " << static_cast<int>(op) << ", trial " << trial << ", " << rows << " rows");
+      CHECK(got == expected);
+    }
+  }
+  CHECK(short_key_words(AggOp::VarExact) == -1);
+  CHECK(short_key_words(AggOp::SumFloat) == -1);
 }

@@ -1,0 +1,118 @@
+// The row kernel's short way for a row of a plain batch when the plan reads
+// a string key and one int or decimal column (GpuPlan::short_keys): the row
+// is split at its delimiters into registers, its value parsed to 32 bits,
+// and its key's entry found (or made) in the block's key cache by the key's
+// words; the entry's 32-bit state takes the row with native shared-memory
+// atomics and is folded into the group's words at the end of the batch. The
+// host sends rows this way only while the table holds few groups. Any other
+// row (a null or wide value, a long key, a bad field) goes the general way,
+// process_row. Included by kernels.cu alone.
+#pragma once
+#include <cstdint>
+
+#include "cuda/gpu_plan.hpp"
+#include "cuda/group_lookup.cuh"
+#include "cuda/row_split.cuh"
+#include "cuda/short_key_state.hpp"
+#include "warpcsv/core/field.hpp"
+
+namespace warpcsv {
+namespace cuda {
+
+namespace {
+
+// The bounds of the row's two fields, the key's and the value's (columns
+// of other slots are none: the plan reads two). False for an empty line or
+// not ncols fields.
+struct KeyValueBounds {
+  uint32_t kb = 0, ke = 0, vb = 0, ve = 0;
+};
+
+__device__ __forceinline__ bool split_key_value(const char* data, uint32_t pos, uint32_t next, uint8_t delimiter,
+                                                int ncols, const int8_t* col_to_slot, int key_slot,
+                                                KeyValueBounds& f) {
+  const uint32_t fields = split_plain_fields(data, pos, next, delimiter, [&](uint32_t field, uint32_t b, uint32_t e) {
+    const int s = field < static_cast<uint32_t>(ncols) ? col_to_slot[field] : -1;
+    if (s == key_slot) f.kb = b, f.ke = e;
+    else if (s >= 0) f.vb = b, f.ve = e;
+  });
+  return fields == static_cast<uint32_t>(ncols);
+}
+
+// The int or decimal of 32 bits in a field, as field_to_value reads it;
+// false for text that is empty (null), not such a number, or wider.
+__device__ __forceinline__ bool field_to_int32(ColumnType t, bool inferred, const char* p, uint32_t n, int32_t& out) {
+  if (n == 0 || (inferred && has_leading_zero(p, n))) return false;
+  int64_t v;
+  const bool ok = t.type == Type::Int ? parse_int64(p, n, &v) : parse_decimal(p, n, t.scale, &v);
+  if (!ok || v < INT32_MIN || v > INT32_MAX) return false;
+  out = static_cast<int32_t>(v);
+  return true;
+}
+
+// Aggregates a row of a plain batch the short way; false when the row must
+// go the general way (nothing of it was counted or aggregated). `flags` gets
+// what the group table raised (the batch then runs again on the CPU). The
+// key's entry in the block's cache gives its group, or the directory or the
+// table does (and the entry is made where there is room); the entry's state
+// takes the row, or, with no entry to be had, the group's words do.
+__device__ __forceinline__ bool short_key_row(const GpuBatch& b, const GpuPlan& p, const ShortKeyAgg* aggs,
+                                              uint8_t delimiter, const int8_t* col_to_slot, const GpuTable& t,
+                                              uint32_t pos, uint32_t next, const BlockCaches& caches,
+                                              uint32_t& flags) {
+  KeyValueBounds f;
+  const int key_slot = p.key_direct[0];
+  if (next <= pos || !split_key_value(b.data, pos, next, delimiter, p.ncols, col_to_slot, key_slot, f)) return false;
+  const uint32_t kn = f.ke - f.kb;
+  int32_t v;
+  if (kn == 0 || kn > kShortKeyBytes ||
+      !field_to_int32(p.slot_types[p.value_slot], p.slot_inferred[p.value_slot], b.data + f.vb, f.ve - f.vb, v))
+    return false;
+  const KeyWords kw = batch_key_words(b.data + f.kb, kn);
+  uint32_t empty_at;
+  uint64_t g = 0;
+  int32_t e = key_cache_entry(caches, kw, empty_at, g);
+  if (e < 0) {
+    const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
+    uint32_t dir_empty_at = kNoEntry;
+    int64_t found = caches.dir_cap ? key_dir_find(caches, kw, h, dir_empty_at) : -1;
+    if (found < 0) {
+      const Value key = Value::of_str(b.data + f.kb, kn);
+      uint32_t table_flags = 0;
+      found = find_or_insert(t, p, &key, h, 1u, table_flags);
+      flags |= table_flags;
+      if (found < 0 || table_flags) return true;
+      if (caches.dir_cap) key_dir_insert(caches, kw, dir_empty_at, static_cast<uint64_t>(found));
+    }
+    g = static_cast<uint64_t>(found);
+    if (key_cache_insert(caches, kw, empty_at, g)) e = static_cast<int32_t>(empty_at);
+  }
+  if (e < 0) {  // no entry to be had: the group's words take the row
+    u64* w = t.words + g * p.nwords;
+    for (int a = 0; a < p.naggs; ++a) short_key_update_words(aggs[a], w + aggs[a].word, v);
+    return true;
+  }
+  uint32_t* st = caches.key_states + static_cast<uint32_t>(e) * caches.key_state_words;
+  atomicAdd(st + kShortKeyRowsWord, 1u);
+  for (int a = 0; a < p.naggs; ++a) short_key_update(aggs[a], st, v);
+  return true;
+}
+
+// Folds the block's entries' states into their groups' words (after the
+// block's rows, past a barrier).
+__device__ __forceinline__ void fold_short_keys(const GpuPlan& p, const ShortKeyAgg* aggs, const GpuTable& t,
+                                                const BlockCaches& caches) {
+  for (uint32_t i = threadIdx.x; i < caches.key_cap; i += blockDim.x) {
+    const uint32_t g = caches.keys[i].group;
+    const uint32_t* st = caches.key_states + i * caches.key_state_words;
+    const uint32_t rows = st[kShortKeyRowsWord];
+    if (g == 0 || g == kSlotBusy || rows == 0) continue;
+    u64* w = t.words + static_cast<uint64_t>(g - 1) * p.nwords;
+    for (int a = 0; a < p.naggs; ++a) short_key_fold(aggs[a], st, rows, w + aggs[a].word);
+  }
+}
+
+}  // namespace
+
+}  // namespace cuda
+}  // namespace warpcsv
