@@ -21,9 +21,8 @@ namespace cuda {
 
 namespace {
 
-// The bounds of the row's two fields, the key's and the value's (columns
-// of other slots are none: the plan reads two). False for an empty line or
-// not ncols fields.
+// The bounds of the row's two fields that the plan reads, the key's and the
+// value's. False for an empty line or not ncols fields.
 struct KeyValueBounds {
   uint32_t kb = 0, ke = 0, vb = 0, ve = 0;
 };
