@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs warpcsv as ranks of mpirun: run_rank_tests.sh BINARY DATA_DIR [MPIRUN]
+# Runs warpcsv as ranks of mpirun: run_rank_tests.sh BINARY DATA_DIR MPIRUN STOP_AT_EXCHANGE_LIBRARY
 #
 # Every pipeline gives the same bytes (stdout, -o, --rejects) and exit code under
 # `mpirun -np 1..4` as one process, over random tables with quoted newlines, CRLF and
@@ -9,7 +9,8 @@
 set -u
 W=$1
 DATA=$2
-MPIRUN=${3:-mpirun}
+MPIRUN=$3
+STOP_AT_EXCHANGE=$(realpath "${4:?the stop_at_exchange library}")
 if ! command -v "$MPIRUN" >/dev/null; then
   echo "run_rank_tests: no $MPIRUN; skipped"
   exit 77
@@ -166,19 +167,36 @@ got=$?
 if [ $got != 0 ] && [ $got != 124 ] && [ $(($(date +%s) - start)) -lt 30 ]; then
   pass "a rank dead at start ends the run (exit $got)"
 else fail "a rank dead at start (exit $got)"; fi
+# Rank 1 stops itself at its first exchange (STOP_AT_EXCHANGE, preloaded), is held there a second
+# while the others wait for it, and is killed.
+rm -f "$tmp/pid1"
 start=$(date +%s)
-ranks 3 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then echo $$ > "'"$tmp"'/pid1"; fi; exec "$0" "$@"' "$W" \
-  --chunk-size 64 'groupby grp | agg count()' "$tmp/t.csv" >/dev/null 2>&1 &
+ranks 3 sh -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then echo $$ > "'"$tmp"'/pid1"; export LD_PRELOAD="'"$STOP_AT_EXCHANGE"'"; fi
+  exec "$0" "$@"' "$W" --chunk-size 64 'groupby grp | agg count()' "$tmp/t.csv" >/dev/null 2>"$tmp/kill.err" &
 launcher=$!
-for _ in $(seq 50); do [ -s "$tmp/pid1" ] && break; sleep 0.1; done
-kill -STOP "$(cat "$tmp/pid1")" 2>/dev/null
+stopped=0
+for _ in $(seq 600); do
+  pid=$(cat "$tmp/pid1" 2>/dev/null)
+  if [ -n "$pid" ] && read -r _ _ state _ 2>/dev/null <"/proc/$pid/stat" && [ "$state" = T ]; then
+    stopped=1
+    break
+  fi
+  kill -0 $launcher 2>/dev/null || break
+  sleep 0.05
+done
 sleep 1
-kill -9 "$(cat "$tmp/pid1")" 2>/dev/null
+[ $stopped = 1 ] && kill -9 "$pid"
+# A hang says where each process waits before the launcher's limit ends it.
+for _ in $(seq 600); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+if kill -0 $launcher 2>/dev/null; then
+  echo "--- still running 60 s after the kill:"
+  ps -eo pid,ppid,stat,wchan:30,etime,args | grep -E "mpirun|mpiexec|prte|orted|warpcsv" | grep -v grep
+fi
 wait $launcher
 got=$?
-if [ $got != 0 ] && [ $got != 124 ] && [ $(($(date +%s) - start)) -lt 30 ]; then
+if [ $stopped = 1 ] && [ $got != 0 ] && [ $got != 124 ] && [ $(($(date +%s) - start)) -lt 30 ]; then
   pass "a rank killed mid-run ends the run (exit $got)"
-else fail "a rank killed mid-run (exit $got)"; fi
+else fail "a rank killed mid-run (stopped at its exchange: $stopped, exit $got)" "$tmp/kill.err"; fi
 
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
