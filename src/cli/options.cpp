@@ -333,6 +333,14 @@ Options parse_options(int argc, char** argv) {
     throw EarlyExit{help_text()};
   } catch (const CLI::CallForVersion& e) {
     throw EarlyExit{std::string(e.what()) + "\n"};
+  } catch (const CLI::ArgumentMismatch& e) {
+    // CLI11 says "--output: 1 required TEXT missing": name the option and what it wants.
+    const std::string what = e.what();
+    const size_t colon = what.find(':');
+    if (what.find("required") != std::string::npos && colon != std::string::npos)
+      usage(what.substr(0, colon) + ": expected a value after it, found none; write " + what.substr(0, colon) +
+            " VALUE");
+    usage(what);
   } catch (const CLI::ParseError& e) {
     usage(e.what());
   }

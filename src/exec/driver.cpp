@@ -152,6 +152,16 @@ Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, co
   }
 }
 
+// A bind error's reason alone, for a message of another's: its first line
+// without the "type error at position N: " before it (and the pipeline and
+// caret after it).
+std::string reason_of_plan_error(const std::string& what) {
+  std::string line = what.substr(0, what.find('\n'));
+  const size_t at = line.find(" at position ");
+  const size_t colon = at == std::string::npos ? std::string::npos : line.find(": ", at);
+  return colon == std::string::npos ? line : line.substr(colon + 2);
+}
+
 // A header read as one column that holds tabs, ';' or '|': the -d the file needs, or "".
 std::string delimiter_hint(const Options& opts, const std::vector<OutputColumn>& schema) {
   if (schema.size() != 1 || opts.dialect.delimiter_auto || opts.dialect.delimiter != ",") return "";
@@ -179,8 +189,12 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
     const std::string message = e.what();
     if (schema.empty() && message.find("no column named") != std::string::npos) {
       const std::string names = in.sources.size() == 1 ? in.sources.front()->name() : "every input";
-      throw InputError(names + ": the input is empty (no header line and no rows), so the pipeline's columns do "
-                               "not exist; to get an empty result instead, name the columns with --names or --schema");
+      const std::string what = opts.dialect.skip_lines > 0
+                                   ? fmt::format("has no line left after --skip {} (no header line and no rows)",
+                                                 opts.dialect.skip_lines)
+                                   : "is empty (no header line and no rows)";
+      throw InputError(names + ": the input " + what + ", so the pipeline's columns do not exist; to get an empty "
+                       "result instead, name the columns with --names (and their types with --schema)");
     }
     const std::string hint = message.rfind("unknown column", 0) == 0 ? delimiter_hint(opts, schema) : "";
     if (!hint.empty()) throw UsageError(message + hint);
@@ -262,8 +276,14 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
     const LookupSchemas lookup_schemas = lookup_files.schemas();
-    const Plan plan =
-        bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_schemas, in, opts);
+    const Plan plan = [&] {
+      try {
+        return bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_schemas, in, opts);
+      } catch (const UsageError&) {
+        lookup_files.check_rows_if_unobserved();
+        throw;
+      }
+    }();
     if (!opts.explain && !lookup_files.empty()) {
       const auto t_lookups = std::chrono::steady_clock::now();
       if (!lookup_files.load(plan)) continue;  // a lookup column widened: bind again
@@ -404,7 +424,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "
                                      "rows with --bad-rows skip {}",
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
-                                     schema_type_name(col.type), tw.text, schema_type_name(wider), e.what(),
+                                     schema_type_name(col.type), tw.text, schema_type_name(wider),
+                                     reason_of_plan_error(e.what()),
                                      fmt::format("--schema '{}:{}'", col.name, schema_type_name(col.type))));
       }
       if (!opts.quiet)

@@ -129,6 +129,7 @@ struct LookupFiles::File {
   Options opts;
   std::unique_ptr<InputSet> in;
   std::vector<OutputColumn> schema;
+  std::vector<bool> unobserved;  // columns the sample held no value for (typed string)
   std::map<int, ColumnType> widened;
 };
 
@@ -168,7 +169,7 @@ LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
           ref.path, bytes / 1048576.0, budget / 1048576.0));
     if (f->in->column_names.empty())
       throw InputError(ref.path + ": the lookup file of a join is empty: it needs a header line that names its columns");
-    f->schema = infer_schema(*f->in, o, threads);
+    f->schema = infer_schema(*f->in, o, threads, &f->unobserved);
     files_.push_back(std::move(f));
   }
 }
@@ -183,6 +184,32 @@ std::vector<std::vector<OutputColumn>> LookupFiles::schemas() const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void LookupFiles::check_rows_if_unobserved() {
+  for (auto& f : files_) {
+    if (std::find(f->unobserved.begin(), f->unobserved.end(), true) == f->unobserved.end()) continue;
+    // Every column as text: only the rows' shape can fail, never a type.
+    std::vector<OutputColumn> text = f->schema;
+    for (auto& c : text) c.type = ColumnType{Type::String, 0};
+    const Plan scan_plan = build_plan("select $1", text);
+    ScanSettings settings;
+    settings.plan = &scan_plan;
+    settings.opts = &f->opts;
+    settings.type_from_schema.assign(text.size(), false);
+    settings.chunk_size = default_cpu_chunk(threads_);
+    settings.threads = threads_;
+    Progress quiet(0, 0);
+    settings.progress = &quiet;
+    ScanStats stats;
+    try {
+      make_cpu_executor()->scan(
+          *f->in, settings, nullptr, [](Table&, size_t, size_t) { return true; }, [](const RowIssue&) {}, stats);
+    } catch (const InputError& e) {
+      throw InputError(std::string("the lookup file of a join: ") + e.what());
+    }
+    f->in = std::make_unique<InputSet>(InputSet::open(f->opts));
+  }
 }
 
 bool LookupFiles::load(const Plan& plan) {

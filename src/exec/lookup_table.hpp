@@ -63,6 +63,10 @@ class LookupFiles {
   // them. A later value that does not fit a column's inferred type widens it
   // and returns false: bind again with schemas() and call again.
   bool load(const Plan& plan);
+  // A file whose sample held no value for a column (its rows malformed, say)
+  // is scanned whole: a bad row there is the error to report (InputError),
+  // not the type its column was given for lack of values.
+  void check_rows_if_unobserved();
   const std::vector<LookupTable>& tables() const { return tables_; }
 
  private:

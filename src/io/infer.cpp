@@ -23,6 +23,15 @@ bool has_leading_zero(const char* p, uint32_t n) {
   return i + 1 < n && p[i] == '0' && p[i + 1] >= '0' && p[i + 1] <= '9';
 }
 
+// [+-]digits, nothing else.
+bool is_integer_text(const char* p, uint32_t n) {
+  uint32_t i = (n > 0 && (p[0] == '+' || p[0] == '-')) ? 1 : 0;
+  if (i == n) return false;
+  for (; i < n; ++i)
+    if (p[i] < '0' || p[i] > '9') return false;
+  return true;
+}
+
 int significant_int_digits(const char* p, uint32_t n) {
   uint32_t i = (n > 0 && (p[0] == '+' || p[0] == '-')) ? 1 : 0;
   int d = 0;
@@ -54,6 +63,9 @@ void classify(const char* p, uint32_t n, TextKind& k, const TypeGuess::Kinds& wa
       k.int_digits = significant_int_digits(p, n);
     }
     k.is_float = k.is_int || k.is_dec || parse_float(p, n, &f);
+    // An integer past 64 bits (an ID of 20 digits) is text: as doubles,
+    // neighbouring IDs would become one value.
+    if (!k.is_int && is_integer_text(p, n)) k.is_float = false;
   }
   if ((wanted.is_date || wanted.is_ts) && n >= 10 && p[4] == '-') {  // cheap pre-check: dates start with YYYY-
     k.is_ts = parse_timestamp(p, n, &i64);

@@ -103,9 +103,9 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
     }
   } else {
     issue.kind = RowIssue::Ragged;
-    issue.message = fmt::format("expected {} fields, found {}; check the delimiter (-d) and quoting, or use "
+    issue.message = fmt::format("expected {} field{}, found {}; check the delimiter (-d) and quoting, or use "
                                 "--bad-rows skip to skip such rows{}",
-                                expected_fields, fields,
+                                expected_fields, expected_fields == 1 ? "" : "s", fields,
                                 fields < expected_fields ? " (pad to keep them, with nulls for the missing fields)"
                                                          : "");
   }
@@ -120,8 +120,8 @@ RowIssue make_padded_issue(const Dialect& d, const std::string& source, const ch
   clean.error = RowError::None;
   RowIssue issue = make_row_issue(d, source, data, row_begin, row_end, row_line, clean, fields, expected_fields);
   issue.kind = RowIssue::Padded;
-  issue.message = fmt::format("expected {} fields, found {}; padded with nulls (--bad-rows pad)", expected_fields,
-                              fields);
+  issue.message = fmt::format("expected {} field{}, found {}; padded with nulls (--bad-rows pad)", expected_fields,
+                              expected_fields == 1 ? "" : "s", fields);
   return issue;
 }
 

@@ -41,9 +41,14 @@ class OutputFile {
       // leaves the file as it was (a cron job's report survives a bad
       // night), and no reader sees half of it. A FIFO or device is written
       // directly, emptied (if it can be) when the first bytes go out.
-      if (!file_.open(p, false))
+      if (!file_.open(p, false)) {
+        const int err = errno;
+        if (err == EISDIR)
+          throw InputError(fmt::format("cannot write {}: it is a directory; give a file's name, such as {}/out.csv",
+                                       p, p.back() == '/' ? p.substr(0, p.size() - 1) : p));
         throw InputError(fmt::format("cannot write {}: {}; check the directory exists and is writable", p,
-                                     std::strerror(errno)));
+                                     std::strerror(err)));
+      }
       dest_ = file_.file();
     }
     static char buf[1 << 16];

@@ -43,7 +43,7 @@ class Parser {
     Pipeline p;
     p.src = src_;
     if (peek().kind == Tok::End)
-      fail(peek(), "expected a stage (" + kStageList + "), found an empty spec");
+      fail(peek(), "expected a stage (" + kStageList + "), found an empty pipeline");
     for (;;) {
       p.stages.push_back(stage());
       if (peek().kind == Tok::End) break;
@@ -51,7 +51,7 @@ class Parser {
         const Stage& st = p.stages.back();
         std::string what = st.kind == Stage::Filter || st.kind == Stage::Assert ||
                                    st.kind == Stage::Limit
-                               ? "'|' or the end of the spec"
+                               ? "'|' or the end of the pipeline"
                                : "',' or '|'";
         fail(peek(), "expected " + what + " after the " + st.keyword + " stage, found " +
                          describe(peek()) + missing_pipe_hint(st));
@@ -78,7 +78,7 @@ class Parser {
   }
 
   static std::string describe(const Token& t) {
-    if (t.kind == Tok::End) return "the end of the spec";
+    if (t.kind == Tok::End) return "the end of the pipeline";
     return "'" + t.text + "'";
   }
 
@@ -409,16 +409,18 @@ class Parser {
     return e;
   }
 
-  // Nesting (parentheses, arguments, repeated not / minus) is bounded so a
-  // hostile spec is a syntax error, not a stack overflow (found by fuzzing).
-  static constexpr int kMaxNesting = 600;  // levels of expr/not/minus: ~200 parentheses
+  // Nesting (parentheses, arguments, each not / minus / plus) is bounded so a
+  // hostile pipeline is a syntax error, not a stack overflow (found by fuzzing):
+  // a level takes a few KiB of stack through parse and bind, more under ASan.
+  static constexpr int kMaxNesting = 256;
   int nesting_ = 0;
   struct Nest {
     Parser& p;
     Nest(Parser& parser) : p(parser) {
       if (++p.nesting_ > kMaxNesting)
-        p.fail(p.peek(), "an expression nested too deeply (about 200 levels at most); split it or use "
-                         "fewer parentheses");
+        p.fail(p.peek(), "an expression nested too deeply (more than " + std::to_string(kMaxNesting - 1) +
+                             " levels of parentheses, function calls, not and signs); split it over several "
+                             "stages, or use fewer parentheses");
     }
     ~Nest() { --p.nesting_; }
   };
@@ -447,8 +449,8 @@ class Parser {
   }
 
   ExprPtr not_expr() {
-    Nest nest(*this);
     if (is_word(peek(), "not")) {
+      Nest nest(*this);
       int pos = advance().pos;
       ExprPtr x = not_expr();
       auto e = node(Expr::Not, pos, x->end);
@@ -575,8 +577,8 @@ class Parser {
   }
 
   ExprPtr unary() {
-    Nest nest(*this);
     if (peek().kind == Tok::Minus) {
+      Nest nest(*this);
       int pos = advance().pos;
       ExprPtr x = unary();
       // Fold the sign into a numeric literal: "-5" is one constant.
@@ -595,6 +597,7 @@ class Parser {
       return e;
     }
     if (peek().kind == Tok::Plus) {
+      Nest nest(*this);
       advance();
       return unary();
     }

@@ -1058,8 +1058,8 @@ TEST_CASE("diff: rows aggregated in batches and rows taken one at a time give th
 
 // Narrow rows of one string key (names of 0-20 bytes, so some too long to be
 // held in two words, accented, and more distinct ones than the small-group
-// table holds when `names` is large), an int column with values beyond 64
-// bits now and then, and a one-decimal column with empty fields.
+// table holds when `names` is large), an int column with a float past 64 bits
+// now and then, and a one-decimal column with empty fields.
 std::string narrow_rows_csv(std::mt19937_64& rng, int rows, int names) {
   const char* const syllables[] = {"ka", "Zü", "ri", "ch", "Ō", "sa", "mo", "x", "-", " "};
   std::vector<std::string> name(static_cast<size_t>(names));
@@ -1073,7 +1073,7 @@ std::string narrow_rows_csv(std::mt19937_64& rng, int rows, int names) {
   for (int r = 0; r < rows; ++r) {
     const std::string& k = rng() % 50 == 0 ? std::string() : name[rng() % name.size()];
     std::string i = std::to_string(static_cast<long long>(rng() % 2000001) - 1000000);
-    if (rng() % 500 == 0) i = (rng() % 2 ? "-" : "") + std::string("98765432109876543210");
+    if (rng() % 500 == 0) i = (rng() % 2 ? "-" : "") + std::string("98765432109876543210.5");
     const long long tenths = static_cast<long long>(rng() % 1999) - 999;
     char t[32];
     std::snprintf(t, sizeof t, "%s%lld.%lld", tenths < 0 ? "-" : "", std::llabs(tenths) / 10, std::llabs(tenths) % 10);

@@ -1,5 +1,5 @@
 // substr, trim, ltrim, rtrim and split_part (core/eval.hpp) against plain
-// std::string references on random strings, DuckDB's answers on a few, and
+// std::string references on random strings of one- to four-byte characters, DuckDB's answers on a few, and
 // their type errors; greatest, least and nullif over values of every kind.
 #include <cmath>
 #include <random>
@@ -20,26 +20,34 @@ namespace {
 
 std::string str(StrRef s) { return std::string(s.ptr, s.len); }
 
-// DuckDB's substring, written over positions 1..n of a std::string.
+// The UTF-8 characters of s, one string each.
+std::vector<std::string> chars_of(const std::string& s) {
+  std::vector<std::string> chars;
+  for (unsigned char c : s) {
+    if ((c & 0xC0) == 0x80) chars.back() += static_cast<char>(c);
+    else chars.emplace_back(1, static_cast<char>(c));
+  }
+  return chars;
+}
+
+// DuckDB's substring, written over characters 1..n.
 std::string substr_reference(const std::string& s, long start, bool has_length, long length) {
-  const long n = static_cast<long>(s.size());
+  const std::vector<std::string> chars = chars_of(s);
+  const long n = static_cast<long>(chars.size());
   const long first = start > 0 ? start : start < 0 ? n + start + 1 : 0;
   std::string out;
   for (long pos = 1; pos <= n; ++pos) {
     const bool in = !has_length ? pos >= first
                     : length >= 0 ? pos >= first && pos < first + length
                                   : pos >= first + length && pos < first;
-    if (in) out += s[static_cast<size_t>(pos - 1)];
+    if (in) out += chars[static_cast<size_t>(pos - 1)];
   }
   return out;
 }
 
 std::vector<std::string> split_reference(const std::string& s, const std::string& sep) {
+  if (sep.empty()) return chars_of(s);
   std::vector<std::string> pieces;
-  if (sep.empty()) {
-    for (char c : s) pieces.push_back(std::string(1, c));
-    return pieces;
-  }
   size_t from = 0;
   for (size_t at; (at = s.find(sep, from)) != std::string::npos; from = at + sep.size())
     pieces.push_back(s.substr(from, at - from));
@@ -52,13 +60,15 @@ std::vector<std::string> split_reference(const std::string& s, const std::string
 TEST_CASE("substr and split_part agree with plain references", "[functions]") {
   std::mt19937_64 rng(5);
   for (int iter = 0; iter < 20000; ++iter) {
-    std::string s(rng() % 9, ' ');
-    for (char& c : s) c = "ab,|"[rng() % 4];
+    // ASCII, and characters of two, three and four bytes.
+    const std::vector<std::string> alphabet = {"a", "b", ",", "|", "\xC3\xA9", "\xE6\x97\xA5", "\xF0\x9F\x98\x80"};
+    std::string s;
+    for (size_t k = rng() % 9; k > 0; --k) s += alphabet[rng() % (iter % 2 ? 4 : alphabet.size())];
     const StrRef ref{s.data(), static_cast<uint32_t>(s.size())};
     const long start = static_cast<long>(rng() % 25) - 12, length = static_cast<long>(rng() % 25) - 12;
     INFO("'" << s << "' start " << start << " length " << length);
-    REQUIRE(str(detail::substr_bytes(ref, start, false, 0)) == substr_reference(s, start, false, 0));
-    REQUIRE(str(detail::substr_bytes(ref, start, true, length)) == substr_reference(s, start, true, length));
+    REQUIRE(str(detail::substr_chars(ref, start, false, 0)) == substr_reference(s, start, false, 0));
+    REQUIRE(str(detail::substr_chars(ref, start, true, length)) == substr_reference(s, start, true, length));
     const std::string sep = std::vector<std::string>{",", "||", "", "ab"}[rng() % 4];
     const std::vector<std::string> pieces = split_reference(s, sep);
     const long n = static_cast<long>(rng() % 13) - 6;
@@ -71,16 +81,22 @@ TEST_CASE("substr and split_part agree with plain references", "[functions]") {
   // DuckDB 1.5's answers.
   const std::string h = "hello";
   const StrRef hr{h.data(), 5};
-  CHECK(str(detail::substr_bytes(hr, 0, true, 2)) == "h");
-  CHECK(str(detail::substr_bytes(hr, -3, false, 0)) == "llo");
-  CHECK(str(detail::substr_bytes(hr, 3, true, -2)) == "he");
-  CHECK(str(detail::substr_bytes(hr, -10, true, 3)).empty());
+  CHECK(str(detail::substr_chars(hr, 0, true, 2)) == "h");
+  CHECK(str(detail::substr_chars(hr, -3, false, 0)) == "llo");
+  CHECK(str(detail::substr_chars(hr, 3, true, -2)) == "he");
+  CHECK(str(detail::substr_chars(hr, -10, true, 3)).empty());
   const std::string csv = "a,b,,c";
   const StrRef cr{csv.data(), 6};
   CHECK(str(detail::split_part(cr, StrRef{",", 1}, 2)) == "b");
   CHECK(str(detail::split_part(cr, StrRef{",", 1}, -1)) == "c");
   CHECK(str(detail::split_part(cr, StrRef{",", 1}, 0)).empty());
   CHECK(str(detail::split_part(cr, StrRef{"", 0}, 2)) == ",");
+  const std::string u = "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E";  // three characters of three bytes
+  const StrRef ur{u.data(), 9};
+  CHECK(str(detail::substr_chars(ur, 2, false, 0)) == u.substr(3));
+  CHECK(str(detail::substr_chars(ur, 2, true, 1)) == u.substr(3, 3));
+  CHECK(str(detail::substr_chars(ur, -1, false, 0)) == u.substr(6));
+  CHECK(str(detail::split_part(ur, StrRef{"", 0}, -3)) == u.substr(0, 3));
 }
 
 TEST_CASE("string functions in the language: trims, types and errors", "[functions]") {

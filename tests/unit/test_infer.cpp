@@ -52,7 +52,12 @@ TEST_CASE("TypeGuess names the narrowest type") {
   CHECK(guess({"1", "2.5", "1e3"}) == T(Type::Float));
   CHECK(guess({"1.5", "nan", "-inf"}) == T(Type::Float));
   CHECK(guess({"9223372036854775807"}) == T(Type::Int));
-  CHECK(guess({"9223372036854775808"}) == T(Type::Float));  // beyond int64 and 18 digits
+  // An integer beyond int64 is text (IDs stay apart); with a point or an exponent, a float.
+  CHECK(guess({"9223372036854775808"}) == T(Type::String));
+  CHECK(guess({"1", "-9223372036854775809"}) == T(Type::String));
+  CHECK(guess({"12345678901234567890", "12345678901234567891"}) == T(Type::String));
+  CHECK(guess({"9223372036854775808.0"}) == T(Type::Float));
+  CHECK(guess({"9223372036854775808e0"}) == T(Type::Float));
   CHECK(guess({"123456789012345678"}) == T(Type::Int));
   CHECK(guess({"1234567890123456.78"}) == T(Type::Decimal, 2));   // 18 significant digits
   CHECK(guess({"12345678901234567.8"}) == T(Type::Decimal, 1));
@@ -244,7 +249,10 @@ TEST_CASE("widen_for moves up the lattice only as far as needed") {
   CHECK(widen(T(Type::Int), "1e5") == T(Type::Float));
   CHECK(widen(T(Type::Int), "abc") == T(Type::String));
   CHECK(widen(T(Type::Int), "007") == T(Type::String));
-  CHECK(widen(T(Type::Int), "99999999999999999999") == T(Type::Float));
+  CHECK(widen(T(Type::Int), "99999999999999999999") == T(Type::String));
+  CHECK(widen(T(Type::Int), "99999999999999999999.5") == T(Type::Float));
+  CHECK(widen(T(Type::Decimal, 2), "-99999999999999999999") == T(Type::String));
+  CHECK(widen(T(Type::Float), "99999999999999999999") == T(Type::Float));  // a float column reads it
   CHECK(widen(T(Type::Decimal, 2), "1.5") == T(Type::Decimal, 2));
   CHECK(widen(T(Type::Decimal, 1), "1.125") == T(Type::Decimal, 3));
   CHECK(widen(T(Type::Decimal, 2), "1.5e3") == T(Type::Float));

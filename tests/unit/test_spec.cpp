@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "plan_error.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/spec.hpp"
 
@@ -53,7 +54,7 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   CHECK_THROWS_AS(check_pipeline_syntax("filter v1 > 1 and | select x"), UsageError);
   CHECK_NOTHROW(check_pipeline_syntax("filter nosuchcolumn > 1"));  // names need a schema
 
-  CHECK(has(error_of(""), "found an empty spec"));
+  CHECK(has(error_of(""), "found an empty pipeline"));
   CHECK(has(error_of("filter v1 > 1 |"), "expected a stage"));
   CHECK(has(error_of("filter v1 > 1 | | limit 2"), "at position 17: expected a stage"));
   CHECK(has(error_of("fitler v1 > 1"), "unknown stage 'fitler' (did you mean 'filter'?)"));
@@ -62,7 +63,7 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
   CHECK(has(error_of("filter region == \"abc"), "at position 18: unterminated string"));
   CHECK(has(error_of("filter `odd name > 1"), "unterminated column name"));
   CHECK(has(error_of("filter v1 ! 2"), "unexpected '!'"));
-  CHECK(has(error_of("filter v1 > 1 region"), "expected '|' or the end of the spec after the "
+  CHECK(has(error_of("filter v1 > 1 region"), "expected '|' or the end of the pipeline after the "
                                               "filter stage, found 'region'"));
   CHECK(has(error_of("select v1 v2"), "expected ',' or '|'"));
   CHECK(has(error_of("filter 1 < v1 < 3"), "comparisons cannot be chained"));
@@ -712,7 +713,20 @@ TEST_CASE("spec: deeply nested expressions are a syntax error, not a crash") {
   std::string minus = "select ";
   for (int i = 0; i < 3000; ++i) minus += "- ";
   REQUIRE_THROWS_AS(check_pipeline_syntax(minus + "1"), UsageError);
-  const std::string fine = "select " + std::string(150, '(') + "id" + std::string(150, ')') + " as x";
-  const Plan p = build_plan(fine, cols);
-  CHECK(p.output.size() == 1);
+  // The documented limit: 255 levels of parentheses, calls, not or signs bind; one more does not.
+  auto nested = [](const std::string& open, const std::string& close, int levels) {
+    std::string e = "id";
+    for (int i = 0; i < levels; ++i) e = open + e + close;
+    return "select " + e + " as x";
+  };
+  for (const auto& [open, close] : std::vector<std::pair<std::string, std::string>>{
+           {"(", ")"}, {"abs(", ")"}, {"-", ""}, {"+", ""}}) {
+    INFO(open);
+    CHECK(build_plan(nested(open, close, 255), cols).output.size() == 1);
+    CHECK(testing::plan_error(nested(open, close, 256), cols).find("more than 255 levels") != std::string::npos);
+  }
+  std::string few_nots;
+  for (int i = 0; i < 255; ++i) few_nots += "not ";
+  CHECK(build_plan("filter " + few_nots + "id > 1", cols).output.size() == 1);
+  CHECK(testing::plan_error("filter not " + few_nots + "id > 1", cols).find("more than 255 levels") != std::string::npos);
 }

@@ -267,11 +267,29 @@ WCSV_HD inline bool replace_all(StrRef s, StrRef from, StrRef to, EvalContext& c
   return true;
 }
 
-// DuckDB's substring on bytes: a 1-based start (0 is before the first byte,
-// a negative one counts from the end), an optional length (negative: the
-// bytes before the start), cut to the string.
-WCSV_HD inline StrRef substr_bytes(StrRef s, int128 start, bool has_length, int128 length) {
-  const int128 n = s.len;
+// A UTF-8 continuation byte: not the first byte of a character.
+WCSV_HD inline bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+WCSV_HD inline uint32_t char_count(StrRef s) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < s.len; ++i) n += !is_continuation_byte(s.ptr[i]);
+  return n;
+}
+
+// The byte offset of the character after the first `chars` (s.len past the end).
+WCSV_HD inline uint32_t char_offset(StrRef s, int128 chars) {
+  uint32_t i = 0;
+  for (int128 seen = 0; i < s.len; ++i) {
+    if (!is_continuation_byte(s.ptr[i]) && seen++ == chars) return i;
+  }
+  return s.len;
+}
+
+// DuckDB's substring on characters: a 1-based start (0 is before the first
+// character, a negative one counts from the end), an optional length
+// (negative: the characters before the start), cut to the string.
+WCSV_HD inline StrRef substr_chars(StrRef s, int128 start, bool has_length, int128 length) {
+  const int128 n = char_count(s);
   const int128 first = start > 0 ? start : start < 0 ? n + start + 1 : 0;
   int128 b = first, e = n + 1;
   if (has_length) {
@@ -281,17 +299,18 @@ WCSV_HD inline StrRef substr_bytes(StrRef s, int128 start, bool has_length, int1
   if (b < 1) b = 1;
   if (e > n + 1) e = n + 1;
   if (e <= b) return StrRef{s.ptr, 0};
-  return StrRef{s.ptr + static_cast<int64_t>(b - 1), static_cast<uint32_t>(e - b)};
+  const uint32_t from = n == s.len ? static_cast<uint32_t>(b - 1) : char_offset(s, b - 1);
+  const uint32_t to = n == s.len ? static_cast<uint32_t>(e - 1) : char_offset(s, e - 1);
+  return StrRef{s.ptr + from, to - from};
 }
 
 // The n-th piece of s split at every `sep` (1-based; negative counts from
-// the end; an empty separator splits between bytes); empty past the pieces.
+// the end; an empty separator splits between characters); empty past the pieces.
 WCSV_HD inline StrRef split_part(StrRef s, StrRef sep, int128 n) {
   const StrRef none{s.ptr, 0};
   if (n == 0) return none;
   if (sep.len == 0) {
-    const int128 i = n > 0 ? n - 1 : static_cast<int128>(s.len) + n;
-    return i >= 0 && i < s.len ? StrRef{s.ptr + static_cast<int64_t>(i), 1} : none;
+    return substr_chars(s, n, true, 1);
   }
   int128 want = n;
   if (n < 0) {  // counted from the end: count the pieces first
@@ -322,7 +341,7 @@ WCSV_HD inline bool like_match(StrRef s, StrRef p, bool fold) {
   };
   auto next_char = [&](uint32_t i) {  // past the UTF-8 character at s[i]
     ++i;
-    while (i < s.len && (static_cast<unsigned char>(s.ptr[i]) & 0xC0) == 0x80) ++i;
+    while (i < s.len && is_continuation_byte(s.ptr[i])) ++i;
     return i;
   };
   uint32_t si = 0, pi = 0, star_p = 0xFFFFFFFFu, star_s = 0;
@@ -609,7 +628,7 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
           s = Value::make_null();
           break;
         }
-        s.s = detail::substr_bytes(s.s, start.i, has_length, has_length ? st[sp + 1].i : 0);
+        s.s = detail::substr_chars(s.s, start.i, has_length, has_length ? st[sp + 1].i : 0);
         break;
       }
       case Op::Trim: {
