@@ -1357,3 +1357,255 @@ TEST_CASE("agg: decimal_to_double rounds once") {
     REQUIRE(nearest(static_cast<unsigned __int128>(v), den, decimal_to_double(v, scale)));
   }
 }
+
+// ---- exact rational references for var, std and corr ----------------------------------
+
+namespace {
+
+// A non-negative integer of any size (32-bit digits, little endian), with a
+// sign beside it where needed: slow, and independent of wide.hpp.
+struct Nat {
+  std::vector<uint32_t> d;
+};
+void nat_trim(Nat& a) {
+  while (!a.d.empty() && a.d.back() == 0) a.d.pop_back();
+}
+Nat nat_of(u128 v) {
+  Nat r;
+  for (; v; v >>= 32) r.d.push_back(static_cast<uint32_t>(v));
+  return r;
+}
+int nat_cmp(const Nat& a, const Nat& b) {
+  if (a.d.size() != b.d.size()) return a.d.size() < b.d.size() ? -1 : 1;
+  for (size_t i = a.d.size(); i-- > 0;)
+    if (a.d[i] != b.d[i]) return a.d[i] < b.d[i] ? -1 : 1;
+  return 0;
+}
+Nat nat_add(const Nat& a, const Nat& b) {
+  Nat r;
+  uint64_t c = 0;
+  for (size_t i = 0; i < std::max(a.d.size(), b.d.size()) || c; ++i) {
+    c += (i < a.d.size() ? a.d[i] : 0ull) + (i < b.d.size() ? b.d[i] : 0ull);
+    r.d.push_back(static_cast<uint32_t>(c));
+    c >>= 32;
+  }
+  nat_trim(r);
+  return r;
+}
+Nat nat_sub(const Nat& a, const Nat& b) {  // a >= b
+  Nat r;
+  int64_t borrow = 0;
+  for (size_t i = 0; i < a.d.size(); ++i) {
+    int64_t t = static_cast<int64_t>(a.d[i]) - (i < b.d.size() ? b.d[i] : 0) - borrow;
+    borrow = t < 0;
+    r.d.push_back(static_cast<uint32_t>(t + (borrow << 32)));
+  }
+  nat_trim(r);
+  return r;
+}
+Nat nat_absdiff(const Nat& a, const Nat& b) { return nat_cmp(a, b) >= 0 ? nat_sub(a, b) : nat_sub(b, a); }
+Nat nat_mul(const Nat& a, const Nat& b) {
+  Nat r;
+  r.d.assign(a.d.size() + b.d.size() + 1, 0);
+  for (size_t i = 0; i < a.d.size(); ++i) {
+    uint64_t c = 0;
+    for (size_t j = 0; j < b.d.size(); ++j) {
+      c += uint64_t{a.d[i]} * b.d[j] + r.d[i + j];
+      r.d[i + j] = static_cast<uint32_t>(c);
+      c >>= 32;
+    }
+    for (size_t k = i + b.d.size(); c; ++k) {
+      c += r.d[k];
+      r.d[k] = static_cast<uint32_t>(c);
+      c >>= 32;
+    }
+  }
+  nat_trim(r);
+  return r;
+}
+Nat nat_shl(const Nat& a, int s) {
+  Nat r;
+  r.d.assign(static_cast<size_t>(s / 32), 0);
+  uint64_t c = 0;
+  for (uint32_t x : a.d) {
+    c |= uint64_t{x} << (s % 32);
+    r.d.push_back(static_cast<uint32_t>(c));
+    c >>= 32;
+  }
+  r.d.push_back(static_cast<uint32_t>(c));
+  nat_trim(r);
+  return r;
+}
+struct SNat {  // sign and magnitude
+  bool neg;
+  Nat m;
+};
+SNat snat_of(__int128 v) { return SNat{v < 0, nat_of(v < 0 ? -static_cast<u128>(v) : static_cast<u128>(v))}; }
+SNat snat_add(const SNat& a, const SNat& b) {
+  if (a.neg == b.neg) return SNat{a.neg, nat_add(a.m, b.m)};
+  return nat_cmp(a.m, b.m) >= 0 ? SNat{a.neg, nat_sub(a.m, b.m)} : SNat{b.neg, nat_sub(b.m, a.m)};
+}
+SNat snat_mul(const SNat& a, const SNat& b) { return SNat{a.neg != b.neg, nat_mul(a.m, b.m)}; }
+SNat snat_neg(SNat a) {
+  a.neg = !a.neg;
+  return a;
+}
+
+// n sum(x y) - sum(x) sum(y), exactly.
+SNat centered_ref(const std::vector<int64_t>& xs, const std::vector<int64_t>& ys) {
+  SNat sx = snat_of(0), sy = snat_of(0), sxy = snat_of(0);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    sx = snat_add(sx, snat_of(xs[i]));
+    sy = snat_add(sy, snat_of(ys[i]));
+    sxy = snat_add(sxy, snat_mul(snat_of(xs[i]), snat_of(ys[i])));
+  }
+  return snat_add(snat_mul(snat_of(static_cast<__int128>(xs.size())), sxy), snat_neg(snat_mul(sx, sy)));
+}
+
+// Every finite double times 2^kFix is an integer (the least is 2^-1074).
+constexpr int kFix = 1200;
+// den * |d| * 2^kFix, exactly.
+Nat nat_times_double(const Nat& den, double d) {
+  int e = 0;
+  const double f = std::frexp(std::fabs(d), &e);
+  const uint64_t m = static_cast<uint64_t>(std::ldexp(f, 53));
+  return nat_shl(nat_mul(den, nat_of(m)), e - 53 + kFix);
+}
+// d >= 0 is the double nearest num / den, ties to even.
+bool nearest_ratio(const Nat& num, const Nat& den, double d) {
+  const Nat x = nat_shl(num, kFix);
+  const Nat here = nat_absdiff(x, nat_times_double(den, d));
+  for (double other : {std::nextafter(d, 0.0), std::nextafter(d, INFINITY)}) {
+    if (other == d) continue;
+    const int c = nat_cmp(here, nat_absdiff(x, nat_times_double(den, other)));
+    if (c > 0 || (c == 0 && (bits(d) & 1))) return false;
+  }
+  return true;
+}
+// d >= 0 is within 1 ulp of sqrt(num / den): the root lies strictly between
+// d's neighbours (compared as squares: den d'^2 against num).
+bool faithful_sqrt(const Nat& num, const Nat& den, double d) {
+  if (num.d.empty()) return d == 0;
+  const Nat x = nat_shl(num, 2 * kFix);
+  auto den_sq = [&](double y) { return nat_times_double(nat_times_double(den, y), y); };
+  const double lo = std::nextafter(d, 0.0), hi = std::nextafter(d, INFINITY);
+  return (lo == 0 || nat_cmp(den_sq(lo), x) < 0) && nat_cmp(x, den_sq(hi)) < 0;
+}
+
+Nat var_den(size_t n, int scale) {
+  Nat den = nat_of(static_cast<u128>(n) * (n - 1));
+  for (int i = 0; i < 2 * scale; ++i) den = nat_mul(den, nat_of(10));
+  return den;
+}
+
+// Values for the exact finalization checks: near +-2^63, 62-bit, full 64-bit, small, or of
+// any magnitude.
+int64_t draw_value(std::mt19937_64& rng, int kind) {
+  switch (kind) {
+    case 0: {
+      const int64_t off = static_cast<int64_t>(rng() % 1000);
+      return rng() % 2 ? INT64_MAX - off : INT64_MIN + off;
+    }
+    case 1: return static_cast<int64_t>(rng()) >> 1;
+    case 2: return static_cast<int64_t>(rng());
+    case 3: return static_cast<int64_t>(rng() % 41) - 20;
+    default: {
+      const int64_t v = static_cast<int64_t>(rng() >> (1 + rng() % 63));
+      return rng() % 2 ? -v : v;
+    }
+  }
+}
+
+Value finalize_exact(const AggDesc& a, const std::vector<int64_t>& xs, const std::vector<int64_t>& ys) {
+  Block b = state_of(a, {}, 0, 0);
+  for (size_t i = 0; i < xs.size(); ++i)
+    agg_update(a, b.bytes, Value::of_int(xs[i]), ys.empty() ? Value::make_null() : Value::of_int(ys[i]), i);
+  return agg_finalize(a, b.bytes);
+}
+
+}  // namespace
+
+TEST_CASE("agg: exact var is correctly rounded and std within 1 ulp of exact rationals") {
+  std::mt19937_64 rng(2024);
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int kind = static_cast<int>(rng() % 5);
+    const size_t n = 2 + rng() % (iter % 4 == 0 ? 40 : 7);
+    const int scale = iter % 3 == 0 ? static_cast<int>(rng() % 19) : 0;
+    std::vector<int64_t> xs;
+    for (size_t i = 0; i < n; ++i) xs.push_back(draw_value(rng, rng() % 4 ? kind : static_cast<int>(rng() % 5)));
+    const SNat num = centered_ref(xs, xs);
+    REQUIRE_FALSE((num.neg && !num.m.d.empty()));
+    const Nat den = var_den(n, scale);
+    const double var = finalize_exact(desc(AggOp::VarExact, Type::Decimal, static_cast<uint8_t>(scale)), xs, {}).f;
+    const double sd = finalize_exact(desc(AggOp::StdExact, Type::Decimal, static_cast<uint8_t>(scale)), xs, {}).f;
+    INFO("iter " << iter << " kind " << kind << " n " << n << " scale " << scale << " x0 " << xs[0]);
+    REQUIRE(nearest_ratio(num.m, den, var));
+    REQUIRE(faithful_sqrt(num.m, den, sd));
+  }
+  // Three values near 2^63: the numerator passes 2^128, where dividing its double rounded twice.
+  const std::vector<int64_t> xs = {7000000000000000001, -7000000000000000000, 7000000000000000000};
+  CHECK(finalize_exact(desc(AggOp::VarExact, Type::Int), xs, {}).f == 6.533333333333333e+37);
+}
+
+TEST_CASE("agg: exact corr is within 1 ulp of exact rationals") {
+  std::mt19937_64 rng(4048);
+  const AggDesc corr = desc(AggOp::CorrExact, Type::Int, 0, Type::Int, 0);
+  int checked = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int kx = static_cast<int>(rng() % 5), ky = static_cast<int>(rng() % 5);
+    const size_t n = 2 + rng() % (iter % 4 == 0 ? 40 : 7);
+    std::vector<int64_t> xs, ys;
+    for (size_t i = 0; i < n; ++i) {
+      xs.push_back(draw_value(rng, kx));
+      ys.push_back(draw_value(rng, ky));
+    }
+    const SNat cov = centered_ref(xs, ys), vx = centered_ref(xs, xs), vy = centered_ref(ys, ys);
+    const Value c = finalize_exact(corr, xs, ys);
+    INFO("iter " << iter << " kinds " << kx << ky << " n " << n << " x0 " << xs[0] << " y0 " << ys[0]);
+    if (vx.m.d.empty() || vy.m.d.empty()) {
+      REQUIRE(c.null);
+      continue;
+    }
+    REQUIRE_FALSE(c.null);
+    REQUIRE(std::fabs(c.f) <= 1.0);
+    if (!cov.m.d.empty()) REQUIRE(std::signbit(c.f) == cov.neg);
+    REQUIRE(faithful_sqrt(nat_mul(cov.m, cov.m), nat_mul(vx.m, vy.m), std::fabs(c.f)));
+    ++checked;
+  }
+  CHECK(checked > 15000);
+  // Exactly -0.99453547822020512276...: the old quotient of three roundings was 2 ulp off.
+  const double c = finalize_exact(corr, {0, -9, 13}, {-6, -4, -8}).f;
+  CHECK((c == -0.9945354782202052 || c == std::nextafter(-0.9945354782202052, 0.0)));
+}
+
+TEST_CASE("wide: big_ratio_to_double rounds num / den to nearest with ties to even") {
+  std::mt19937_64 rng(99);
+  auto random_big = [&](int bits_wanted) {
+    BigInt<8> v = BigInt<8>::zero();
+    for (int i = 0; i < 8; ++i) v.w[i] = rng();
+    for (int b = 511; b >= bits_wanted; --b) v.w[b / 64] &= ~(1ull << (b % 64));
+    return v;
+  };
+  auto nat_of_big = [](const BigInt<8>& v) {
+    Nat r;
+    for (int i = 0; i < 8; ++i) {
+      r.d.push_back(static_cast<uint32_t>(v.w[i]));
+      r.d.push_back(static_cast<uint32_t>(v.w[i] >> 32));
+    }
+    nat_trim(r);
+    return r;
+  };
+  for (int iter = 0; iter < 20000; ++iter) {
+    const BigInt<8> num = random_big(static_cast<int>(rng() % 512)), den = random_big(1 + static_cast<int>(rng() % 511));
+    if (den.is_zero()) continue;
+    const double d = big_ratio_to_double(num, den);
+    INFO("iter " << iter);
+    REQUIRE(nearest_ratio(nat_of_big(num), nat_of_big(den), d));
+  }
+  // Halfway cases go to even: 2^53 + 1 and 2^53 + 3, as (2^53 + 1) / 1, (2^55 + 4) / 4 and (2^55 + 12) / 4.
+  const BigInt<8> one = BigInt<8>::of(1), four = BigInt<8>::of(4);
+  const __int128 p53 = static_cast<__int128>(1) << 53;
+  CHECK(big_ratio_to_double(BigInt<8>::of(p53 + 1), one) == 9007199254740992.0);
+  CHECK(big_ratio_to_double(BigInt<8>::of(4 * p53 + 4), four) == 9007199254740992.0);
+  CHECK(big_ratio_to_double(BigInt<8>::of(4 * p53 + 12), four) == 9007199254740996.0);
+}

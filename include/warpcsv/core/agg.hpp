@@ -4,8 +4,8 @@
 //
 // Exactness: over Int, Decimal and Bool inputs every state is a set of exact
 // integer moments (count, sum in 128 bits, sums of squares and products in
-// 256 bits), so merging in any order gives the same bits and var/std/corr are
-// computed from exact numerators with a single rounding at the end. Over
+// 256 bits), so merging in any order gives the same bits; var is the exact
+// ratio rounded once, std and corr the sqrt of one (within 1 ulp). Over
 // Float inputs the moments are exact too: sums of doubles (and of the exact
 // products x*y, by Dekker's TwoProduct) in a 640-bit fixed-point accumulator
 // (wide.hpp). This replaces Chan's (count, mean, M2) update, whose rounding
@@ -278,6 +278,24 @@ WCSV_HD inline void acc_add_product(FloatAcc& acc, uint32_t& flags, double a, do
 // Variance-style numerator n*sum_ab - sum_a*sum_b as a double.
 WCSV_HD inline double centered(const FloatAcc& ab, const FloatAcc& a, const FloatAcc& b, int64_t n) {
   return big_to_double(float_centered(ab, a, b, n), -2 * kFloatAccFracBits);
+}
+// The sample variance (n sum(x^2) - sum(x)^2) / (n (n-1) 10^2s), rounded
+// once. The numerator is below 2^252 (values within 64 bits, n < 2^63) and
+// the denominator below 2^126 10^36 < 2^246 (scale <= 18), so both fit 256 bits.
+WCSV_HD inline double exact_variance(const MomentsExactState& st, int scale) {
+  const Wide256 num = wide_sub(wide_mul_u64(st.sum_sq, static_cast<uint64_t>(st.n)), wide_mul(st.sum, st.sum));
+  if (num.negative()) return 0.0;  // not reached from valid states: the numerator is a sum of squares
+  Wide256 den = Wide256::of(static_cast<int128>(static_cast<uint128>(st.n) * static_cast<uint128>(st.n - 1)));
+  for (int i = 0; i < 2 * scale; ++i) den = wide_mul_u64(den, 10);
+  return big_ratio_to_double(num, den);
+}
+// cov / sqrt(vx vy) from the exact centered moments (vx, vy > 0). corr^2 =
+// cov^2 / (vx vy) is rounded once (each factor below 2^252, so 512 bits
+// hold the products); the sqrt of that has relative error below 2^-54
+// before its own rounding, so the result is within 1 ulp (and |corr| <= 1).
+WCSV_HD inline double exact_corr(const Wide256& cov, const Wide256& vx, const Wide256& vy) {
+  const double c = sqrt(big_ratio_to_double(big_mul(cov, cov), big_mul(vx, vy)));
+  return cov.negative() ? -c : c;
 }
 }  // namespace detail
 
@@ -556,26 +574,9 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::StdExact: {
       auto* st = reinterpret_cast<const MomentsExactState*>(s);
       if (st->n < 2) return Value::make_null();
-      // n * sum(x^2) - sum(x)^2, exact; then one division.
-      const Wide256 num =
-          wide_sub(wide_mul_u64(st->sum_sq, static_cast<uint64_t>(st->n)), wide_mul(st->sum, st->sum));
-      const double p = detail::pow10_double(a.in_scale);
-      const double nn = static_cast<double>(st->n) * static_cast<double>(st->n - 1);
-      // One division by n(n-1)10^2s, rounded once, when the numerator fits
-      // 128 bits and the denominator is below 2^125 (dividing by n(n-1) and
-      // then by 10^2s rounded twice: var(0.01, 0.02, 0.04) was 1 ulp off).
-      const bool wide_ok = !num.negative() && num.w[2] == 0 && num.w[3] == 0 && a.in_scale <= 18 &&
-                           nn * p * p < 4.2e37;  // the denominator below 2^125, with room for rounding
-      double var;
-      if (wide_ok) {
-        const uint128 mag = (static_cast<uint128>(num.w[1]) << 64) | num.w[0];
-        const uint128 den = static_cast<uint128>(st->n) * static_cast<uint128>(st->n - 1) *
-                            static_cast<uint128>(pow10_i128(2 * a.in_scale));
-        var = mag ? uint128_div_to_double(mag, den) : 0.0;
-      } else {
-        var = wide_to_double(num) / nn / (p * p);
-      }
-      if (var < 0) var = 0;
+      const double var = detail::exact_variance(*st, a.in_scale);
+      // sqrt of the correctly rounded variance: relative error below 2^-54
+      // before the sqrt's own rounding, so within 1 ulp of the exact std.
       return Value::of_float(a.op == AggOp::VarExact ? var : sqrt(var));
     }
     case AggOp::VarFloat:
@@ -598,8 +599,7 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
       const Wide256 vx = wide_sub(wide_mul_u64(st->sxx, n), wide_mul(st->sx, st->sx));
       const Wide256 vy = wide_sub(wide_mul_u64(st->syy, n), wide_mul(st->sy, st->sy));
       if (vx.is_zero() || vy.is_zero()) return Value::make_null();
-      const double c = wide_to_double(cov) / sqrt(wide_to_double(vx)) / sqrt(wide_to_double(vy));
-      return Value::of_float(c);
+      return Value::of_float(detail::exact_corr(cov, vx, vy));
     }
     case AggOp::CorrFloat: {
       auto* st = reinterpret_cast<const CorrFloatState*>(s);

@@ -4,6 +4,7 @@
 // while finalizing. Merging such states is plain addition, so results do not
 // depend on the order rows arrive in (partitions, threads, GPUs).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -150,6 +151,74 @@ WCSV_HD inline double big_to_double(const BigInt<N>& a, int scale = 0) {
     shift += step;
   }
   return neg ? -d : d;
+}
+
+// Unsigned helpers for non-negative values (top bit clear), as the
+// correctly rounded division below needs them.
+
+// Bits up to and including the highest set one (0 for zero).
+template <int N>
+WCSV_HD inline int big_bit_length(const BigInt<N>& a) {
+  for (int i = N - 1; i >= 0; --i)
+    if (a.w[i]) return 64 * i + 64 - clz64(a.w[i]);
+  return 0;
+}
+// a * 2^s for 0 <= s; bits shifted past the top are lost.
+template <int N>
+WCSV_HD inline BigInt<N> big_shl(const BigInt<N>& a, int s) {
+  const int limbs = s / 64, bits = s % 64;
+  BigInt<N> r;
+  for (int i = N - 1; i >= 0; --i) {
+    const int src = i - limbs;
+    const uint64_t hi = src >= 0 ? a.w[src] : 0, lo = src >= 1 ? a.w[src - 1] : 0;
+    r.w[i] = bits ? (hi << bits) | (lo >> (64 - bits)) : hi;
+  }
+  return r;
+}
+// floor(a / 2^s) mod 2^128, for 0 <= s: the 128 bits of a from bit s up.
+template <int N>
+WCSV_HD inline uint128 big_window(const BigInt<N>& a, int s) {
+  const int limb = s / 64, bits = s % 64;
+  uint64_t part[3];
+  for (int j = 0; j < 3; ++j) part[j] = limb + j < N ? a.w[limb + j] : 0;
+  const uint64_t lo = bits ? (part[0] >> bits) | (part[1] << (64 - bits)) : part[0];
+  const uint64_t hi = bits ? (part[1] >> bits) | (part[2] << (64 - bits)) : part[1];
+  return (static_cast<uint128>(hi) << 64) | lo;
+}
+
+// The double nearest num / den (ties to even), for num >= 0 and den > 0 whose
+// quotient is a normal double. Both below 2^53: one IEEE division of exact
+// doubles. Else num / den scaled by 2^k to a / b in (2^56, 2^58); its integer
+// part q (57 or 58 bits) comes from the leading bits, corrected by the exact
+// remainder, which is then the sticky bit of the one rounding (a quotient
+// taken in doubles first would round twice).
+template <int N>
+WCSV_HD inline double big_ratio_to_double(const BigInt<N>& num, const BigInt<N>& den) {
+  const int ln = big_bit_length(num), ld = big_bit_length(den);
+  if (ln == 0) return 0.0;
+  if (ln <= 53 && ld <= 53) return static_cast<double>(num.w[0]) / static_cast<double>(den.w[0]);
+  // num / den lies in (2^(ln-ld-1), 2^(ln-ld+1)); one limb more than N holds a < b 2^58.
+  const int k = 57 - (ln - ld);
+  BigInt<N + 1> a = big_widen<N + 1>(num), b = big_widen<N + 1>(den);
+  if (k >= 0) {
+    a = big_shl(a, k);
+  } else {
+    b = big_shl(b, -k);
+  }
+  // Cut to b's top 64 bits (a's then fit 122), the quotient is q or q + 1:
+  // dropping b's low bits raises a / b < 2^58 by under 2^58 / 2^63 < 1.
+  const int lb = big_bit_length(b), low = lb > 64 ? lb - 64 : 0;
+  uint64_t q = static_cast<uint64_t>(big_window(a, low) / static_cast<uint64_t>(big_window(b, low)));
+  BigInt<N + 1> r = big_sub(a, big_mul_u64(b, q));
+  if (r.negative()) {
+    --q;
+    r = big_add(r, b);
+  }
+  const int drop = 64 - clz64(q) - 53;  // 4 or 5
+  uint64_t kept = q >> drop;
+  const uint64_t rest = q & ((1ull << drop) - 1), half = 1ull << (drop - 1);
+  if (rest > half || (rest == half && (!r.is_zero() || (kept & 1)))) ++kept;
+  return ldexp(static_cast<double>(kept), drop - k);  // kept may be 2^53: still exact
 }
 
 // The 256-bit forms the integer aggregates use.
