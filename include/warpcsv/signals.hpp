@@ -1,6 +1,7 @@
 // SIGINT, SIGTERM and SIGHUP handling shared by the command line, the
 // executors and the files a run writes.
 #pragma once
+#include <cstddef>
 
 namespace warpcsv {
 
@@ -47,5 +48,11 @@ void wait_fd_ready(int fd, short events);
 // -1 when all are taken (the file is then only removed by its owner).
 int note_temp_file(const char* path);
 void forget_temp_file(int slot);
+
+// Mapped input bytes [addr, addr + len) of the file `path`, so that a fault
+// in them (the file truncated under the run: SIGBUS) names the file. Slots
+// taken past the table's size are not noted (the message then names none).
+void note_mapped_file(const void* addr, size_t len, const char* path);
+void forget_mapped_file(const void* addr);
 
 }  // namespace warpcsv

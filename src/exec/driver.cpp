@@ -202,6 +202,19 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
     const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
     if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
       bind_plan(pipeline, schema, unobserved, checked, lookups, null_like);
+    // A column of numbers that one text value made a string: where that value is.
+    for (size_t c = 0; c < schema.size(); ++c) {
+      if (schema[c].type.type != Type::String || checked[c] ||
+          message.find("string column '" + schema[c].name + "'") == std::string::npos)
+        continue;
+      const std::optional<SampledText> t = text_among_numbers(in, opts, c);
+      if (!t) continue;
+      throw UsageError(fmt::format("{}\n  hint: column '{}' is read as text for '{}' at {}:{}:{} among its numbers; "
+                                   "fix that value, or read the column with --schema '{}:{}' and skip such rows "
+                                   "with --bad-rows skip",
+                                   message, schema[c].name, t->text, t->source, t->line, t->column, schema[c].name,
+                                   schema_type_name(t->numbers)));
+    }
     throw;
   }
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,9 @@ namespace warpcsv {
 
 namespace {
 
-// Calls on_field(column, p, n) for each field of the sampled rows of `ncols`
+// Calls on_field(column, p, n, at) for each field of the sampled rows of `ncols`
 // fields that start in [begin, end) of `w` (begin a row start; the last row
-// may run past end). Returns the bytes of the longest of these rows (one the
+// may run past end); `at` is the field's offset in w. Returns the bytes of the longest of these rows (one the
 // window cuts: the bytes it holds).
 template <typename OnField>
 uint64_t for_each_field(const Dialect& dialect, const Window& w, uint64_t begin, uint64_t end, size_t ncols,
@@ -53,7 +54,7 @@ uint64_t for_each_field(const Dialect& dialect, const Window& w, uint64_t begin,
         len = unescape_field(dialect, fp, len, scratch.data());
         fp = scratch.data();
       }
-      on_field(c, fp, len);
+      on_field(c, fp, len, spans[c].first);
     }
   }
   return longest;
@@ -92,7 +93,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
     parallel_for(pw.begin.size(), threads, [&](size_t j, int) {
       if (pw.first_row[j] != kNoRow)
         longest[j] = for_each_field(in.dialect, w, pw.first_row[j], pw.end(j), ncols,
-                                    [&g = part[j]](size_t c, const char* p, uint32_t n) { g[c].observe(p, n); });
+                                    [&g = part[j]](size_t c, const char* p, uint32_t n, uint64_t) { g[c].observe(p, n); });
     });
     for (const auto& p : part)
       for (size_t c = 0; c < ncols; ++c) guesses[c].merge(p[c]);
@@ -128,7 +129,7 @@ std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Optio
   if (in.sources.empty() || ncols != in.column_names.size()) return tokens;
   std::vector<bool> numbers(ncols, false), other(ncols, false);
   const Window w = in.sources.front()->sample(kInferSampleBytes);
-  for_each_field(in.dialect, w, 0, w.size, ncols, [&](size_t c, const char* p, uint32_t n) {
+  for_each_field(in.dialect, w, 0, w.size, ncols, [&](size_t c, const char* p, uint32_t n, uint64_t) {
     if (n == 0 || schema[c].type.type != Type::String || other[c]) return;
     const std::string text(p, n);
     const auto& given = opts.dialect.null_tokens;
@@ -144,6 +145,42 @@ std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Optio
   for (size_t c = 0; c < ncols; ++c)
     if (!numbers[c] || other[c]) tokens[c].clear();
   return tokens;
+}
+
+std::optional<SampledText> text_among_numbers(InputSet& in, const Options& opts, size_t column) {
+  const size_t ncols = in.column_names.size();
+  if (in.sources.empty() || column >= ncols) return std::nullopt;
+  InputSource& src = *in.sources.front();
+  const Window w = src.sample(kInferSampleBytes);
+  TypeGuess numbers(opts.dialect.null_tokens);
+  std::optional<SampledText> text;
+  uint64_t text_at = 0;
+  for_each_field(in.dialect, w, 0, w.size, ncols, [&](size_t c, const char* p, uint32_t n, uint64_t at) {
+    if (c != column || n == 0) return;
+    const auto& given = opts.dialect.null_tokens;
+    if (std::find(given.begin(), given.end(), std::string(p, n)) != given.end()) return;
+    if (text_fits(p, n, ColumnType{Type::Float, 0})) {
+      numbers.observe(p, n);
+    } else if (!text) {
+      std::string shown;  // on one line, and short
+      for (uint32_t i = 0; i < n && shown.size() < 60; ++i)
+        shown += p[i] == '\n' ? std::string("\\n") : p[i] == '\r' ? std::string("\\r") : std::string(1, p[i]);
+      text = SampledText{shown, src.name(), 0, 0, ColumnType{}};
+      text_at = at;
+    }
+  });
+  if (!text || numbers.observed() == 0) return std::nullopt;
+  // The line and column where the value starts: lines before the data, then line ends in the sample.
+  uint64_t line = src.header_lines() + 1, line_start = 0;
+  for (uint64_t i = 0; i < text_at; ++i)
+    if (w.data[i] == '\n' || (w.data[i] == '\r' && (i + 1 >= w.size || w.data[i + 1] != '\n'))) {
+      ++line;
+      line_start = i + 1;
+    }
+  text->line = line;
+  text->column = text_at - line_start + 1;
+  text->numbers = numbers.result();
+  return text;
 }
 
 }  // namespace warpcsv

@@ -19,6 +19,7 @@
 #include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
+#include "warpcsv/signals.hpp"
 
 namespace warpcsv {
 
@@ -103,7 +104,10 @@ InputSource::~InputSource() {
 }
 
 void InputSource::unmap(Mapping& m) noexcept {
-  if (m.addr) munmap(m.addr, m.len);
+  if (m.addr) {
+    forget_mapped_file(m.addr);
+    munmap(m.addr, m.len);
+  }
   m = Mapping{};
 }
 
@@ -118,7 +122,7 @@ void InputSource::unmap_all() {
 }
 
 // Maps file bytes [raw, end) (from the page before raw); addr is null when mmap fails.
-InputSource::Mapping InputSource::map_range(int fd, uint64_t raw, uint64_t end) {
+InputSource::Mapping InputSource::map_range(int fd, const char* path, uint64_t raw, uint64_t end) {
   Mapping m;
   m.raw = raw;
   m.end = end;
@@ -127,6 +131,7 @@ InputSource::Mapping InputSource::map_range(int fd, uint64_t raw, uint64_t end) 
   void* p = mmap(nullptr, m.len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(base));
   if (p == MAP_FAILED) return m;
   m.addr = p;
+  note_mapped_file(p, m.len, path);
   madvise(p, m.len, MADV_SEQUENTIAL);  // advice values are not flags: one call each
   madvise(p, m.len, MADV_WILLNEED);
   return m;
@@ -139,9 +144,9 @@ uint64_t InputSource::map_ahead(uint64_t from, uint64_t want) {
   const uint64_t end = std::min(file_size_, raw + want);
   Mapping old = retired_;
   retired_ = Mapping{};
-  next_map_ = std::async(std::launch::async, [fd = fd_, raw, end, old]() mutable {
+  next_map_ = std::async(std::launch::async, [fd = fd_, path = name_.c_str(), raw, end, old]() mutable {
     unmap(old);
-    Mapping m = map_range(fd, raw, end);
+    Mapping m = map_range(fd, path, raw, end);
 #if defined(MADV_POPULATE_READ)
     // Page faults taken here, not by the threads that split the window.
     if (m.addr) madvise(m.addr, m.len, MADV_POPULATE_READ);
@@ -274,7 +279,7 @@ Window InputSource::window(uint64_t from, uint64_t want, int wait_ms) {
       throw InputError(name_ + ": the file shrank from " + std::to_string(file_size_) + " to " +
                        std::to_string(now.st_size) + " bytes while it was read (truncated by another process?); " +
                        "run again once nothing writes it, or read a copy");
-    current_ = ahead.addr ? ahead : map_range(fd_, raw, end);
+    current_ = ahead.addr ? ahead : map_range(fd_, name_.c_str(), raw, end);
     if (!current_.addr) throw ResourceError("cannot map " + name_ + ": " + std::strerror(errno));
     return window_of(current_);
   }

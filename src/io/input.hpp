@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "runtime/grow_array.hpp"
 #include "warpcsv/core/dialect.hpp"
@@ -126,7 +125,7 @@ class InputSource {
   std::future<Mapping> next_map_;  // map_ahead's
   Mapping mapped_ahead_;           // map_ahead's, once window_ahead waited for it
   Mapping retired_;                // the window before current_: unmapped by the next map_ahead
-  static Mapping map_range(int fd, uint64_t raw, uint64_t end);
+  static Mapping map_range(int fd, const char* path, uint64_t raw, uint64_t end);
   Window window_of(const Mapping& m) const;  // the bytes m was asked for
   static void unmap(Mapping& m) noexcept;  // and forgets it
   void unmap_all();
@@ -169,5 +168,15 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
 // numbers, else none. For the --null fix in the message of a numeric use of such a column.
 std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Options& opts,
                                                        const std::vector<OutputColumn>& schema);
+
+// The first sampled value of `column` that is text, when the column's other
+// values are numbers: what made it a string column, for the message of a
+// numeric use of it. `numbers` is the type its numbers alone would have.
+struct SampledText {
+  std::string text, source;
+  uint64_t line = 0, column = 0;
+  ColumnType numbers;
+};
+std::optional<SampledText> text_among_numbers(InputSet& in, const Options& opts, size_t column);
 
 }  // namespace warpcsv

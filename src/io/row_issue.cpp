@@ -150,7 +150,8 @@ RowIssue make_value_issue(const Dialect& d, const std::string& source, const cha
 
 std::string describe_issue(const RowIssue& i) {
   std::string s = fmt::format("{}:{}:{}: {}", i.source, i.line, i.column, i.message);
-  if (i.kind != RowIssue::BadValue) s += "\n  row: " + i.text;
+  // A field's bad value is in the message; a value computed from the row's fields needs the row.
+  if (i.kind != RowIssue::BadValue || i.field < 0) s += "\n  row: " + i.text;
   return s;
 }
 

@@ -34,6 +34,9 @@ constexpr int kZstdWindowLogMax = 27;
 
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
+// A source's name as a suggested command's argument: standard input has none to give.
+std::string name_in_command(const std::string& name) { return name == "<stdin>" ? "FILE" : name; }
+
 enum class Codec { None, Gzip, Zstd };
 
 // The command that undoes one layer of `c`, reading stdin.
@@ -250,9 +253,8 @@ class GzipSource final : public DecoderSource {
     }
   }
   [[noreturn]] void corrupt(const std::string& why) {
-    throw InputError(quoted(in_->name()) + " is a corrupt gzip stream (" + why +
-                     "); check it with `gzip -t " + in_->name() +
-                     "` and re-create or re-download it");
+    throw InputError(quoted(in_->name()) + " is a corrupt gzip stream (" + why + "); check it with `gzip -t " +
+                     name_in_command(in_->name()) + "` and re-create or re-download it");
   }
 
   std::string buf_;
@@ -341,10 +343,9 @@ class ZstdSource final : public DecoderSource {
             std::to_string(frame_start_) + ", after " + std::to_string(out_done) +
             " decompressed bytes");
   }
-  std::string shown_name() const { return in_->name() == "<stdin>" ? "FILE" : in_->name(); }
   [[noreturn]] void corrupt(const std::string& why) {
     throw InputError(quoted(in_->name()) + " is a corrupt zstd stream (" + why +
-                     "); check it with `zstd -t " + shown_name() +
+                     "); check it with `zstd -t " + name_in_command(in_->name()) +
                      "` and re-create or re-download it");
   }
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -36,6 +37,16 @@ struct TempSlot {
   char path[4096];
 };
 TempSlot g_temps[kTempSlots];
+
+// Mapped windows of input files, for the SIGBUS message: 0 free, 1 being set, 2 set.
+constexpr int kMappedSlots = 64;
+struct MappedSlot {
+  std::atomic<int> state{0};
+  std::atomic<uintptr_t> begin{0};
+  uintptr_t end = 0;
+  char path[4096];
+};
+MappedSlot g_mapped[kMappedSlots];
 
 void write_all(int fd, const char* s, size_t n) {
   while (n > 0) {
@@ -92,11 +103,20 @@ extern "C" void on_kick(int) {}
 
 // An input file truncated while it was mapped: its pages past the new end
 // fault. Nothing can be read on from there; say so instead of a crash.
-extern "C" void on_sigbus(int) {
-  static const char msg[] =
-      "warpcsv: an input file shrank while it was read (truncated by another process?); run again once nothing "
-      "writes it, or read a copy\n";
-  write_all(2, msg, sizeof msg - 1);
+extern "C" void on_sigbus(int, siginfo_t* info, void*) {
+  const uintptr_t at = info ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
+  const char* path = nullptr;
+  for (auto& m : g_mapped)
+    if (m.state.load() == 2 && at >= m.begin.load() && at < m.end) path = m.path;
+  static const char head[] = "warpcsv: ";
+  static const char which[] = "an input file";
+  static const char tail[] =
+      " shrank while it was read (truncated by another process?); run again once nothing writes it, or read a "
+      "copy\n";
+  write_all(2, head, sizeof head - 1);
+  if (path) write_all(2, path, std::strlen(path));
+  else write_all(2, which, sizeof which - 1);
+  write_all(2, tail, sizeof tail - 1);
   remove_temp_files();
   _exit(3);
 }
@@ -183,6 +203,31 @@ void forget_temp_file(int slot) {
   if (slot >= 0 && slot < kTempSlots) g_temps[slot].state.store(0);
 }
 
+void note_mapped_file(const void* addr, size_t len, const char* path) {
+  if (!addr || !path || std::strlen(path) >= sizeof g_mapped[0].path) return;
+  for (auto& m : g_mapped) {
+    int free_slot = 0;
+    if (!m.state.compare_exchange_strong(free_slot, 1)) continue;
+    std::strcpy(m.path, path);
+    m.begin.store(reinterpret_cast<uintptr_t>(addr));
+    m.end = reinterpret_cast<uintptr_t>(addr) + len;
+    m.state.store(2);
+    return;
+  }
+}
+
+void forget_mapped_file(const void* addr) {
+  for (auto& m : g_mapped) {
+    if (m.state.load() != 2 || m.begin.load() != reinterpret_cast<uintptr_t>(addr)) continue;
+    int set = 2;
+    if (m.state.compare_exchange_strong(set, 1)) {
+      m.begin.store(0);
+      m.state.store(0);
+    }
+    return;
+  }
+}
+
 void install_signal_handlers() {
   std::signal(SIGPIPE, SIG_IGN);
   g_main_tid = static_cast<pid_t>(::syscall(SYS_gettid));
@@ -200,7 +245,8 @@ void install_signal_handlers() {
   }
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) install(sig, on_stop_signal, true);
   struct sigaction bus {};
-  bus.sa_handler = on_sigbus;
+  bus.sa_sigaction = on_sigbus;
+  bus.sa_flags = SA_SIGINFO;
   sigemptyset(&bus.sa_mask);
   sigaction(SIGBUS, &bus, nullptr);
 }

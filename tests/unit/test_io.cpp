@@ -27,6 +27,7 @@
 #include "test_files.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
+#include "warpcsv/signals.hpp"
 
 using namespace warpcsv;
 
@@ -645,4 +646,40 @@ TEST_CASE("streams: only the input being scanned is read ahead, and let go once 
     in.sources[i]->done();
     CHECK(settles_at(before));  // let go
   }
+}
+
+// A file truncated under its mapped window faults (SIGBUS) where the window is
+// read: the process ends with exit 3 and a line that names the file. Run in a
+// child process whose stderr is a pipe.
+TEST_CASE("a file truncated under its mapped window: exit 3, the file named") {
+  TempDir dir;
+  const std::string text = sample_csv(60000, 3);
+  const std::string path = dir.file("shrinks.csv", text);
+  int err[2];
+  REQUIRE(::pipe(err) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::dup2(err[1], 2);
+    install_signal_handlers();
+    Options opts;
+    opts.files = {path};
+    InputSet in = InputSet::open(opts);
+    const Window w = in.sources[0]->window(0, text.size());
+    if (w.size < text.size() / 2 || ::truncate(path.c_str(), 0) != 0) _exit(10);
+    unsigned sum = 0;
+    for (uint64_t i = 0; i < w.size; i += 4096) sum += static_cast<unsigned char>(*static_cast<volatile const char*>(w.data + i));
+    _exit(sum == 0 ? 11 : 0);  // not reached: the first page past the new end faults
+  }
+  ::close(err[1]);
+  std::string said;
+  char buf[512];
+  for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  INFO(said);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  CHECK(said.find("warpcsv: " + path + " shrank while it was read") != std::string::npos);
 }

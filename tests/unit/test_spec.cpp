@@ -99,6 +99,16 @@ TEST_CASE("syntax errors mark the position with a caret", "[spec]") {
     // The caret sits under the ')'.
     CHECK(shown[m3.size() - caret_line - 2] == ')');
   }
+  SECTION("positions and carets count characters, two columns for wide ones") {
+    CHECK(has(error_of("select \"\xC3\xA9\xC3\xA9\" + ?"), "position 15"));
+    CHECK(has(error_of("select \"\xC3\xA9\xC3\xA9\" + ?"), "\n                ^"));
+    CHECK(has(error_of("select \"\xE6\x97\xA5\" + ?"), "\n                ^"));  // one CJK character, two columns
+    // A window cut inside a long line of two-byte characters still starts at a character.
+    std::string accents;
+    for (int i = 0; i < 80; ++i) accents += "\xC3\xA9";
+    const std::string m4 = error_of("select \"" + accents + "\" + ?");
+    CHECK(m4.find("...\xA9") == std::string::npos);
+  }
 }
 
 TEST_CASE("unknown columns name the closest ones", "[spec]") {
