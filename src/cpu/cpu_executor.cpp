@@ -157,7 +157,14 @@ class CpuScan {
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
       uint64_t from = 0, line = src->header_lines() + 1;
-      const uint64_t full_window = cpu_window_bytes(s_.chunk_size, s_.threads);
+      // The thread tables' budget is checked between windows, and a window's
+      // rows can add groups of several times their bytes: under a small
+      // --memory-limit the windows shrink so the tables stay near it.
+      const uint64_t full_window =
+          plan_.scan.aggregate && s_.thread_tables_budget
+              ? std::min(cpu_window_bytes(s_.chunk_size, s_.threads),
+                         std::max<uint64_t>(s_.thread_tables_budget / 4, 1ull << 20))
+              : cpu_window_bytes(s_.chunk_size, s_.threads);
       // A limit that can end the scan starts with a small window that
       // doubles: `limit 10` over a pipe or a large file answers after the
       // first MiB instead of a full window (128 MiB and more).

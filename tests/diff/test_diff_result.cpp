@@ -180,6 +180,36 @@ TEST_CASE("result: groups spilled past a tiny memory limit write what an unlimit
   else ::unsetenv("TMPDIR");
 }
 
+// A file of one default window: under a small --memory-limit the windows
+// shrink so that the thread tables fold (and spill) within the scan, not
+// only after the whole file's groups are in them.
+TEST_CASE("result: a small memory limit bounds the thread tables within one file's window") {
+  TempDir dir;
+  const std::string input = dir.file("keys.csv");
+  write_file(input, key_types_csv(91, 120000, 100000));
+  const std::string p = "groupby s, i | agg count() as n, sum(v), max(s) as hi";
+  const Outcome want = run_with_runs(dir, p, input, 0, 2);
+  REQUIRE(want.code == 0);
+  Options opts;
+  opts.pipeline = p;
+  opts.files = {input};
+  opts.threads = 2;
+  opts.device = "cpu";
+  opts.quiet = true;
+  opts.profile = true;
+  opts.memory_limit = 8 << 20;  // thread tables fold past 2 MiB
+  opts.output_path = dir.file("limited.txt");
+  std::string error;
+  {
+    CaptureStderr profile(dir.file("profile.txt"));
+    REQUIRE(testing::run_to_exit(opts, error) == 0);
+  }
+  const std::string said = read_file(dir.file("profile.txt"));
+  INFO(said);
+  CHECK(read_file(opts.output_path) == want.out);
+  CHECK(said.find("more times to bound memory") != std::string::npos);
+}
+
 TEST_CASE("result: a spill directory that cannot be written is a resource error naming it") {
   TempDir dir;
   const std::string input = dir.file("keys.csv");
