@@ -127,6 +127,14 @@ struct SniffResult {
   uint32_t consistent = 0;  // rows with exactly `fields` fields (trailing delimiter allowed)
 };
 
+// The bytes of the UTF-8 byte order marks at p: one, or several where tools
+// each added their own; none is part of the first column's name.
+inline size_t bom_bytes(const char* p, size_t n) {
+  size_t pos = 0;
+  while (n - pos >= 3 && p[pos] == '\xEF' && p[pos + 1] == '\xBB' && p[pos + 2] == '\xBF') pos += 3;
+  return pos;
+}
+
 // Picks among , ; \t | the delimiter that splits the sampled rows most consistently into more
 // than one field: rows are read with the tool's own tokenizer (quotes, doubled quotes, `escape`,
 // `comment` honoured; a UTF-8 BOM and `skip_lines` raw lines skipped), and each candidate scores

@@ -297,6 +297,16 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
         throw;
       }
     }();
+    // Columns only printed as written are read as text: bound again with them so.
+    bool as_text = false;
+    for (int c : text_only_columns(plan, opts)) {
+      OutputColumn& col = inferred[static_cast<size_t>(c)];
+      if (col.type.type == Type::String || from_schema[static_cast<size_t>(c)] || widened.count(c)) continue;
+      col.type = ColumnType{Type::String, 0};
+      unobserved[static_cast<size_t>(c)] = false;
+      as_text = true;
+    }
+    if (as_text) continue;
     if (!opts.explain && !lookup_files.empty()) {
       const auto t_lookups = std::chrono::steady_clock::now();
       if (!lookup_files.load(plan)) continue;  // a lookup column widened: bind again

@@ -124,6 +124,21 @@ JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const st
   return j;
 }
 
+// An input error of a lookup file, said as such. A lookup's bad row is never
+// skipped (a lookup missing rows is wrong, not partly right): the row
+// messages' --bad-rows advice does not apply to it.
+namespace {
+InputError lookup_file_error(const InputError& e) {
+  std::string what = e.what();
+  for (const std::string advice : {", or use --bad-rows skip to skip such rows", ", or use --bad-rows skip",
+                                   ", or skip such rows with --bad-rows skip",
+                                   " (pad to keep them, with nulls for the missing fields)"}) {
+    for (size_t at; (at = what.find(advice)) != std::string::npos;) what.erase(at, advice.size());
+  }
+  return InputError("the lookup file of a join: " + what);
+}
+}  // namespace
+
 // One join's file: its options, opened input and schema.
 struct LookupFiles::File {
   Options opts;
@@ -157,7 +172,7 @@ LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
     try {
       f->in = std::make_unique<InputSet>(InputSet::open(o));
     } catch (const InputError& e) {
-      throw InputError(std::string("the lookup file of a join: ") + e.what());
+      throw lookup_file_error(e);
     }
     uint64_t bytes = 0;
     for (const auto& src : f->in->sources) bytes += src->size_bytes();
@@ -206,7 +221,7 @@ void LookupFiles::check_rows_if_unobserved() {
       make_cpu_executor()->scan(
           *f->in, settings, nullptr, [](Table&, size_t, size_t) { return true; }, [](const RowIssue&) {}, stats);
     } catch (const InputError& e) {
-      throw InputError(std::string("the lookup file of a join: ") + e.what());
+      throw lookup_file_error(e);
     }
     f->in = std::make_unique<InputSet>(InputSet::open(f->opts));
   }
@@ -264,7 +279,7 @@ bool LookupFiles::load(const Plan& plan) {
         tables_.clear();
         return false;
       } catch (const InputError& e) {
-        throw InputError(std::string("the lookup file of a join: ") + e.what());
+        throw lookup_file_error(e);
       }
     }
     tables_.emplace_back(std::move(parts), spec, threads_);

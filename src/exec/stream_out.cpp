@@ -75,6 +75,27 @@ bool rows_can_stream(const Plan& plan, const Options& opts, const std::vector<bo
   return true;
 }
 
+std::vector<int> text_only_columns(const Plan& plan, const Options& opts) {
+  std::vector<int> text_only;
+  if (opts.format != OutputFormat::Csv && opts.format != OutputFormat::Tsv) return text_only;
+  if (plan.scan.aggregate || plan.has_sort || !plan.scan.joins.empty()) return text_only;
+  for (const PostStage& st : plan.post)
+    if (st.kind != PostStage::Limit) return text_only;
+  std::vector<bool> read(plan.scan.used_columns.size(), false);  // per slot: read by more than a bare output
+  auto mark = [&](const Program& p) {
+    for (const Instr& in : p.code)
+      if (in.op == Op::Column && in.arg >= 0 && static_cast<size_t>(in.arg) < read.size()) read[in.arg] = true;
+  };
+  mark(plan.scan.filter);
+  for (size_t c = 0; c < plan.scan.outputs.size(); ++c) {
+    const Program& p = plan.scan.outputs[c];
+    if (p.bare_slot() < 0 || c >= plan.scan_output.size() || !plan.scan_output[c].as_written) mark(p);
+  }
+  for (size_t k = 0; k < read.size(); ++k)
+    if (!read[k]) text_only.push_back(plan.scan.used_columns[k]);
+  return text_only;
+}
+
 // ---- StreamHash ---------------------------------------------------------------------------
 
 namespace {

@@ -33,6 +33,13 @@ namespace warpcsv {
 // timestamps, strings either way, keep their text there).
 bool rows_can_stream(const Plan& plan, const Options& opts, const std::vector<bool>& fixed, bool rereadable);
 
+// The input columns `plan` only prints as written, in csv or tsv: bare
+// columns of its rows that nothing else reads (no filter, no computation, no
+// stage after the scan but limits). No type changes a byte of their output,
+// so they are read as text: a later value cannot widen them, and standard
+// input need not be read again for one.
+std::vector<int> text_only_columns(const Plan& plan, const Options& opts);
+
 // A 64-bit hash of a byte stream, the same however the bytes are cut.
 class StreamHash {
  public:

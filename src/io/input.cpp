@@ -317,9 +317,8 @@ void InputSource::read_header(const DialectOptions& opts, const Dialect& dialect
     Window w = window(0, want, 0);
     const char* p = w.data;
     const uint64_t n = w.size;
-    uint64_t pos = 0, lines = 0;
+    uint64_t pos = bom_bytes(p, n), lines = 0;
     bool need_more = false;
-    if (n >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) pos = 3;
     if (n >= 2 && ((p[0] == '\xFF' && p[1] == '\xFE') || (p[0] == '\xFE' && p[1] == '\xFF')))
       throw InputError(name_ + ": the file looks like UTF-16 (it starts with a UTF-16 byte order mark); "
                        "convert it first: iconv -f UTF-16 -t UTF-8 " + name_ + " > converted.csv");

@@ -3,7 +3,6 @@
 // breaks count as data, exactly as the run will read them), and wins by how consistently it
 // splits rows into the same number (> 1) of fields: the idea of Python's csv.Sniffer and of
 // DuckDB's sniffer, cut down to the four separators people use.
-#include <cstring>
 #include <map>
 #include <string>
 
@@ -17,9 +16,9 @@ namespace {
 
 const char kCandidates[] = {',', ';', '\t', '|'};
 
-// Position after the BOM and `skip` raw lines (quotes not honoured, as --skip reads them).
+// Position after the BOMs and `skip` raw lines (quotes not honoured, as --skip reads them).
 size_t skip_prefix(const char* p, size_t n, int64_t skip) {
-  size_t pos = (n >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
+  size_t pos = bom_bytes(p, n);
   for (int64_t k = 0; k < skip && pos < n; ++k) {
     while (pos < n && p[pos] != '\n' && p[pos] != '\r') ++pos;
     if (pos < n) pos += (p[pos] == '\r' && pos + 1 < n && p[pos + 1] == '\n') ? 2 : 1;
