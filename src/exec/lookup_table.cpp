@@ -137,6 +137,17 @@ InputError lookup_file_error(const InputError& e) {
   }
   return InputError("the lookup file of a join: " + what);
 }
+// A lookup file's scan: on the CPU's threads, quiet, every type inferred.
+ScanSettings lookup_scan_settings(const Plan& scan_plan, const Options& file_opts, int threads, Progress* quiet) {
+  ScanSettings settings;
+  settings.plan = &scan_plan;
+  settings.opts = &file_opts;
+  settings.type_from_schema.assign(scan_plan.input.size(), false);
+  settings.chunk_size = default_cpu_chunk(threads);
+  settings.threads = threads;
+  settings.progress = quiet;
+  return settings;
+}
 }  // namespace
 
 // One join's file: its options, opened input and schema.
@@ -208,14 +219,8 @@ void LookupFiles::check_rows_if_unobserved() {
     std::vector<OutputColumn> text = f->schema;
     for (auto& c : text) c.type = ColumnType{Type::String, 0};
     const Plan scan_plan = build_plan("select $1", text);
-    ScanSettings settings;
-    settings.plan = &scan_plan;
-    settings.opts = &f->opts;
-    settings.type_from_schema.assign(text.size(), false);
-    settings.chunk_size = default_cpu_chunk(threads_);
-    settings.threads = threads_;
     Progress quiet(0, 0);
-    settings.progress = &quiet;
+    const ScanSettings settings = lookup_scan_settings(scan_plan, f->opts, threads_, &quiet);
     ScanStats stats;
     try {
       make_cpu_executor()->scan(
@@ -241,15 +246,8 @@ bool LookupFiles::load(const Plan& plan) {
     std::vector<Table> parts;
     {
       const Plan scan_plan = build_plan(select, schemas[j]);
-
-      ScanSettings settings;
-      settings.plan = &scan_plan;
-      settings.opts = &f.opts;
-      settings.type_from_schema.assign(schemas[j].size(), false);
-      settings.chunk_size = default_cpu_chunk(threads_);
-      settings.threads = threads_;
       Progress quiet(0, 0);
-      settings.progress = &quiet;
+      const ScanSettings settings = lookup_scan_settings(scan_plan, f.opts, threads_, &quiet);
       ScanStats stats;
       try {
         make_cpu_executor()->scan(
