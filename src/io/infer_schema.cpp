@@ -11,6 +11,7 @@
 #include "exec/partitioner.hpp"
 #include "io/input.hpp"
 #include "runtime/parallel.hpp"
+#include "spec/bind_util.hpp"
 #include "warpcsv/core/tokenize.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/io.hpp"
@@ -71,6 +72,19 @@ bool null_like(const char* p, uint32_t n) {
   return false;
 }
 
+// "--schema names column 'X', which the input does not have", and what was meant: a close
+// name, or (for "a:int:int") the column before the extra type.
+std::string unknown_schema_column(const std::string& name, const std::vector<std::string>& columns) {
+  std::string msg = "--schema names column '" + name + "', which the input does not have";
+  const size_t colon = name.find(':');
+  if (colon != std::string::npos &&
+      std::find(columns.begin(), columns.end(), name.substr(0, colon)) != columns.end())
+    return msg + "; each entry is one name and one type, such as '" + name.substr(0, colon) + ":int'";
+  const std::vector<std::string> close = spec::closest_names(name, columns, 3);
+  if (!close.empty()) msg += "; did you mean " + spec::join_quoted(close, 3, " or ") + "?";
+  return columns.size() <= 20 ? msg + " (columns: " + spec::join_plain(columns) + ")" : msg;
+}
+
 }  // namespace
 
 std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int threads, std::vector<bool>* unobserved,
@@ -109,8 +123,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
   if (!opts.schema.empty()) {
     for (const auto& o : parse_schema_option(opts.schema)) {
       auto it = std::find_if(schema.begin(), schema.end(), [&](const OutputColumn& c) { return c.name == o.name; });
-      if (it == schema.end())
-        throw UsageError("--schema names column '" + o.name + "', which the input does not have");
+      if (it == schema.end()) throw UsageError(unknown_schema_column(o.name, in.column_names));
       ColumnType t = o.type;
       if (o.infer_scale && t.type == Type::Decimal)
         t.scale = it->type.type == Type::Decimal ? it->type.scale : t.scale;
