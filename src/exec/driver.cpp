@@ -285,6 +285,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
   std::map<int, ColumnType> widened;
   StreamedOutput streamed(in.rereadable());  // rows that went out as they came, in every attempt
 
+  std::string read_as_text;  // for --explain: "a (int), d (date)", the columns only printed
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
@@ -302,6 +303,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     for (int c : text_only_columns(plan, opts)) {
       OutputColumn& col = inferred[static_cast<size_t>(c)];
       if (col.type.type == Type::String || from_schema[static_cast<size_t>(c)] || widened.count(c)) continue;
+      read_as_text += (read_as_text.empty() ? "" : ", ") + col.name + " (" + schema_type_name(col.type) + ")";
       col.type = ColumnType{Type::String, 0};
       unobserved[static_cast<size_t>(c)] = false;
       as_text = true;
@@ -315,8 +317,10 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     const LookupTables& lookups = lookup_files.tables();
     std::unique_ptr<ScanExecutor> exec = make_executor(devices, in);
     if (opts.explain) {
-      std::string text = explain_plan(plan) + describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
-                         describe_result(plan, devices, opts, threads);
+      std::string text = explain_plan(plan);
+      if (!read_as_text.empty()) text += "  read as text, as they are only printed: " + read_as_text + "\n";
+      text += describe_partitioning(in, chunk, threads, devices, opts, longest_sampled_row) +
+              describe_result(plan, devices, opts, threads);
       if (ranks) text += describe_shares(in, shares) + describe_rank_results(plan);
       if (first_rank) std::fwrite(text.data(), 1, text.size(), stdout);
       return kExitOk;
