@@ -371,6 +371,9 @@ Options parse_options(int argc, char** argv) {
   if (app.count("--output") && o.output_path.empty())
     usage("--output: empty file name; give a file, or leave -o out to write to stdout");
   if (app.count("--rejects") && o.rejects_path.empty()) usage("--rejects: empty file name; give a file");
+  if (o.rejects_path == "-")  // standard output holds the result
+    usage("--rejects: '-' would mix the rejected rows into the result on standard output; give a file, or "
+          "/dev/stderr");
   if (app.count("--trace") && o.trace_path.empty()) usage("--trace: empty file name; give a file");
   if (app.count("--escape"))
     o.dialect.escape = static_cast<unsigned char>(parse_char_option(escape, "--escape"));

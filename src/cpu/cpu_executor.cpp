@@ -834,7 +834,8 @@ class CpuScan {
                     "try_cast(...) gives null instead" + skip;
         break;
       case EvalStatus::DateOutOfRange:
-        i.message = "a date outside the years 0000 to 9999 in " + what + skip;
+        i.message = "a date outside the years 0000 to 9999 in " + what +
+                    ": dates are read and printed within those years" + skip;
         break;
       default:
         i.message = "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " + what +

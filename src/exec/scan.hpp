@@ -25,7 +25,8 @@ struct RowIssue {
   uint64_t line = 0;    // 1-based, global within the source
   uint64_t column = 0;  // 1-based byte column within that line
   int field = -1;       // input column index, for BadValue
-  std::string text;     // the offending field (BadValue) or row
+  std::string text;     // the offending field (BadValue) or row, short, for messages
+  std::string row;      // the whole row for --rejects (up to kRejectedRowBytes), as text escapes it
   std::string message;  // what was expected and found
 };
 

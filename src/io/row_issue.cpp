@@ -21,12 +21,12 @@ void locate(const char* data, uint64_t begin, uint64_t pos, uint64_t* lines, uin
   *column = pos - line_start + 1;
 }
 
-// The row as printable text, shortened: control bytes, NUL and bytes that are
-// not valid UTF-8 as \xNN (so messages and --rejects are valid UTF-8 text);
-// valid multibyte characters as they are.
-std::string shorten(const char* p, uint64_t n) {
+// The row as printable text, cut after `limit` bytes: control bytes, NUL and
+// bytes that are not valid UTF-8 as \xNN, a backslash doubled (so messages
+// and --rejects are valid UTF-8 text, read back unambiguously); valid
+// multibyte characters as they are.
+std::string shorten(const char* p, uint64_t n, uint64_t limit = 120) {
   std::string out;
-  const uint64_t limit = 120;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   for (uint64_t i = 0; i < n && i < limit;) {
     const unsigned char c = u[i];
@@ -41,7 +41,8 @@ std::string shorten(const char* p, uint64_t n) {
       }
       continue;
     }
-    if (c == '\n') out += "\\n";
+    if (c == '\\') out += "\\\\";  // so that \n and \xNN below are not text the row held
+    else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
@@ -68,6 +69,7 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
   issue.source = source;
   const uint64_t end = trim_terminator(data, row_begin, row_end);
   issue.text = shorten(data + row_begin, end - row_begin);
+  issue.row = shorten(data + row_begin, end - row_begin, kRejectedRowBytes);
   uint64_t pos = end, extra = 0;
   if (r.error != RowError::None) {
     issue.kind = RowIssue::Malformed;
@@ -80,8 +82,10 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
                                     static_cast<char>(d.quote));
         break;
       case RowError::TextAfterQuote:
-        issue.message = "expected a delimiter or the end of the line after a closing quote, found more text; "
-                        "double quotes inside quoted fields (\"\"), or use --bad-rows skip";
+        issue.message = fmt::format("expected a delimiter or the end of the line after a closing quote, found more "
+                                    "text; double the quote character inside quoted fields ({0}{0}), or use "
+                                    "--bad-rows skip",
+                                    static_cast<char>(d.quote));
         break;
       case RowError::UnterminatedQuote:
         issue.message = "expected a closing quote, found the end of the input (unterminated quoted field); "
@@ -133,6 +137,7 @@ RowIssue make_value_issue(const Dialect& d, const std::string& source, const cha
   issue.source = source;
   issue.field = column;
   issue.text = text;
+  issue.row = shorten(data + row_begin, trim_terminator(data, row_begin, row_end) - row_begin, kRejectedRowBytes);
   uint64_t extra = 0;
   locate(data, row_begin, field_pos, &extra, &issue.column);
   issue.line = row_line + extra;

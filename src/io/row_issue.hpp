@@ -8,6 +8,10 @@
 
 namespace warpcsv {
 
+// The bytes of a row --rejects lists; a longer one (an unclosed quote that ran
+// to the end) is cut, with its length said.
+constexpr uint64_t kRejectedRowBytes = 1 << 20;
+
 // A ragged or malformed row. `row_line` is the row's line relative to its
 // partition's first row (the executor adds the partition's base line).
 RowIssue make_row_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,

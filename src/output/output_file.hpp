@@ -186,7 +186,7 @@ struct Rejects {
   void add(const RowIssue& i) {
     if (!f) return;
     const std::string line =
-        fmt::format("{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.text));
+        fmt::format("{},{},{},{},{}\n", quote(i.source), i.line, i.column, quote(i.message), quote(i.row));
     std::fwrite(line.data(), 1, line.size(), f);  // an error shows in close()
   }
 };

@@ -41,6 +41,7 @@ std::string encode_issue(const RowIssue& i) {
   put(s, i.column);
   put(s, static_cast<int32_t>(i.field));
   put_text(s, i.text);
+  put_text(s, i.row);
   put_text(s, i.message);
   return s;
 }
@@ -53,6 +54,7 @@ RowIssue decode_issue(const std::string& s, size_t* at) {
   i.column = get<uint64_t>(s, at);
   i.field = get<int32_t>(s, at);
   i.text = get_text(s, at);
+  i.row = get_text(s, at);
   i.message = get_text(s, at);
   return i;
 }

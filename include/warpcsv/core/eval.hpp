@@ -613,9 +613,14 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
       }
       case Op::DateTrunc: {
         Value& v = st[sp - 1];
-        if (!v.null)
-          v = Value::of_int(
-              date_trunc(static_cast<int64_t>(v.i), in.from_type == Type::Timestamp, static_cast<DateUnit>(in.arg)));
+        if (v.null) break;
+        const bool ts = in.from_type == Type::Timestamp;
+        const int64_t r = date_trunc(static_cast<int64_t>(v.i), ts, static_cast<DateUnit>(in.arg));
+        // The week of 0000-01-01 starts in the year before: a date there is not.
+        int64_t day = r, micros_of_day = 0;
+        if (ts) split_timestamp(r, &day, &micros_of_day);
+        if (!detail::day_in_range(day)) return detail::fail(ctx, EvalStatus::DateOutOfRange);
+        v = Value::of_int(r);
         break;
       }
       case Op::Substr: {

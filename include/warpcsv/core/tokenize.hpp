@@ -221,7 +221,8 @@ WCSV_HD inline uint32_t unescape_field(const Dialect& d, const char* p, uint32_t
       out[o++] = p[i++];
     } else if (d.escape >= 0 && c == d.escape && i + 1 < n) {
       const char e = p[++i];
-      out[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == '0' ? '\0' : e;
+      // \0 stays a 0: text never holds a NUL byte (a row with one is a bad row).
+      out[o++] = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
     } else {
       out[o++] = p[i];
     }
