@@ -687,8 +687,7 @@ class CpuScan {
         if (has_filter_) {
           const Value keep = eval_program(filter_, slots.data(), ctx);
           if (ctx.status != EvalStatus::Ok) {
-            add_issue(
-                eval_issue(src, w, row_begin, row_end, row_line, ctx.status, "the filter '" + scan.filter.text + "'"));
+            add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx, "the filter '" + scan.filter.text + "'"));
             stop = fail_fast;
             return !stop;
           }
@@ -720,7 +719,7 @@ class CpuScan {
           if (sorted_cut_ && out.output.rows() >= cut_at_) keep_sorted_first(out.output, *sorted_cut_, out.issue_rows);
         }
         if (ctx.status != EvalStatus::Ok) {
-          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_program(slots, file_name)));
+          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx, failing_program(slots, file_name)));
           stop = fail_fast;
         }
         return !stop;
@@ -731,7 +730,7 @@ class CpuScan {
         EvalContext ctx = make_eval_context(wk.join_scratch.data(), kEvalScratch);
         for_each_joined_row(joins_.data(), static_cast<int>(joins_.size()), slots.data(), ctx, one_row);
         if (ctx.status != EvalStatus::Ok) {
-          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx.status, failing_join(slots)));
+          add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx, failing_join(slots)));
           stop = fail_fast;
         }
         // The copies' pending updates read this row's buffers, which the next row reuses.
@@ -811,7 +810,8 @@ class CpuScan {
   }
 
   RowIssue eval_issue(const InputSource& src, const Window& w, uint64_t b, uint64_t e, uint64_t line,
-                      EvalStatus st, const std::string& what) {
+                      const EvalContext& ctx, const std::string& what) {
+    const EvalStatus st = ctx.status;
     RowIssue i = make_row_issue(in_.dialect, src.name(), w.data, b, e, line, RowResult{}, 0, 0);
     i.kind = RowIssue::BadValue;
     i.line = line;  // the row's start: the whole row's values made the result
@@ -828,11 +828,15 @@ class CpuScan {
                     ": the result is outside the decimal range (128 bits, about 38 digits counted from its last "
                     "decimal place); compute in float (divide an operand by 1)" + skip;
         break;
-      case EvalStatus::CastFailed:
-        i.message = "a value that does not convert in " + what +
-                    ": the cast's text is not of its type, or its number is out of the type's range; "
-                    "try_cast(...) gives null instead" + skip;
+      case EvalStatus::CastFailed: {
+        const std::string type = schema_type_name(ctx.failed_cast_type);
+        const std::string why =
+            ctx.failed_cast.ptr
+                ? fmt::format("'{}' is not {} {}", printable_text(ctx.failed_cast.ptr, ctx.failed_cast.len, 60), type[0] == 'i' ? "an" : "a", type)
+                : "a number outside the range of the type it is cast to";
+        i.message = "a value that does not convert in " + what + ": " + why + "; try_cast(...) gives null instead" + skip;
         break;
+      }
       case EvalStatus::DateOutOfRange:
         i.message = "a date outside the years 0000 to 9999 in " + what +
                     ": dates are read and printed within those years" + skip;

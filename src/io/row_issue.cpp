@@ -21,11 +21,16 @@ void locate(const char* data, uint64_t begin, uint64_t pos, uint64_t* lines, uin
   *column = pos - line_start + 1;
 }
 
-// The row as printable text, cut after `limit` bytes: control bytes, NUL and
-// bytes that are not valid UTF-8 as \xNN, a backslash doubled (so messages
-// and --rejects are valid UTF-8 text, read back unambiguously); valid
-// multibyte characters as they are.
-std::string shorten(const char* p, uint64_t n, uint64_t limit = 120) {
+// The file argument of a suggested command: standard input has no name to give.
+std::string command_input(const std::string& source) { return source == "<stdin>" ? "FILE" : source; }
+
+uint64_t trim_terminator(const char* data, uint64_t b, uint64_t e) {
+  while (e > b && (data[e - 1] == '\n' || data[e - 1] == '\r')) --e;
+  return e;
+}
+}  // namespace
+
+std::string printable_text(const char* p, uint64_t n, uint64_t limit) {
   std::string out;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   for (uint64_t i = 0; i < n && i < limit;) {
@@ -53,23 +58,14 @@ std::string shorten(const char* p, uint64_t n, uint64_t limit = 120) {
   return out;
 }
 
-// The file argument of a suggested command: standard input has no name to give.
-std::string command_input(const std::string& source) { return source == "<stdin>" ? "FILE" : source; }
-
-uint64_t trim_terminator(const char* data, uint64_t b, uint64_t e) {
-  while (e > b && (data[e - 1] == '\n' || data[e - 1] == '\r')) --e;
-  return e;
-}
-}  // namespace
-
 RowIssue make_row_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
                         uint64_t row_end, uint64_t row_line, const RowResult& r, uint32_t fields,
                         size_t expected_fields) {
   RowIssue issue;
   issue.source = source;
   const uint64_t end = trim_terminator(data, row_begin, row_end);
-  issue.text = shorten(data + row_begin, end - row_begin);
-  issue.row = shorten(data + row_begin, end - row_begin, kRejectedRowBytes);
+  issue.text = printable_text(data + row_begin, end - row_begin);
+  issue.row = printable_text(data + row_begin, end - row_begin, kRejectedRowBytes);
   uint64_t pos = end, extra = 0;
   if (r.error != RowError::None) {
     issue.kind = RowIssue::Malformed;
@@ -137,13 +133,13 @@ RowIssue make_value_issue(const Dialect& d, const std::string& source, const cha
   issue.source = source;
   issue.field = column;
   issue.text = text;
-  issue.row = shorten(data + row_begin, trim_terminator(data, row_begin, row_end) - row_begin, kRejectedRowBytes);
+  issue.row = printable_text(data + row_begin, trim_terminator(data, row_begin, row_end) - row_begin, kRejectedRowBytes);
   uint64_t extra = 0;
   locate(data, row_begin, field_pos, &extra, &issue.column);
   issue.line = row_line + extra;
   const std::string type_name = schema_type_name(type);
   issue.message = fmt::format("column '{}' expected {} {} value, found '{}'", column_name,
-                              type_name[0] == 'i' ? "an" : "a", type_name, shorten(text.data(), text.size()));
+                              type_name[0] == 'i' ? "an" : "a", type_name, printable_text(text.data(), text.size()));
   if (type.type == Type::Decimal)  // a decimal that does not fit reads like no decimal at all
     issue.message += fmt::format(" ({} holds 18 digits, {} of them after the point: magnitudes below 9.2e{}); "
                                  "read the column with another --schema type, or skip such rows with --bad-rows skip",

@@ -12,6 +12,11 @@ namespace warpcsv {
 // to the end) is cut, with its length said.
 constexpr uint64_t kRejectedRowBytes = 1 << 20;
 
+// Text as messages and --rejects show it, cut after `limit` bytes: control
+// bytes, NUL and bytes that are not valid UTF-8 as \xNN, a backslash doubled
+// (valid UTF-8, read back unambiguously); multibyte characters as they are.
+std::string printable_text(const char* p, uint64_t n, uint64_t limit = 120);
+
 // A ragged or malformed row. `row_line` is the row's line relative to its
 // partition's first row (the executor adds the partition's base line).
 RowIssue make_row_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,

@@ -27,6 +27,10 @@ struct EvalContext {
   uint32_t scratch_used;
   EvalStatus status;
   StrRef file;  // the input file of the row (filename()); ptr null where none is known
+  // The first text a cast could not read, and the type it was cast to, for
+  // the message (ptr null: none, or a number out of the type's range).
+  StrRef failed_cast;
+  ColumnType failed_cast_type;
 };
 
 // A fresh context over a caller-owned scratch buffer.
@@ -37,6 +41,8 @@ WCSV_HD inline EvalContext make_eval_context(char* scratch, uint32_t cap) {
   c.scratch_used = 0;
   c.status = EvalStatus::Ok;
   c.file = StrRef{nullptr, 0};
+  c.failed_cast = StrRef{nullptr, 0};
+  c.failed_cast_type = ColumnType{};
   return c;
 }
 
@@ -745,10 +751,17 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         ColumnType t;
         t.type = in.type;
         t.scale = in.scale;
-        v = detail::parse_as(t, v.s, &ok);
+        const StrRef text = v.s;
+        v = detail::parse_as(t, text, &ok);
         if (!ok) {
           v = detail::cast_failed(in, ctx, EvalStatus::CastFailed);
-          if (ctx.status != EvalStatus::Ok) return v;
+          if (ctx.status != EvalStatus::Ok) {
+            if (ctx.failed_cast.ptr == nullptr) {
+              ctx.failed_cast = text;
+              ctx.failed_cast_type = t;
+            }
+            return v;
+          }
         }
         break;
       }
