@@ -756,10 +756,12 @@ WCSV_HD inline Value eval_program(const ProgramView& prog, const Value* slots, E
         if (!ok) {
           v = detail::cast_failed(in, ctx, EvalStatus::CastFailed);
           if (ctx.status != EvalStatus::Ok) {
+#ifndef __CUDA_ARCH__  // messages come from the CPU's scan; on a GPU these stores cost the row kernel spills
             if (ctx.failed_cast.ptr == nullptr) {
               ctx.failed_cast = text;
               ctx.failed_cast_type = t;
             }
+#endif
             return v;
           }
         }
