@@ -127,6 +127,10 @@ struct SniffResult {
   uint32_t consistent = 0;  // rows with exactly `fields` fields (trailing delimiter allowed)
 };
 
+// An input's name as the argument of a command a message suggests (`gzip -t
+// NAME`): standard input has none to give, so the file it came from stands there.
+inline std::string name_in_command(const std::string& source) { return source == "<stdin>" ? "FILE" : source; }
+
 // The bytes of the UTF-8 byte order marks at p: one, or several where tools
 // each added their own; none is part of the first column's name.
 inline size_t bom_bytes(const char* p, size_t n) {

@@ -810,43 +810,9 @@ class CpuScan {
   }
 
   RowIssue eval_issue(const InputSource& src, const Window& w, uint64_t b, uint64_t e, uint64_t line,
-                      const EvalContext& ctx, const std::string& what) {
-    const EvalStatus st = ctx.status;
-    RowIssue i = make_row_issue(in_.dialect, src.name(), w.data, b, e, line, RowResult{}, 0, 0);
-    i.kind = RowIssue::BadValue;
-    i.line = line;  // the row's start: the whole row's values made the result
-    i.column = 1;
-    const std::string skip = s_.opts->bad_rows == BadRows::Skip ? "" : ", or skip such rows with --bad-rows skip";
-    switch (st) {
-      case EvalStatus::IntegerOverflow:  // int is 64-bit (core/eval.hpp)
-        i.message = "integer overflow in " + what +
-                    ": the result is outside the 64-bit int range (-9223372036854775808 to 9223372036854775807); "
-                    "compute in decimal, exact to 38 digits (multiply an operand by 1.0), or in float" + skip;
-        break;
-      case EvalStatus::DecimalOverflow:
-        i.message = "decimal overflow in " + what +
-                    ": the result is outside the decimal range (128 bits, about 38 digits counted from its last "
-                    "decimal place); compute in float (divide an operand by 1)" + skip;
-        break;
-      case EvalStatus::CastFailed: {
-        const std::string type = schema_type_name(ctx.failed_cast_type);
-        const std::string why =
-            ctx.failed_cast.ptr
-                ? fmt::format("'{}' is not {} {}", printable_text(ctx.failed_cast.ptr, ctx.failed_cast.len, 60), type[0] == 'i' ? "an" : "a", type)
-                : "a number outside the range of the type it is cast to";
-        i.message = "a value that does not convert in " + what + ": " + why + "; try_cast(...) gives null instead" + skip;
-        break;
-      }
-      case EvalStatus::DateOutOfRange:
-        i.message = "a date outside the years 0000 to 9999 in " + what +
-                    ": dates are read and printed within those years" + skip;
-        break;
-      default:
-        i.message = "string result over " + std::to_string(kEvalScratch / 1024) + " KiB while evaluating " + what +
-                    " (string results are limited to that)" + skip;
-        break;
-    }
-    return i;
+                      const EvalContext& ctx, const std::string& what) const {
+    return make_eval_issue(in_.dialect, src.name(), w.data, b, e, line, ctx, what, kEvalScratch,
+                           s_.opts->bad_rows == BadRows::Skip);
   }
 
   bool is_null_token(const char* p, uint32_t n) const {

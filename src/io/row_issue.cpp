@@ -21,9 +21,6 @@ void locate(const char* data, uint64_t begin, uint64_t pos, uint64_t* lines, uin
   *column = pos - line_start + 1;
 }
 
-// The file argument of a suggested command: standard input has no name to give.
-std::string command_input(const std::string& source) { return source == "<stdin>" ? "FILE" : source; }
-
 uint64_t trim_terminator(const char* data, uint64_t b, uint64_t e) {
   while (e > b && (data[e - 1] == '\n' || data[e - 1] == '\r')) --e;
   return e;
@@ -91,13 +88,13 @@ RowIssue make_row_issue(const Dialect& d, const std::string& source, const char*
         issue.message = fmt::format("expected text, found a NUL byte (a binary file? UTF-16 text, which has a NUL "
                                     "in every other byte of ASCII?); check the input (for UTF-16: iconv -f "
                                     "UTF-16 -t UTF-8 {} > fixed.csv), or use --bad-rows skip",
-                                    command_input(source));
+                                    name_in_command(source));
         break;
       case RowError::InvalidUtf8:
         issue.message = fmt::format("expected UTF-8 text, found the byte 0x{:02x}, which is not valid UTF-8 (the "
                                     "input looks like Latin-1 or another 8-bit encoding); convert it: iconv -f "
                                     "latin1 -t utf-8 {} > fixed.csv, or use --bad-rows skip",
-                                    static_cast<unsigned char>(data[r.error_pos]), command_input(source));
+                                    static_cast<unsigned char>(data[r.error_pos]), name_in_command(source));
         break;
       case RowError::None: break;
     }
@@ -154,6 +151,46 @@ std::string describe_issue(const RowIssue& i) {
   // A field's bad value is in the message; a value computed from the row's fields needs the row.
   if (i.kind != RowIssue::BadValue || i.field < 0) s += "\n  row: " + i.text;
   return s;
+}
+
+RowIssue make_eval_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                         uint64_t row_end, uint64_t row_line, const EvalContext& ctx, const std::string& what,
+                         uint32_t scratch_bytes, bool skipping) {
+  RowIssue i = make_row_issue(d, source, data, row_begin, row_end, row_line, RowResult{}, 0, 0);
+  i.kind = RowIssue::BadValue;
+  i.line = row_line;  // the row's start: the whole row's values made the result
+  i.column = 1;
+  const std::string skip = skipping ? "" : ", or skip such rows with --bad-rows skip";
+  switch (ctx.status) {
+    case EvalStatus::IntegerOverflow:  // int is 64-bit (core/eval.hpp)
+      i.message = "integer overflow in " + what +
+                  ": the result is outside the 64-bit int range (-9223372036854775808 to 9223372036854775807); "
+                  "compute in decimal, exact to 38 digits (multiply an operand by 1.0), or in float" + skip;
+      break;
+    case EvalStatus::DecimalOverflow:
+      i.message = "decimal overflow in " + what +
+                  ": the result is outside the decimal range (128 bits, about 38 digits counted from its last "
+                  "decimal place); compute in float (divide an operand by 1)" + skip;
+      break;
+    case EvalStatus::CastFailed: {
+      const std::string type = schema_type_name(ctx.failed_cast_type);
+      const std::string why = ctx.failed_cast.ptr
+                                  ? fmt::format("'{}' is not {} {}", printable_text(ctx.failed_cast.ptr, ctx.failed_cast.len, 60),
+                                                type[0] == 'i' ? "an" : "a", type)
+                                  : "a number outside the range of the type it is cast to";
+      i.message = "a value that does not convert in " + what + ": " + why + "; try_cast(...) gives null instead" + skip;
+      break;
+    }
+    case EvalStatus::DateOutOfRange:
+      i.message = "a date outside the years 0000 to 9999 in " + what +
+                  ": dates are read and printed within those years" + skip;
+      break;
+    default:
+      i.message = "string result over " + std::to_string(scratch_bytes / 1024) + " KiB while evaluating " + what +
+                  " (string results are limited to that)" + skip;
+      break;
+  }
+  return i;
 }
 
 }  // namespace warpcsv

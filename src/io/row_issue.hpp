@@ -4,6 +4,7 @@
 #include <string>
 
 #include "exec/scan.hpp"
+#include "warpcsv/core/eval.hpp"
 #include "warpcsv/core/tokenize.hpp"
 
 namespace warpcsv {
@@ -32,5 +33,13 @@ RowIssue make_padded_issue(const Dialect& d, const std::string& source, const ch
 RowIssue make_value_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
                           uint64_t row_end, uint64_t row_line, uint64_t field_pos, int column,
                           const std::string& text, const std::string& column_name, ColumnType type);
+
+// A row whose values an expression (`what`: "the filter '...'", "the output
+// column 'x'") could not compute: ctx.status says why, and a failed cast's text.
+// `scratch_bytes`: the string results' limit; `skipping`: under --bad-rows
+// skip (no advice to use it).
+RowIssue make_eval_issue(const Dialect& d, const std::string& source, const char* data, uint64_t row_begin,
+                         uint64_t row_end, uint64_t row_line, const EvalContext& ctx, const std::string& what,
+                         uint32_t scratch_bytes, bool skipping);
 
 }  // namespace warpcsv

@@ -34,9 +34,6 @@ constexpr int kZstdWindowLogMax = 27;
 
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
-// A source's name as a suggested command's argument: standard input has none to give.
-std::string name_in_command(const std::string& name) { return name == "<stdin>" ? "FILE" : name; }
-
 enum class Codec { None, Gzip, Zstd };
 
 // The command that undoes one layer of `c`, reading stdin.
@@ -405,9 +402,8 @@ void reject_utf16(const std::string& head, const std::string& name, Codec outer 
     throw InputError(quoted(name) + ": file looks like binary data, not CSV text (" + std::to_string(nuls) +
                      " of its first " + std::to_string(head.size()) + " bytes are NUL); check the file name");
   if (bom || (head.size() >= 4 && nuls * 4 >= head.size())) {
-    std::string shown = name == "<stdin>" ? "FILE" : name;
     throw InputError(quoted(name) + ": file looks like UTF-16; convert with iconv -f UTF-16 -t UTF-8 " +
-                     shown + " > " +
+                     name_in_command(name) + " > " +
                      (name == "<stdin>" ? std::string("converted.csv") : name + ".utf8.csv") +
                      " (" +
                      (bom ? std::string("it starts with a UTF-16 byte order mark")

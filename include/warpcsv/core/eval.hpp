@@ -15,6 +15,7 @@
 #include "warpcsv/core/int128.hpp"
 #include "warpcsv/core/program.hpp"
 #include "warpcsv/core/types.hpp"
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/core/value_text.hpp"
 
 namespace warpcsv {
@@ -272,9 +273,6 @@ WCSV_HD inline bool replace_all(StrRef s, StrRef from, StrRef to, EvalContext& c
   *out = StrRef{dst, n};
   return true;
 }
-
-// A UTF-8 continuation byte: not the first byte of a character.
-WCSV_HD inline bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 WCSV_HD inline uint32_t char_count(StrRef s) {
   uint32_t n = 0;

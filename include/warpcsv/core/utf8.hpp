@@ -8,6 +8,9 @@
 
 namespace warpcsv {
 
+// A UTF-8 continuation byte: not the first byte of a character.
+WCSV_HD inline bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 // Length of the valid UTF-8 sequence at p (1..4), or 0 if it is invalid
 // (overlong forms, surrogates and code points above U+10FFFF are invalid).
 WCSV_HD inline size_t utf8_sequence(const unsigned char* p, size_t n) {
