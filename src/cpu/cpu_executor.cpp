@@ -534,6 +534,7 @@ class CpuScan {
     }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
+    SortedCutBar cut_bar;  // the partition's rows that a sort then limit keeps so far, at their last
     Pending pending[kRowsInFlight];
     for (auto& p : pending) {
       p.keys.resize(scan.keys.size());
@@ -715,8 +716,11 @@ class CpuScan {
           for (size_t k = 0; k < out_progs_.size(); ++k)
             row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
                                              : eval_program(out_progs_[k], slots.data(), ctx);
-          if (ctx.status == EvalStatus::Ok) out.output.append_owned(row_out.data());  // else a bad row, not output
-          if (sorted_cut_ && out.output.rows() >= cut_at_) keep_sorted_first(out.output, *sorted_cut_, out.issue_rows);
+          // A bad row is not output; nor is one that the sort's cut would drop.
+          if (ctx.status == EvalStatus::Ok && (!sorted_cut_ || cut_bar.admits(row_out.data(), *sorted_cut_)))
+            out.output.append_owned(row_out.data());
+          if (sorted_cut_ && out.output.rows() >= cut_at_)
+            keep_sorted_first(out.output, *sorted_cut_, out.issue_rows, &cut_bar);
         }
         if (ctx.status != EvalStatus::Ok) {
           add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx, failing_program(slots, file_name)));

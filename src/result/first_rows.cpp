@@ -146,7 +146,7 @@ size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<siz
   return rows.finish();
 }
 
-size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions) {
+size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions, SortedCutBar* bar) {
   const size_t n = t.rows(), nkeys = cut.columns.size();
   if (n <= cut.keep) return n;
   std::vector<Value> keys(n * nkeys);
@@ -155,6 +155,7 @@ size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& po
   std::vector<uint32_t> order =
       sort_order(n, KeyRows{reinterpret_cast<const char*>(keys.data()), nkeys * sizeof(Value)}, cut.types, cut.desc, 1);
   order.resize(cut.keep);
+  const uint32_t last = order.empty() ? 0 : order.back();  // the kept row that sorts last
   std::sort(order.begin(), order.end());
   RowCompactor rows(t, positions);
   size_t next = 0;  // order[next] is the next row kept
@@ -165,7 +166,12 @@ size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& po
       ++next;
     }
   }
-  return rows.finish();
+  const size_t kept = rows.finish();
+  if (bar && kept > 0) {
+    const size_t at = static_cast<size_t>(std::lower_bound(order.begin(), order.end(), last) - order.begin());
+    bar->set(t.row(at), cut);
+  }
+  return kept;
 }
 
 }  // namespace warpcsv

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "result/order.hpp"
 #include "warpcsv/core/types.hpp"
 #include "warpcsv/table.hpp"
 
@@ -34,9 +35,32 @@ struct SortedCut {
 // first `keep`: twice that, and a few thousand at least, so that cuts are rare.
 inline size_t sorted_cut_at(size_t keep) { return 2 * std::max<size_t>(keep, 4096); }
 
+// The keys of the row that a cut kept last in the sort's order, once a cut
+// has kept `keep` rows: a later row whose keys do not sort before them can
+// never be among the first `keep` (ties go in input order), so a scan need
+// not keep it. Its string keys point into the cut table's strings.
+class SortedCutBar {
+ public:
+  // Whether `row` (of the cut table's columns) may still be among the first.
+  bool admits(const Value* row, const SortedCut& cut) {
+    if (keys_.empty()) return true;
+    for (size_t k = 0; k < cut.columns.size(); ++k) row_keys_[k] = row[cut.columns[k]];
+    return compare_sort_keys(row_keys_.data(), keys_.data(), cut.types, cut.desc) < 0;
+  }
+  void set(const Value* row, const SortedCut& cut) {
+    keys_.resize(cut.columns.size());
+    row_keys_.resize(cut.columns.size());
+    for (size_t k = 0; k < cut.columns.size(); ++k) keys_[k] = row[cut.columns[k]];
+  }
+
+ private:
+  std::vector<Value> keys_, row_keys_;
+};
+
 // Keeps the `cut.keep` rows of `t` that the sort puts first (a stable sort:
 // ties in input order), in input order; `positions` as keep_first_rows.
-// Returns the rows kept.
-size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions);
+// Returns the rows kept. With `bar`, sets it when `keep` rows are kept.
+size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions,
+                         SortedCutBar* bar = nullptr);
 
 }  // namespace warpcsv
