@@ -144,6 +144,21 @@ class CpuScan {
       cut_at_ = sorted_cut_at(cut.keep);
       if (std::find(cut.columns.begin(), cut.columns.end(), -1) == cut.columns.end()) sorted_cut_ = std::move(cut);
     }
+    // A top of each group by the scan's columns: likewise, group by group.
+    if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Top) {
+      const PostStage& top = plan_.post[0];
+      GroupTopCut cut;
+      bool bare = true;
+      for (size_t k = 0; k < top.exprs.size(); ++k) {
+        const int column = top.exprs[k].bare_slot();
+        bare &= column >= 0;
+        (k < top.group_keys ? cut.key_columns : cut.order.columns).push_back(column);
+        (k < top.group_keys ? cut.key_types : cut.order.types).push_back(top.exprs[k].result.type);
+      }
+      cut.order.desc = top.descending;
+      cut.order.keep = static_cast<size_t>(top.limit);
+      if (bare) group_top_cut_ = std::move(cut);
+    }
     // Rows that stream out (or a limit) want the first rows soon: small first
     // windows, and what a stream has so far.
     early_rows_ = stops_early_ || (!scan.aggregate && s.stream_rows);
@@ -242,6 +257,7 @@ class CpuScan {
           process_partition(*src, w, pw, j, partition_index + j, per_worker_[static_cast<size_t>(worker)], results[j]);
           if (!distinct_types_.empty()) keep_first_rows(results[j].output, distinct_types_, results[j].issue_rows);
           if (sorted_cut_) keep_sorted_first(results[j].output, *sorted_cut_, results[j].issue_rows);
+          if (group_top_cut_) keep_group_tops(results[j].output, *group_top_cut_, results[j].issue_rows);
           if (tr)
             tr->host(fmt::format("partition {}", partition_index + j), "partition", t_part,
                      {{"index", int64_t(partition_index + j)}, {"offset", int64_t(w.offset + pw.begin[j])},
@@ -535,6 +551,8 @@ class CpuScan {
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
     SortedCutBar cut_bar;  // the partition's rows that a sort then limit keeps so far, at their last
+    GroupTopBars top_bars;  // and those of each group's top
+    size_t top_cut_at = kGroupTopCutRows;
     Pending pending[kRowsInFlight];
     for (auto& p : pending) {
       p.keys.resize(scan.keys.size());
@@ -716,11 +734,15 @@ class CpuScan {
           for (size_t k = 0; k < out_progs_.size(); ++k)
             row_out[k] = out_direct_[k] >= 0 ? slots[static_cast<size_t>(out_direct_[k])]
                                              : eval_program(out_progs_[k], slots.data(), ctx);
-          // A bad row is not output; nor is one that the sort's cut would drop.
-          if (ctx.status == EvalStatus::Ok && (!sorted_cut_ || cut_bar.admits(row_out.data(), *sorted_cut_)))
+          // A bad row is not output; nor is one that a cut would drop.
+          if (ctx.status == EvalStatus::Ok && (!sorted_cut_ || cut_bar.admits(row_out.data(), *sorted_cut_)) &&
+              (!group_top_cut_ || top_bars.admits(row_out.data(), *group_top_cut_)))
             out.output.append_owned(row_out.data());
           if (sorted_cut_ && out.output.rows() >= cut_at_)
             keep_sorted_first(out.output, *sorted_cut_, out.issue_rows, &cut_bar);
+          if (group_top_cut_ && out.output.rows() >= top_cut_at)  // the next cut after as many rows again
+            top_cut_at = std::max<size_t>(
+                2 * keep_group_tops(out.output, *group_top_cut_, out.issue_rows, &top_bars), kGroupTopCutRows);
         }
         if (ctx.status != EvalStatus::Ok) {
           add_issue(eval_issue(src, w, row_begin, row_end, row_line, ctx, failing_program(slots, file_name)));
@@ -848,6 +870,8 @@ class CpuScan {
   std::vector<Type> distinct_types_;  // per scan output, when the rows go to a distinct as they are
   std::optional<SortedCut> sorted_cut_;  // when the rows go to a sort by their columns, then a limit
   size_t cut_at_ = 0;  // a partition's table is cut back to its first rows at this many
+  std::optional<GroupTopCut> group_top_cut_;  // when the rows go to a top of each group by their columns
+  static constexpr size_t kGroupTopCutRows = 4096;  // a partition's first cut of its groups' tops
   std::vector<char> slot_text_;  // per slot: its values carry their field's text
   std::vector<ProgramView> key_progs_, arg0_, arg1_, out_progs_;
   std::vector<int> key_direct_, arg0_direct_, arg1_direct_;

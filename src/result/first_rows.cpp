@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "result/order.hpp"
+#include "result/row_key.hpp"
 #include "runtime/grow_array.hpp"
 #include "runtime/prefetch.hpp"
 #include "warpcsv/core/hash.hpp"
@@ -172,6 +173,52 @@ size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& po
     bar->set(t.row(at), cut);
   }
   return kept;
+}
+
+const std::string& GroupTopBars::group_key(const Value* row, const GroupTopCut& cut) {
+  keys_.resize(cut.key_columns.size());
+  for (size_t k = 0; k < keys_.size(); ++k) keys_[k] = row[cut.key_columns[k]];
+  key_.clear();
+  append_row_key(key_, keys_.data(), cut.key_types);
+  return key_;
+}
+
+size_t keep_group_tops(Table& t, const GroupTopCut& cut, std::vector<size_t>& positions, GroupTopBars* bars) {
+  const size_t n = t.rows(), per_group = cut.order.keep, norder = cut.order.columns.size();
+  GroupTopBars keys;
+  std::unordered_map<std::string, std::vector<uint32_t>> groups;
+  for (size_t r = 0; r < n; ++r) groups[keys.group_key(t.row(r), cut)].push_back(static_cast<uint32_t>(r));
+  std::vector<uint8_t> kept(n, 0);
+  std::vector<std::pair<const std::string*, uint32_t>> full;  // groups left with per_group rows: their last
+  std::vector<Value> a(norder), b(norder);
+  auto before = [&](uint32_t x, uint32_t y) {
+    for (size_t k = 0; k < norder; ++k) {
+      a[k] = t.row(x)[cut.order.columns[k]];
+      b[k] = t.row(y)[cut.order.columns[k]];
+    }
+    return compare_sort_keys(a.data(), b.data(), cut.order.types, cut.order.desc) < 0;
+  };
+  for (auto& [key, rows] : groups) {
+    if (rows.size() >= per_group) {
+      std::stable_sort(rows.begin(), rows.end(), before);
+      rows.resize(per_group);
+      if (per_group > 0) full.emplace_back(&key, rows.back());
+    }
+    for (uint32_t r : rows) kept[r] = 1;
+  }
+  std::vector<uint32_t> kept_before(n);  // a kept row's place once the others are gone
+  RowCompactor compactor(t, positions);
+  for (size_t r = 0; r < n; ++r) {
+    compactor.visit(r);
+    kept_before[r] = static_cast<uint32_t>(compactor.kept());
+    if (kept[r]) compactor.keep(r);
+  }
+  const size_t left = compactor.finish();
+  if (bars) {
+    bars->clear();
+    for (const auto& [key, last] : full) bars->set(*key, t.row(kept_before[last]), cut);
+  }
+  return left;
 }
 
 }  // namespace warpcsv

@@ -4,10 +4,13 @@
 //   on only its first occurrences, in their order;
 // - a sort then `limit n` keeps the n rows that sort first (ties in input
 //   order), so each partition passes on only its own first n of them, in
-//   their input order: every row of the whole's first n is among them.
+//   their input order: every row of the whole's first n is among them;
+// - a `groupby KEYS | top n by ORDER` likewise, group by group.
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "result/order.hpp"
@@ -62,5 +65,38 @@ class SortedCutBar {
 // Returns the rows kept. With `bar`, sets it when `keep` rows are kept.
 size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions,
                          SortedCutBar* bar = nullptr);
+
+// A `groupby KEYS | top n by ORDER` of the rows by their columns: the key
+// columns, and the order as a SortedCut whose `keep` is n.
+struct GroupTopCut {
+  std::vector<int> key_columns;
+  std::vector<Type> key_types;
+  SortedCut order;
+};
+
+// A SortedCutBar per group: the groups that a cut left holding n rows.
+class GroupTopBars {
+ public:
+  bool admits(const Value* row, const GroupTopCut& cut) {
+    if (bars_.empty()) return true;
+    const auto it = bars_.find(group_key(row, cut));
+    return it == bars_.end() || it->second.admits(row, cut.order);
+  }
+  void clear() { bars_.clear(); }
+  void set(const std::string& key, const Value* row, const GroupTopCut& cut) { bars_[key].set(row, cut.order); }
+  // The group key of `row` (row_key.hpp), in a buffer the next call reuses.
+  const std::string& group_key(const Value* row, const GroupTopCut& cut);
+
+ private:
+  std::unordered_map<std::string, SortedCutBar> bars_;
+  std::vector<Value> keys_;
+  std::string key_;
+};
+
+// Keeps each group's `cut.order.keep` rows of `t` that its top puts first
+// (ties in input order), in input order; `positions` as keep_first_rows.
+// Returns the rows kept. With `bars`, sets them anew.
+size_t keep_group_tops(Table& t, const GroupTopCut& cut, std::vector<size_t>& positions,
+                       GroupTopBars* bars = nullptr);
 
 }  // namespace warpcsv

@@ -811,6 +811,22 @@ std::vector<std::vector<std::string>> csv_cells(const std::string& text) {  // n
 }
 }  // namespace
 
+// `groupby s | top n by v desc | select s, v, dt` of key_types_csv's rows
+// (s,i,d,f,dt,ts,b,v), naively: groups in key order (bytes, null last); in
+// each, v descending, ties in input order.
+std::string naive_top_s_v_dt(const std::vector<std::vector<std::string>>& rows, size_t n) {
+  std::map<std::pair<bool, std::string>, std::vector<size_t>> groups;
+  for (size_t k = 0; k < rows.size(); ++k) groups[{rows[k][0].empty(), rows[k][0]}].push_back(k);
+  std::string expect = "s,v,dt\n";
+  for (auto& [key, members] : groups) {
+    std::stable_sort(members.begin(), members.end(),
+                     [&](size_t a, size_t b) { return std::stol(rows[a][7]) > std::stol(rows[b][7]); });
+    for (size_t k = 0; k < members.size() && k < n; ++k)
+      expect += rows[members[k]][0] + "," + rows[members[k]][7] + "," + rows[members[k]][4] + "\n";
+  }
+  return expect;
+}
+
 TEST_CASE("diff: top N per group and distinct match a naive reference at every setting") {
   TempDir dir;
   const std::string text = testing::key_types_csv(41, 2500, 40);
@@ -820,17 +836,7 @@ TEST_CASE("diff: top N per group and distinct match a naive reference at every s
   SECTION("groupby s | top 3 by v desc") {
     const RunResult r = run_everywhere(dir, "groupby s | top 3 by v desc | select s, v, dt", {dir.file("input.csv")}, false);
     REQUIRE(r.code == 0);
-    // Groups in key order (bytes, null last); in each, v descending, ties in input order.
-    std::map<std::pair<bool, std::string>, std::vector<size_t>> groups;
-    for (size_t k = 0; k < rows.size(); ++k) groups[{rows[k][0].empty(), rows[k][0]}].push_back(k);
-    std::string expect = "s,v,dt\n";
-    for (auto& [key, members] : groups) {
-      std::stable_sort(members.begin(), members.end(),
-                       [&](size_t a, size_t b) { return std::stol(rows[a][7]) > std::stol(rows[b][7]); });
-      for (size_t k = 0; k < members.size() && k < 3; ++k)
-        expect += rows[members[k]][0] + "," + rows[members[k]][7] + "," + rows[members[k]][4] + "\n";
-    }
-    CHECK(r.out == expect);
+    CHECK(r.out == naive_top_s_v_dt(rows, 3));
   }
   SECTION("distinct b, dt: first occurrences in input order") {
     const RunResult r = run_everywhere(dir, "distinct b, dt", {dir.file("input.csv")}, false);
@@ -846,6 +852,27 @@ TEST_CASE("diff: top N per group and distinct match a naive reference at every s
     const RunResult b = run_tool(dir, "sort i desc, v | limit 5", {dir.file("input.csv")}, 1 << 20, 2, false);
     CHECK(a.out == b.out);
     CHECK(std::count(a.out.begin(), a.out.end(), '\n') == 6);
+  }
+}
+
+// Whole rows of a top per group: each partition keeps only its groups' own
+// first rows, cut as it goes, and turns away the rows that sort after a full
+// group's last (tens of thousands of rows a partition, ties among them).
+TEST_CASE("diff: a top per group of whole rows, cut in the partitions, matches a naive reference") {
+  TempDir dir;
+  const std::string text = testing::key_types_csv(43, 30000, 40);
+  write_file(dir.file("input.csv"), text);
+  std::vector<std::vector<std::string>> rows = csv_cells(text);
+  rows.erase(rows.begin());
+  for (size_t n : {size_t{1}, size_t{3}, size_t{200}}) {
+    const std::string expect = naive_top_s_v_dt(rows, n);
+    for (const auto& [chunk, threads] : std::vector<std::pair<uint64_t, int>>{{1ull << 30, 1}, {1 << 20, 2}, {65536, 3}}) {
+      INFO("top " << n << ", chunk " << chunk << ", threads " << threads);
+      const RunResult r = run_tool(dir, "groupby s | top " + std::to_string(n) + " by v desc | select s, v, dt",
+                                   {dir.file("input.csv")}, chunk, threads, false);
+      REQUIRE(r.code == 0);
+      CHECK(r.out == expect);
+    }
   }
 }
 

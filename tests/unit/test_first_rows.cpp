@@ -2,6 +2,7 @@
 // first row of each set of equal rows, in order, and positions moved with them.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -137,6 +138,73 @@ TEST_CASE("SortedCutBar: the rows a scan turns away at the bar change nothing a 
       CHECK(a == b);
     }
     if (keep < 100) CHECK(admitted < all.rows() / 2);
+  }
+}
+
+TEST_CASE("keep_group_tops: each group's first rows by a stable sort, in input order, and the bars") {
+  std::mt19937_64 rng(48);
+  const std::vector<Type> types = {Type::Int, Type::String, Type::Float};
+  // Grouped by f (NaN, -0.0 and 0.0, nulls among them), the top by s descending then i.
+  const GroupTopCut cut{{2}, {Type::Float}, SortedCut{{1, 0}, {Type::String, Type::Int}, {true, false}, 0}};
+  for (size_t keep : {size_t{0}, size_t{1}, size_t{3}, size_t{40}}) {
+    GroupTopCut c = cut;
+    c.order.keep = keep;
+    std::mt19937_64 same_rng = rng;
+    Table t = random_rows(rng, 3000, 300);
+    Table streamed = random_rows(same_rng, 3000, 300);
+    // The reference: each group's rows by a stable sort, its first `keep`, in input order.
+    std::map<std::string, std::vector<size_t>> groups;
+    for (size_t r = 0; r < t.rows(); ++r) {
+      std::string key;
+      append_row_key(key, t.row(r) + 2, {Type::Float});
+      groups[key].push_back(r);
+    }
+    std::vector<size_t> expect_rows;
+    for (auto& [key, rows] : groups) {
+      std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
+        const Value ka[2] = {t.row(a)[1], t.row(a)[0]}, kb[2] = {t.row(b)[1], t.row(b)[0]};
+        return compare_sort_keys(ka, kb, c.order.types, c.order.desc) < 0;
+      });
+      rows.resize(std::min(rows.size(), keep));
+      expect_rows.insert(expect_rows.end(), rows.begin(), rows.end());
+    }
+    std::sort(expect_rows.begin(), expect_rows.end());
+    std::vector<std::string> expect;
+    for (size_t r : expect_rows) {
+      std::string key;
+      append_row_key(key, t.row(r), types);
+      expect.push_back(key);
+    }
+    std::vector<size_t> positions = {0, 7, 7, 1500, 3000}, expect_positions;
+    for (size_t p : positions)
+      expect_positions.push_back(
+          static_cast<size_t>(std::lower_bound(expect_rows.begin(), expect_rows.end(), p) - expect_rows.begin()));
+    INFO("keep " << keep);
+    REQUIRE(keep_group_tops(t, c, positions) == expect.size());
+    CHECK(positions == expect_positions);
+    // As a scan keeps them: row by row past the bars, cut whenever 50 rows more are held.
+    Table scanned;
+    scanned.columns = streamed.columns;
+    GroupTopBars bars;
+    size_t admitted = 0;
+    std::vector<size_t> none;
+    for (size_t r = 0; r < streamed.rows(); ++r) {
+      if (bars.admits(streamed.row(r), c)) {
+        scanned.append_owned(streamed.row(r));
+        ++admitted;
+      }
+      if (scanned.rows() % 50 == 0) keep_group_tops(scanned, c, none, &bars);
+    }
+    keep_group_tops(scanned, c, none);
+    REQUIRE(scanned.rows() == expect.size());
+    for (size_t r = 0; r < expect.size(); ++r) {
+      std::string a, b;
+      append_row_key(a, t.row(r), types);
+      append_row_key(b, scanned.row(r), types);
+      CHECK(a == expect[r]);
+      CHECK(b == expect[r]);
+    }
+    if (keep > 0 && keep < 10) CHECK(admitted < streamed.rows() / 2);
   }
 }
 
