@@ -19,6 +19,8 @@
 #   SKIP_BUILD=1 SKIP_CTEST=1 SKIP_FOREIGN=1 scripts/gpu-check.sh
 #   GPU_TESTS_FILTER='gpu: lookup joins*' SKIP_MANY=1 BENCH_ROWS=0 scripts/gpu-check.sh  # shorter
 #   SKIP_BUILD=1 SKIP_GPU_TESTS=1 scripts/gpu-check.sh  # the rest, after a call that built and ran them
+#   BUILD_DIR=build-carry/new SKIP_BUILD=1 SKIP_CTEST=1 GPU_TESTS_TIMEOUT=400 scripts/gpu-check.sh
+#       # binaries built elsewhere (tools/lab/build-carry.sh with TESTS=1): no build on the GPU machine
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
@@ -76,7 +78,8 @@ fi
 diff_result=skipped
 if [ -z "${SKIP_GPU_TESTS:-}" ] && [ -x "$GPU_TESTS" ]; then
   step "gpu differential tests"
-  timeout 1200 "$GPU_TESTS" "${GPU_TESTS_FILTER:-[gpu]}" >"$LOG/gpu_tests.log" 2>&1
+  # With each case's seconds (-d yes): what a call's time limit must allow for.
+  timeout "${GPU_TESTS_TIMEOUT:-1200}" "$GPU_TESTS" "${GPU_TESTS_FILTER:-[gpu]}" -d yes >"$LOG/gpu_tests.log" 2>&1
   rc=$?
   diff_result="$(grep -E 'All tests passed|test cases:|assertions:' "$LOG/gpu_tests.log" | tr '\n' ' ')"
   grep -q 'gpu_tests: skipped' "$LOG/gpu_tests.log" && diff_result="SKIPPED ($(grep -o 'skipped: .*' "$LOG/gpu_tests.log")) $diff_result"

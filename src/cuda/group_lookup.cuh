@@ -195,8 +195,7 @@ struct BlockCaches {
   u64* words;
   uint32_t key_cap;  // short keys, a power of two; 0: none
   KeyCacheEntry* keys;
-  uint32_t* key_states;     // key_cap states of key_state_words 32-bit words (short_key_state.hpp); null: none
-  int key_state_words;
+  uint32_t* key_states;  // key_cap states of GpuPlan::short_key_state_words words (short_key_state.hpp); null: none
   uint32_t dir_cap;  // the directory's entries, a power of two; 0: none
   KeyDirEntry* dir;
 };
@@ -236,13 +235,7 @@ __device__ __forceinline__ int32_t key_cache_entry(const BlockCaches& c, const K
   return -1;
 }
 
-// The group of key k in the block's cache, or -1 (then `empty_at` as above).
-__device__ __forceinline__ int64_t key_cache_find(const BlockCaches& c, const KeyWords& k, uint32_t& empty_at) {
-  uint64_t g = 0;
-  return key_cache_entry(c, k, empty_at, g) < 0 ? -1 : static_cast<int64_t>(g);
-}
-
-// Puts key k's group g at the entry key_cache_find left empty, unless another
+// Puts key k's group g at the entry key_cache_entry left empty, unless another
 // thread took it meanwhile (false). The entry's words are written with atomics, as
 // its group is: readers never read a word a plain store is writing.
 __device__ __forceinline__ bool key_cache_insert(const BlockCaches& c, const KeyWords& k, uint32_t at, uint64_t g) {
@@ -303,6 +296,32 @@ __device__ __forceinline__ void key_dir_insert(const BlockCaches& c, const KeyWo
   atomicExch(&e->len, k.len);
   __threadfence();
   atomicExch(&e->group, static_cast<uint32_t>(g));
+}
+
+// The group of a short key (kw its words, `key` the same key for the table),
+// found in the block's cache, else in the directory, else in the global
+// table, then cached where it was missed. -1 when the table raised `flags`
+// (full: the batch runs again on the CPU). `entry` is the key's entry in the
+// block's cache, or -1 when it has none and none could be made.
+__device__ __forceinline__ int64_t short_key_lookup(const GpuPlan& p, const GpuTable& t, const BlockCaches& caches,
+                                                    const KeyWords& kw, const Value& key, int32_t& entry,
+                                                    uint32_t& flags) {
+  uint32_t empty_at;
+  uint64_t g = 0;
+  entry = key_cache_entry(caches, kw, empty_at, g);
+  if (entry >= 0) return static_cast<int64_t>(g);
+  const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
+  uint32_t dir_empty_at = kNoEntry;
+  int64_t found = caches.dir_cap ? key_dir_find(caches, kw, h, dir_empty_at) : -1;
+  if (found < 0) {
+    uint32_t table_flags = 0;
+    found = find_or_insert(t, p, &key, h, 1u, table_flags);
+    flags |= table_flags;
+    if (found < 0 || table_flags) return -1;
+    if (caches.dir_cap) key_dir_insert(caches, kw, dir_empty_at, static_cast<uint64_t>(found));
+  }
+  if (key_cache_insert(caches, kw, empty_at, static_cast<uint64_t>(found))) entry = static_cast<int32_t>(empty_at);
+  return found;
 }
 
 // The state words a row's update of group g goes to: the block's cache of

@@ -361,31 +361,6 @@ __device__ uint32_t process_row(const GpuBatch& b, const GpuPlan& p, const Diale
   return kctx.status != EvalStatus::Ok ? kFlagIssue : flags;
 }
 
-// The row's group when the plan groups by one string column (the block then
-// has a key cache) and the row's key is short and in the batch buffer: found in the
-// block's cache, else in the GPU's directory, else in the global table, and
-// then cached where it was missed. -1 with `flags` when the table is full; -2
-// when the key is not such a key.
-__device__ __forceinline__ int64_t short_key_group(const GpuPlan& p, const GpuTable& t, const Value* slots,
-                                                   const BlockCaches& caches, uint32_t& flags) {
-  const Value& key = slots[p.key_direct[0]];
-  if (key.null || key.s.len > kShortKeyBytes) return -2;
-  const KeyWords kw = batch_key_words(key.s.ptr, key.s.len);
-  uint32_t empty_at;
-  int64_t g = key_cache_find(caches, kw, empty_at);
-  if (g >= 0) return g;
-  const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
-  uint32_t dir_empty_at = kNoEntry;
-  if (caches.dir_cap) g = key_dir_find(caches, kw, h, dir_empty_at);
-  if (g < 0) {
-    g = find_or_insert(t, p, &key, h, 1u, flags);
-    if (g < 0 || flags) return g;
-    if (caches.dir_cap) key_dir_insert(caches, kw, dir_empty_at, static_cast<uint64_t>(g));
-  }
-  key_cache_insert(caches, kw, empty_at, static_cast<uint64_t>(g));
-  return g;
-}
-
 // Filters one row (or joined copy) and aggregates it into the table; returns
 // the flags it raised. Bit k of `batch_slots`: slot k's string lies in the
 // batch buffer, which can be read a word at a time.
@@ -399,9 +374,15 @@ __device__ uint32_t aggregate_row(const GpuPlan& p, const GpuTable& t, const Val
     if (keep.null || keep.i == 0) return 0;
   }
   uint32_t flags = 0;
-  const bool cached_key = caches.key_cap && ((batch_slots >> p.key_direct[0]) & 1u);
-  int64_t g = cached_key ? short_key_group(p, t, slots, caches, flags) : -2;
-  if (g == -2) {
+  // A short key in the batch buffer is looked up by its words (the block's
+  // key cache is there when the plan groups by one string column).
+  const bool in_batch = caches.key_cap && ((batch_slots >> p.key_direct[0]) & 1u);
+  const Value* key = in_batch ? slots + p.key_direct[0] : nullptr;
+  int64_t g;
+  if (key && !key->null && key->s.len <= kShortKeyBytes) {
+    int32_t entry;
+    g = short_key_lookup(p, t, caches, batch_key_words(key->s.ptr, key->s.len), *key, entry, flags);
+  } else {
     Value keys[kMaxKeys];
     uint64_t h = kGroupKeysSeed;
     uint32_t batch_keys = 0;
@@ -456,13 +437,14 @@ __device__ __noinline__ uint32_t process_row_apart(const GpuBatch& b, const GpuP
 }
 
 // ShortKeys: the plan's rows of plain batches take the short way
-// (GpuPlan::short_keys), and the block keeps its short keys' states.
+// (GpuPlan::short_keys); with `key_states`, the block keeps its short keys'
+// states, else those rows update their groups' words.
 template <int Block, bool ShortKeys>
 __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __restrict__ plan,
                                                 GpuTable t, const uint32_t* __restrict__ rows,
                                                 const uint32_t* total_rows, const uint32_t* census,
                                                 uint32_t* grabbed, uint32_t cache_cap, uint32_t key_cap,
-                                                KeyDirEntry* key_dir, uint32_t key_dir_cap) {
+                                                bool key_states, KeyDirEntry* key_dir, uint32_t key_dir_cap) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
   __shared__ ShortKeyAgg short_aggs[kMaxAggs];
@@ -476,15 +458,15 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     char* dst = reinterpret_cast<char*>(&d);
     for (int i = threadIdx.x; i < static_cast<int>(sizeof(Dialect)); i += Block) dst[i] = src[i];
     for (int i = threadIdx.x; i < p.ncols; i += Block) col_to_slot[i] = p.col_to_slot[i];
-    for (int i = threadIdx.x; i < p.naggs; i += Block) short_aggs[i] = p.short_aggs[i];
+    if (ShortKeys)
+      for (int i = threadIdx.x; i < p.naggs; i += Block) short_aggs[i] = p.short_aggs[i];
   }
   const int nwords = p.nwords;
-  const int state_words = ShortKeys ? p.short_key_state_words : 0;
+  const int state_words = ShortKeys && key_states ? p.short_key_state_words : 0;
   BlockCaches caches;
   caches.key_cap = key_cap;
   caches.keys = reinterpret_cast<KeyCacheEntry*>(block_cache);
-  caches.key_states = ShortKeys ? reinterpret_cast<uint32_t*>(caches.keys + key_cap) : nullptr;
-  caches.key_state_words = state_words;
+  caches.key_states = state_words ? reinterpret_cast<uint32_t*>(caches.keys + key_cap) : nullptr;
   caches.cap = cache_cap;
   caches.words = block_cache + static_cast<uint64_t>(key_cap) * (sizeof(KeyCacheEntry) / 8) +
                  static_cast<uint64_t>(key_cap) * state_words / 2;
@@ -503,14 +485,15 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     block_plain_rows = 0;
     block_flags = 0;
   }
-  __syncthreads();  // short_aggs are read below
-  if (ShortKeys)
+  __syncthreads();
+  if (ShortKeys && state_words) {  // the states start from short_aggs, which the barrier above published
     for (uint32_t i = threadIdx.x; i < key_cap; i += Block) {
       uint32_t* st = caches.key_states + i * state_words;
       st[kShortKeyRowsWord] = 0;
       for (int a = 0; a < p.naggs; ++a) short_key_init(short_aggs[a], st);
     }
-  __syncthreads();
+    __syncthreads();
+  }
 
   const uint32_t total = *total_rows;
   const bool odd_bytes = census[kCensusOddBytes] != 0;
@@ -550,7 +533,7 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   }
   __syncthreads();
 
-  if (ShortKeys) fold_short_keys(p, short_aggs, t, caches);
+  if (ShortKeys && state_words) fold_short_keys(p, short_aggs, t, caches);
   for (uint32_t c = threadIdx.x; c < cache_cap; c += Block) {
     const uint32_t k = caches.groups[c];
     if (k == 0) continue;
@@ -707,21 +690,24 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   k_utf8_census<<<grid, kScanBlock, 0, stream>>>(b.data, s.rows, s.offsets + nseg, nseg, v.census);
   WCSV_CUDA_TRY(cudaGetLastError());
 
-  // The key cache, when the plan groups by one string column. With few
-  // groups (most of them in each block's cache), rows of a plan of short
-  // keys take the short way, the blocks keeping their keys' states beside
-  // the keys, where they fit. With many, the states would take few rows each
-  // and cost a fold each: the rows go the general way.
+  // The key cache, when the plan groups by one string column. Rows of a plan
+  // of short keys take the short way. With few groups (most of them in each
+  // block's cache) the blocks keep their keys' states beside the keys, where
+  // they fit; with more, states would take few rows each and cost a fold
+  // each, so the rows update their groups' words. Past the directory's reach
+  // the rows go the general way.
   const bool one_string_key =
       host_plan.nkeys == 1 && host_plan.key_direct[0] >= 0 && host_plan.key_types[0] == Type::String;
   uint32_t key_cap = one_string_key ? 1024 : 0;
-  const uint32_t per_state = static_cast<uint32_t>(host_plan.short_key_state_words) * 4;
-  const bool states_fit = host_plan.short_keys && shape.key_state_bytes >= 64 * per_state;
-  while (key_cap && (key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes ||
-                     (states_fit && key_cap * per_state > shape.key_state_bytes)))
-    key_cap >>= 1;
+  while (key_cap && key_cap * sizeof(KeyCacheEntry) > shape.key_cache_bytes) key_cap >>= 1;
   if (key_cap < 64) key_cap = 0;
-  const bool short_rows = states_fit && key_cap > 0 && groups_known <= key_cap / 2;
+  // Only a block that keeps its keys' states has fewer keys for them.
+  const uint32_t per_state = static_cast<uint32_t>(host_plan.short_key_state_words) * 4;
+  uint32_t short_cap = host_plan.short_keys ? key_cap : 0;
+  while (short_cap && short_cap * per_state > shape.key_state_bytes) short_cap >>= 1;
+  const bool key_states = short_cap >= 64 && groups_known <= short_cap / 2;
+  if (key_states) key_cap = short_cap;
+  const bool short_rows = key_states || (host_plan.short_keys && key_cap && groups_known <= kKeyDirMaxGroups);
   // The shared-memory group cache: as many groups as fit, a power of two.
   const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
   uint32_t cache_cap = 1024;
@@ -730,17 +716,17 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   const uint32_t key_dir_cap = key_cap && groups_known <= kKeyDirMaxGroups ? kKeyDirEntries : 0;
   if (key_dir_cap) WCSV_CUDA_TRY(cudaMemsetAsync(s.key_dir, 0xff, key_dir_cap * sizeof(KeyDirEntry), stream));
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry) +
-                       (short_rows ? key_cap * per_state : 0);
+                       (key_states ? key_cap * per_state : 0);
   const unsigned row_grid = static_cast<unsigned>(sms * shape.row_blocks_per_sm);
   WCSV_CUDA_TRY(cudaMemsetAsync(s.grabbed, 0, sizeof(uint32_t), stream));
   if (short_rows)
     k_rows<kRowBlock, true><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
-                                                                    s.grabbed, cache_cap, key_cap, s.key_dir,
-                                                                    key_dir_cap);
+                                                                    s.grabbed, cache_cap, key_cap, key_states,
+                                                                    s.key_dir, key_dir_cap);
   else
     k_rows<kRowBlock, false><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
-                                                                     s.grabbed, cache_cap, key_cap, s.key_dir,
-                                                                     key_dir_cap);
+                                                                     s.grabbed, cache_cap, key_cap, false,
+                                                                     s.key_dir, key_dir_cap);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

@@ -2,11 +2,12 @@
 // a string key and one int or decimal column (GpuPlan::short_keys): the row
 // is split at its delimiters into registers, its value parsed to 32 bits,
 // and its key's entry found (or made) in the block's key cache by the key's
-// words; the entry's 32-bit state takes the row with native shared-memory
-// atomics and is folded into the group's words at the end of the batch. The
-// host sends rows this way only while the table holds few groups. Any other
-// row (a null or wide value, a long key, a bad field) goes the general way,
-// process_row. Included by kernels.cu alone.
+// words. While the table holds few groups, the entry's 32-bit state takes
+// the row with native shared-memory atomics and is folded into the group's
+// words at the end of the batch; with more (up to the directory's reach),
+// the row updates its group's words. Any other row (a null or wide value, a
+// long key, a bad field) goes the general way, process_row. Included by
+// kernels.cu alone.
 #pragma once
 #include <cstdint>
 
@@ -68,30 +69,15 @@ __device__ __forceinline__ bool short_key_row(const GpuBatch& b, const GpuPlan& 
       !field_to_int32(p.slot_types[p.value_slot], p.slot_inferred[p.value_slot], b.data + f.vb, f.ve - f.vb, v))
     return false;
   const KeyWords kw = batch_key_words(b.data + f.kb, kn);
-  uint32_t empty_at;
-  uint64_t g = 0;
-  int32_t e = key_cache_entry(caches, kw, empty_at, g);
-  if (e < 0) {
-    const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
-    uint32_t dir_empty_at = kNoEntry;
-    int64_t found = caches.dir_cap ? key_dir_find(caches, kw, h, dir_empty_at) : -1;
-    if (found < 0) {
-      const Value key = Value::of_str(b.data + f.kb, kn);
-      uint32_t table_flags = 0;
-      found = find_or_insert(t, p, &key, h, 1u, table_flags);
-      flags |= table_flags;
-      if (found < 0 || table_flags) return true;
-      if (caches.dir_cap) key_dir_insert(caches, kw, dir_empty_at, static_cast<uint64_t>(found));
-    }
-    g = static_cast<uint64_t>(found);
-    if (key_cache_insert(caches, kw, empty_at, g)) e = static_cast<int32_t>(empty_at);
-  }
-  if (e < 0) {  // no entry to be had: the group's words take the row
-    u64* w = t.words + g * p.nwords;
+  int32_t e;
+  const int64_t g = short_key_lookup(p, t, caches, kw, Value::of_str(b.data + f.kb, kn), e, flags);
+  if (g < 0) return true;  // the table is full: flags say so, and the CPU runs the batch again
+  if (e < 0 || !caches.key_states) {  // no state to be had: the group's words take the row
+    u64* w = t.words + static_cast<uint64_t>(g) * p.nwords;
     for (int a = 0; a < p.naggs; ++a) short_key_update_words(aggs[a], w + aggs[a].word, v);
     return true;
   }
-  uint32_t* st = caches.key_states + static_cast<uint32_t>(e) * caches.key_state_words;
+  uint32_t* st = caches.key_states + static_cast<uint32_t>(e) * p.short_key_state_words;
   atomicAdd(st + kShortKeyRowsWord, 1u);
   for (int a = 0; a < p.naggs; ++a) short_key_update(aggs[a], st, v);
   return true;
@@ -103,7 +89,7 @@ __device__ __forceinline__ void fold_short_keys(const GpuPlan& p, const ShortKey
                                                 const BlockCaches& caches) {
   for (uint32_t i = threadIdx.x; i < caches.key_cap; i += blockDim.x) {
     const uint32_t g = caches.keys[i].group;
-    const uint32_t* st = caches.key_states + i * caches.key_state_words;
+    const uint32_t* st = caches.key_states + i * p.short_key_state_words;
     const uint32_t rows = st[kShortKeyRowsWord];
     if (g == 0 || g == kSlotBusy || rows == 0) continue;
     u64* w = t.words + static_cast<uint64_t>(g - 1) * p.nwords;
