@@ -423,7 +423,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
             outbox->add_rows(t, begin, end);
             return true;
           }
-          if (!post->push_rows(t, begin, end)) return rows_wanted = false;
+          if (!post->take_rows(t, begin, end)) return rows_wanted = false;
           if (streaming) {  // out at once
             writer->flush_rows();
             streamed.flush();

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "runtime/parallel.hpp"
+#include "runtime/prefetch.hpp"
 #include "result/first_rows.hpp"
 #include "result/group_rows.hpp"
 #include "result/order.hpp"
@@ -97,9 +99,13 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     if (st.kind == PostStage::Agg) aggs_[i] = std::make_unique<PostAggregate>(*st.agg, threads);
     for (const OutputColumn& c : st.output) output_types_[i].push_back(c.type.type);
     stage_rows_[i].resize(st.output.size());
-    row_local_stages_ &= st.kind == PostStage::Filter || st.kind == PostStage::Select ||
-                         st.kind == PostStage::DropNa || st.kind == PostStage::Unfold;
+    const bool row_local = st.kind == PostStage::Filter || st.kind == PostStage::Select ||
+                           st.kind == PostStage::DropNa || st.kind == PostStage::Unfold;
+    row_local_stages_ &= row_local;
+    if (i > 0) row_local_after_first_ &= row_local;
   }
+  sorts_parts_ = !plan.scan.aggregate && !plan.post.empty() && plan.post[0].kind == PostStage::Sort &&
+                 keep_rows_[0] < 0;
   writer_.begin(plan.output);
 }
 
@@ -116,6 +122,22 @@ bool distinct_of_scanned_rows(const Plan& plan) {
   for (size_t k = 0; k < d.exprs.size(); ++k)
     if (d.exprs[k].bare_slot() != static_cast<int>(k)) return false;
   return true;
+}
+
+bool PostPipeline::take_rows(Table& t, size_t begin, size_t end) {
+  if (!sorts_parts_ || begin != 0 || end != t.rows()) return push_rows(t, begin, end);
+  if (end > 0) sort_parts_.push_back(std::move(t));
+  part_open_ = false;
+  return true;
+}
+
+Table& PostPipeline::open_part() {
+  if (!part_open_) {
+    sort_parts_.emplace_back();
+    sort_parts_.back().columns = plan_.scan_output;
+    part_open_ = true;
+  }
+  return sort_parts_.back();
 }
 
 bool PostPipeline::push_rows(const Table& t, size_t begin, size_t end) {
@@ -271,6 +293,10 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
         ++limit_seen_[i];
         break;
       case PostStage::Sort:
+        if (i == 0 && sorts_parts_) {
+          open_part().append_owned(row);
+          return true;
+        }
         if (!before_bar(i, row)) return true;  // it cannot be among the first rows the limit keeps
         sort_buffers_[i].append_owned(row);
         if (keep_rows_[i] >= 0 && sort_buffers_[i].rows() >= sorted_cut_at(static_cast<size_t>(keep_rows_[i])))
@@ -343,6 +369,105 @@ void PostPipeline::prune(size_t i) {
   bar.append_owned(keys.data());
 }
 
+void PostPipeline::finish_sorted_parts() {
+  const PostStage& st = plan_.post[0];
+  std::vector<size_t> first(sort_parts_.size() + 1, 0);  // each part's first row among all
+  for (size_t p = 0; p < sort_parts_.size(); ++p) first[p + 1] = first[p] + sort_parts_[p].rows();
+  const size_t n = first.back(), nkeys = st.exprs.size();
+  if (n >= (uint64_t{1} << 32))
+    throw InputError(fmt::format("'{}': {} rows to sort, more than the sort holds (2^32 - 1); filter or split the "
+                                 "input first", st.text, n));
+  // Each row and its keys, a part per task: a bare column's key is the
+  // row's value; an evaluated string key goes to the part's arena.
+  std::vector<const Value*> rows(n);
+  UninitVector<Value> keys(n * nkeys);
+  std::vector<StringArena> key_strings(sort_parts_.size());
+  std::vector<uint8_t> failed(sort_parts_.size(), 0);
+  parallel_for(sort_parts_.size(), threads_, [&](size_t p, int) {
+    std::vector<char> scratch(kScratch);
+    const Table& part = sort_parts_[p];
+    for (size_t r = 0; r < part.rows(); ++r) {
+      const Value* row = part.row(r);
+      rows[first[p] + r] = row;
+      Value* k = keys.data() + (first[p] + r) * nkeys;
+      for (size_t e = 0; e < nkeys; ++e) {
+        const int column = st.exprs[e].bare_slot();
+        if (column >= 0) {
+          k[e] = row[column];
+          continue;
+        }
+        EvalContext ctx = make_eval_context(scratch.data(), kScratch);
+        k[e] = eval_program(st.exprs[e].view(), row, ctx);
+        if (ctx.status != EvalStatus::Ok) {  // a failed key is no null: it would sort last
+          failed[p] = 1;
+          return;
+        }
+        if (!k[e].null && sort_types_[0][e] == Type::String) k[e].s = key_strings[p].add(k[e].s);
+      }
+    }
+  });
+  if (std::find(failed.begin(), failed.end(), 1) != failed.end()) throw_evaluation_failed(st);
+  const std::vector<uint32_t> order = sort_order(
+      n, KeyRows{reinterpret_cast<const char*>(keys.data()), nkeys * sizeof(Value)}, sort_types_[0], st.descending,
+      threads_);
+  UninitVector<Value>().swap(keys);
+  done_ = false;
+  if (!row_local_after_first_ || !writer_.can_format_rows()) {
+    for (size_t r = 0; r < n; ++r) {
+      scratch_at_ = 0;
+      if (!push_from(1, rows[order[r]])) break;
+    }
+  } else {
+    // Runs of rows formatted on threads, each written on a thread of its own
+    // while the next is formatted; a failed evaluation ends the output at
+    // its row, as one row after another would.
+    constexpr size_t kRunRows = 1 << 18, kAhead = 16;
+    const std::vector<OutputColumn>& columns = plan_.scan_output;
+    auto prefetch_row = [&](const Value* row, bool strings) {
+      if (!strings) {
+        for (size_t at = 0; at < columns.size() * sizeof(Value); at += 64)
+          prefetch_read(reinterpret_cast<const char*>(row) + at);
+        return;
+      }
+      for (size_t c = 0; c < columns.size(); ++c)
+        if (columns[c].type.type == Type::String && !row[c].null) prefetch_read(row[c].s.ptr);
+    };
+    std::vector<std::string> text[2];
+    std::future<void> writing;  // after `text`: destroyed (waited for) first
+    int which = 0;
+    for (size_t b = 0; b < n; b += kRunRows) {
+      const size_t e = std::min(n, b + kRunRows);
+      std::vector<int> failed_stage(format_parts(e - b, threads_), -1);
+      format_in_parts(e - b, threads_, text[which], [&](size_t pb, size_t pe, size_t part, std::string& out) {
+        RowScratch s = row_scratch();
+        for (size_t r = b + pb; r < b + pe; ++r) {
+          // The rows come in sorted order, scattered: each row's cells are
+          // fetched kAhead rows ahead, its strings half as far.
+          if (r + kAhead < b + pe) prefetch_row(rows[order[r + kAhead]], false);
+          if (r + kAhead / 2 < b + pe) prefetch_row(rows[order[r + kAhead / 2]], true);
+          EvalContext ctx = make_eval_context(s.eval.data(), kScratch);
+          const int stage = format_from(1, rows[order[r]], out, s, ctx);
+          if (stage >= 0) {
+            failed_stage[part] = stage;
+            break;
+          }
+        }
+      });
+      if (writing.valid()) writing.get();
+      const auto failure = std::find_if(failed_stage.begin(), failed_stage.end(), [](int f) { return f >= 0; });
+      if (failure != failed_stage.end()) {
+        text[which].resize(static_cast<size_t>(failure - failed_stage.begin()) + 1);
+        write_parts(text[which]);
+        throw_evaluation_failed(plan_.post[static_cast<size_t>(*failure)]);
+      }
+      writing = std::async(std::launch::async, [this, &parts = text[which]] { write_parts(parts); });
+      which = 1 - which;
+    }
+    if (writing.valid()) writing.get();
+  }
+  sort_parts_.clear();
+}
+
 bool PostPipeline::before_bar(size_t i, const Value* row) {
   const Table& bar = sort_bars_[i];
   if (bar.rows() == 0) return true;
@@ -368,6 +493,10 @@ void PostPipeline::finish() {
       continue;
     }
     if (plan_.post[i].kind != PostStage::Sort && plan_.post[i].kind != PostStage::Top) continue;
+    if (i == 0 && sorts_parts_) {
+      finish_sorted_parts();
+      continue;
+    }
     Table& t = sort_buffers_[i];
     if (plan_.post[i].kind == PostStage::Top)
       t = tops_[i]->take_sorted();

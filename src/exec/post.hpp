@@ -40,6 +40,10 @@ class PostPipeline {
   // Rows [begin, end) of `t`, as push() would take them; a distinct of the
   // rows as they are looks a block's keys up with their slots prefetched.
   bool push_rows(const Table& t, size_t begin, size_t end);
+  // The same, but given all of `t`'s rows, a sort of the scanned rows (the
+  // first stage, no limit after it) takes the table itself: its rows are
+  // sorted where the scan made them, not copied.
+  bool take_rows(Table& t, size_t begin, size_t end);
   // Whether rows may skip push(): post stages that each take one row at a
   // time on their own (row_local_stages), and a writer whose rows are
   // formatted apart (format_rows), so threads can run the stages and format
@@ -84,6 +88,11 @@ class PostPipeline {
   // came before any later one, so the final stable sort gives the same
   // first n). Without it, `sort x | limit 10` would hold every row.
   void prune(size_t i);
+  // The sort of the scanned rows in sort_parts_: ordered on threads, then
+  // through the stages after it, formatted on threads where they allow.
+  void finish_sorted_parts();
+  // The part that takes rows pushed one at a time (a new one after a part taken whole).
+  Table& open_part();
 
   const Plan& plan_;
   RowWriter& writer_;
@@ -114,6 +123,13 @@ class PostPipeline {
   // Every post stage maps a row to rows of its own, in order, with no state
   // between rows: a filter, select, dropna or unfold.
   bool row_local_stages_ = true;
+  bool row_local_after_first_ = true;  // the same of the stages after the first
+  // The first stage sorts the scanned rows (no limit after it): its rows, in
+  // input order, in the tables the scan made (taken whole) and in tables of
+  // rows pushed one at a time.
+  bool sorts_parts_ = false;
+  std::vector<Table> sort_parts_;
+  bool part_open_ = false;  // the last part takes pushed rows
   std::function<void(const std::string&)> note_;
 };
 

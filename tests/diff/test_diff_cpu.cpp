@@ -1457,6 +1457,60 @@ TEST_CASE("diff: sort then limit keeps only the first rows, and gives the full s
   CHECK(top.out == first_lines(all, 11));
 }
 
+// A sort of the scanned rows keeps them in the tables the scan made (taken
+// whole, or rows pushed one at a time around bad rows), orders them on
+// threads and formats them on threads: a naive stable sort gives the same
+// rows, ties in input order, at every partition size; an evaluation that
+// fails after the sort fails the run as one row after another would.
+TEST_CASE("diff: a full sort of the scanned rows matches a naive stable sort, bad rows among them") {
+  std::mt19937_64 rng(31);
+  struct Row {
+    bool null_k;
+    int k;
+    std::string s;
+    int v;
+  };
+  std::vector<Row> good;
+  std::string text = "k,s,v\n";
+  for (int r = 0; r < 40000; ++r) {
+    const bool null_k = rng() % 30 == 0;
+    const int k = static_cast<int>(rng() % 100);
+    const std::string s = "s" + std::to_string(rng() % 50);
+    const bool bad = rng() % 997 == 0;
+    text += (null_k ? std::string() : std::to_string(k)) + "," + s + "," + std::to_string(r) + (bad ? ",extra" : "") +
+            "\n";
+    if (!bad) good.push_back(Row{null_k, k, s, r});
+  }
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  // sort k desc (nulls last), then s; ties in input order.
+  std::vector<Row> sorted = good;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Row& a, const Row& b) {
+    if (a.null_k != b.null_k) return b.null_k;
+    if (!a.null_k && a.k != b.k) return a.k > b.k;
+    return a.s < b.s;
+  });
+  std::string by_k_s = "k,s,v\n", by_upper_s = "v,s\n";
+  for (const Row& r : sorted) by_k_s += (r.null_k ? "" : std::to_string(r.k)) + "," + r.s + "," + std::to_string(r.v) + "\n";
+  std::stable_sort(good.begin(), good.end(), [](const Row& a, const Row& b) { return a.s > b.s; });
+  for (const Row& r : good) by_upper_s += std::to_string(r.v) + "," + r.s + "\n";
+  for (const auto& [chunk, threads] :
+       std::vector<std::pair<uint64_t, int>>{{1ull << 30, 1}, {1 << 20, 3}, {4096, 2}, {64, 3}}) {
+    INFO("chunk " << chunk << ", threads " << threads);
+    const RunResult a = run_tool(dir, "sort k desc, s", {dir.file("input.csv")}, chunk, threads, true);
+    REQUIRE(a.code == 0);
+    CHECK(a.out == by_k_s);
+    const RunResult b = run_tool(dir, "sort upper(s) desc | select v, s", {dir.file("input.csv")}, chunk, threads, true);
+    REQUIRE(b.code == 0);
+    CHECK(b.out == by_upper_s);
+    // 10^18 * v overflows from v = 10 on: the run fails at the first such row in sorted order.
+    const RunResult c =
+        run_tool(dir, "sort v | select 1000000000000000000 * v as big", {dir.file("input.csv")}, chunk, threads, true);
+    CHECK(c.code != 0);
+    CHECK(c.error.find("evaluation failed in 'select 1000000000000000000 * v as big'") != std::string::npos);
+  }
+}
+
 TEST_CASE("diff: a sort that reads only the columns later stages name gives the bytes of one that reads them all") {
   // Columns a, b, t, u: with names the scan parses only those named; with $N it parses every column.
   std::mt19937_64 rng(45);
