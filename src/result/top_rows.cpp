@@ -16,8 +16,10 @@ int compare_nulls_last(const Value& a, const Value& b, Type t, bool desc) {
 }
 }  // namespace
 
-TopRowsPerGroup::TopRowsPerGroup(const PostStage& stage, const std::vector<OutputColumn>& columns)
-    : stage_(stage), nkeys_(stage.group_keys), norder_(stage.exprs.size() - stage.group_keys), width_(columns.size()) {
+TopRowsPerGroup::TopRowsPerGroup(const PostStage& stage, const std::vector<OutputColumn>& columns,
+                                 size_t compact_slack)
+    : stage_(stage), nkeys_(stage.group_keys), norder_(stage.exprs.size() - stage.group_keys), width_(columns.size()),
+      compact_slack_(compact_slack) {
   rows_.columns = columns;
   for (size_t k = 0; k < stage.exprs.size(); ++k) {
     const ColumnType t = stage.exprs[k].result;
@@ -46,7 +48,7 @@ void TopRowsPerGroup::keep_first(Group& g, size_t n) {
     live_ -= g.rows.size() - n;
     g.rows.resize(n);
   }
-  g.last_kept = g.rows.size() == n ? static_cast<int64_t>(g.rows.back()) : -1;
+  g.full = n > 0 && g.rows.size() == n;
 }
 
 void TopRowsPerGroup::add(const Value* row, const Value* keys, const Value* order) {
@@ -54,7 +56,8 @@ void TopRowsPerGroup::add(const Value* row, const Value* keys, const Value* orde
   append_row_key(key_, keys, key_types_);
   Group& g = groups_[key_];
   const uint64_t seq = next_seq_++;
-  if (g.last_kept >= 0 && !order_before(order, seq, static_cast<uint32_t>(g.last_kept))) return;
+  const size_t n = static_cast<size_t>(stage_.limit);
+  if (g.full && !order_before(order, seq, g.rows[n - 1])) return;
   std::copy(row, row + width_, cells_.begin());
   std::copy(keys, keys + nkeys_, cells_.begin() + static_cast<ptrdiff_t>(width_));
   std::copy(order, order + norder_, cells_.begin() + static_cast<ptrdiff_t>(width_ + nkeys_));
@@ -62,9 +65,8 @@ void TopRowsPerGroup::add(const Value* row, const Value* keys, const Value* orde
   rows_.append_owned(cells_.data());
   seq_.push_back(seq);
   ++live_;
-  const size_t n = static_cast<size_t>(stage_.limit);
   if (g.rows.size() >= 2 * std::max<size_t>(n, 1)) keep_first(g, n);
-  if (rows_.rows() > 2 * live_ + 4096) compact();
+  if (rows_.rows() > 2 * live_ + compact_slack_) compact();
 }
 
 // Drops the rows no group keeps any more (and their strings).
@@ -78,7 +80,6 @@ void TopRowsPerGroup::compact() {
       const uint32_t at = static_cast<uint32_t>(kept.rows());
       kept.append_owned(rows_.row(r));
       seq.push_back(seq_[r]);
-      if (g.last_kept == static_cast<int64_t>(r)) g.last_kept = at;
       r = at;
     }
   }

@@ -16,7 +16,9 @@ namespace warpcsv {
 class TopRowsPerGroup {
  public:
   // `columns`: the rows' schema; the stage's exprs: its group keys, then its order.
-  TopRowsPerGroup(const PostStage& stage, const std::vector<OutputColumn>& columns);
+  // The table of rows is compacted once its dropped rows outnumber its kept
+  // ones by `compact_slack` (tests make it small, to compact often).
+  TopRowsPerGroup(const PostStage& stage, const std::vector<OutputColumn>& columns, size_t compact_slack = 4096);
   // Takes one row with its keys and order values (evaluated by the caller).
   void add(const Value* row, const Value* keys, const Value* order);
   // Every kept row, groups in key order, each group's rows in top order.
@@ -25,9 +27,11 @@ class TopRowsPerGroup {
  private:
   struct Group {
     std::vector<uint32_t> rows;  // indices into rows_
-    // Once the group holds N rows in order: the last of them. A later row
-    // that does not sort before it can never be kept, and is not stored.
-    int64_t last_kept = -1;
+    // Its first N rows are its first N in order (rows come after them as
+    // they pass): a later row that does not sort before the Nth can never be
+    // kept, and is not stored. (A position, not a row's index: compact()
+    // renumbers the rows.)
+    bool full = false;
   };
   // Orders a group's rows by the order values, then input order; keeps n.
   void keep_first(Group& g, size_t n);
@@ -44,6 +48,7 @@ class TopRowsPerGroup {
   std::vector<uint64_t> seq_;  // per row of rows_: input order
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
+  size_t compact_slack_;
   std::unordered_map<std::string, Group> groups_;
   std::string key_;
   std::vector<Value> cells_;
