@@ -46,6 +46,18 @@ constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
 // nothing, and two windows mapped would double the mapped bytes).
 constexpr int kMapAheadThreads = 4;
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
+// The columns that exprs[from, to) read as they are, with their types;
+// false when one of them computes something (no cut of the rows can use it).
+bool bare_columns(const std::vector<Program>& exprs, size_t from, size_t to, std::vector<int>& columns,
+                  std::vector<Type>& types) {
+  for (size_t k = from; k < to; ++k) {
+    if (exprs[k].bare_slot() < 0) return false;
+    columns.push_back(exprs[k].bare_slot());
+    types.push_back(exprs[k].result.type);
+  }
+  return true;
+}
+
 // Everything one partition produced, folded into the run in partition order.
 struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
@@ -135,29 +147,20 @@ class CpuScan {
         plan_.post[1].kind == PostStage::Limit) {
       const PostStage& sort = plan_.post[0];
       SortedCut cut;
-      for (const Program& e : sort.exprs) {
-        cut.columns.push_back(e.bare_slot());
-        cut.types.push_back(e.result.type);
-      }
       cut.desc = sort.descending;
       cut.keep = static_cast<size_t>(plan_.post[1].limit);
       cut_at_ = sorted_cut_at(cut.keep);
-      if (std::find(cut.columns.begin(), cut.columns.end(), -1) == cut.columns.end()) sorted_cut_ = std::move(cut);
+      if (bare_columns(sort.exprs, 0, sort.exprs.size(), cut.columns, cut.types)) sorted_cut_ = std::move(cut);
     }
     // A top of each group by the scan's columns: likewise, group by group.
     if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Top) {
       const PostStage& top = plan_.post[0];
       GroupTopCut cut;
-      bool bare = true;
-      for (size_t k = 0; k < top.exprs.size(); ++k) {
-        const int column = top.exprs[k].bare_slot();
-        bare &= column >= 0;
-        (k < top.group_keys ? cut.key_columns : cut.order.columns).push_back(column);
-        (k < top.group_keys ? cut.key_types : cut.order.types).push_back(top.exprs[k].result.type);
-      }
       cut.order.desc = top.descending;
       cut.order.keep = static_cast<size_t>(top.limit);
-      if (bare) group_top_cut_ = std::move(cut);
+      if (bare_columns(top.exprs, 0, top.group_keys, cut.key_columns, cut.key_types) &&
+          bare_columns(top.exprs, top.group_keys, top.exprs.size(), cut.order.columns, cut.order.types))
+        group_top_cut_ = std::move(cut);
     }
     // Rows that stream out (or a limit) want the first rows soon: small first
     // windows, and what a stream has so far.

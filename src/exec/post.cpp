@@ -47,6 +47,26 @@ void eval_exprs(const PostStage& st, const Value* row, EvalContext& ctx, Value* 
   for (size_t k = 0; k < st.exprs.size(); ++k) out[k] = eval_program(st.exprs[k].view(), row, ctx);
 }
 
+// Sort stage st's keys of `row` into out[0, exprs): a bare column's key is
+// the row's value, an evaluated string goes to `strings` (`scratch`, of
+// kScratch bytes, is reused). False when one fails: a failed key is no null,
+// it would sort last.
+bool sort_keys_of(const PostStage& st, const std::vector<Type>& types, const Value* row, char* scratch,
+                  StringArena& strings, Value* out) {
+  for (size_t k = 0; k < st.exprs.size(); ++k) {
+    const int column = st.exprs[k].bare_slot();
+    if (column >= 0) {
+      out[k] = row[column];
+      continue;
+    }
+    EvalContext ctx = make_eval_context(scratch, kScratch);
+    out[k] = eval_program(st.exprs[k].view(), row, ctx);
+    if (ctx.status != EvalStatus::Ok) return false;
+    if (!out[k].null && types[k] == Type::String) out[k].s = strings.add(out[k].s);
+  }
+  return true;
+}
+
 // A filter, select or dropna stage on `row`; a select's row goes to `next`
 // and `row` then points at it. Returns false when the row is dropped; a
 // failed evaluation keeps it and leaves its status in `ctx` for the caller.
@@ -336,17 +356,10 @@ void PostPipeline::sort_buffer(size_t i) {
   const size_t nkeys = st.exprs.size();
   const std::vector<Type>& types = sort_types_[i];
   std::vector<Value> keys(t.rows() * nkeys);
-  EvalContext ctx = make_eval_context(scratch_.data(), kScratch);
-  StringArena key_strings;
-  for (size_t r = 0; r < t.rows(); ++r) {
-    ctx.scratch_used = 0;
-    Value* row_keys = keys.data() + r * nkeys;
-    eval_exprs(st, t.row(r), ctx, row_keys);
-    if (ctx.status != EvalStatus::Ok)  // a failed key is no null: it would sort last
+  StringArena key_strings;  // bare keys point into t's own strings, which the sort leaves in place
+  for (size_t r = 0; r < t.rows(); ++r)
+    if (!sort_keys_of(st, types, t.row(r), scratch_.data(), key_strings, keys.data() + r * nkeys))
       throw_evaluation_failed(st);
-    for (size_t k = 0; k < nkeys; ++k)
-      if (!row_keys[k].null && types[k] == Type::String) row_keys[k].s = key_strings.add(row_keys[k].s);
-  }
   sort_table(t, keys.data(), nkeys, types, st.descending, threads_);
 }
 
@@ -377,8 +390,7 @@ void PostPipeline::finish_sorted_parts() {
   if (n >= (uint64_t{1} << 32))
     throw InputError(fmt::format("'{}': {} rows to sort, more than the sort holds (2^32 - 1); filter or split the "
                                  "input first", st.text, n));
-  // Each row and its keys, a part per task: a bare column's key is the
-  // row's value; an evaluated string key goes to the part's arena.
+  // Each row and its keys, a part per task (evaluated strings in the part's arena).
   std::vector<const Value*> rows(n);
   UninitVector<Value> keys(n * nkeys);
   std::vector<StringArena> key_strings(sort_parts_.size());
@@ -387,22 +399,11 @@ void PostPipeline::finish_sorted_parts() {
     std::vector<char> scratch(kScratch);
     const Table& part = sort_parts_[p];
     for (size_t r = 0; r < part.rows(); ++r) {
-      const Value* row = part.row(r);
-      rows[first[p] + r] = row;
-      Value* k = keys.data() + (first[p] + r) * nkeys;
-      for (size_t e = 0; e < nkeys; ++e) {
-        const int column = st.exprs[e].bare_slot();
-        if (column >= 0) {
-          k[e] = row[column];
-          continue;
-        }
-        EvalContext ctx = make_eval_context(scratch.data(), kScratch);
-        k[e] = eval_program(st.exprs[e].view(), row, ctx);
-        if (ctx.status != EvalStatus::Ok) {  // a failed key is no null: it would sort last
-          failed[p] = 1;
-          return;
-        }
-        if (!k[e].null && sort_types_[0][e] == Type::String) k[e].s = key_strings[p].add(k[e].s);
+      rows[first[p] + r] = part.row(r);
+      if (!sort_keys_of(st, sort_types_[0], part.row(r), scratch.data(), key_strings[p],
+                        keys.data() + (first[p] + r) * nkeys)) {
+        failed[p] = 1;
+        return;
       }
     }
   });

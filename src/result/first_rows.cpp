@@ -175,19 +175,22 @@ size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& po
   return kept;
 }
 
-const std::string& GroupTopBars::group_key(const Value* row, const GroupTopCut& cut) {
-  keys_.resize(cut.key_columns.size());
-  for (size_t k = 0; k < keys_.size(); ++k) keys_[k] = row[cut.key_columns[k]];
-  key_.clear();
-  append_row_key(key_, keys_.data(), cut.key_types);
-  return key_;
+void group_key_of(const Value* row, const GroupTopCut& cut, std::vector<Value>& values, std::string& key) {
+  values.resize(cut.key_columns.size());
+  for (size_t k = 0; k < values.size(); ++k) values[k] = row[cut.key_columns[k]];
+  key.clear();
+  append_row_key(key, values.data(), cut.key_types);
 }
 
 size_t keep_group_tops(Table& t, const GroupTopCut& cut, std::vector<size_t>& positions, GroupTopBars* bars) {
   const size_t n = t.rows(), per_group = cut.order.keep, norder = cut.order.columns.size();
-  GroupTopBars keys;
   std::unordered_map<std::string, std::vector<uint32_t>> groups;
-  for (size_t r = 0; r < n; ++r) groups[keys.group_key(t.row(r), cut)].push_back(static_cast<uint32_t>(r));
+  std::vector<Value> key_values;
+  std::string row_key;
+  for (size_t r = 0; r < n; ++r) {
+    group_key_of(t.row(r), cut, key_values, row_key);
+    groups[row_key].push_back(static_cast<uint32_t>(r));
+  }
   std::vector<uint8_t> kept(n, 0);
   std::vector<std::pair<const std::string*, uint32_t>> full;  // groups left with per_group rows: their last
   std::vector<Value> a(norder), b(norder);

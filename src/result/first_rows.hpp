@@ -74,18 +74,20 @@ struct GroupTopCut {
   SortedCut order;
 };
 
+// `row`'s group key (row_key.hpp) into `key`, its key values gathered in `values`.
+void group_key_of(const Value* row, const GroupTopCut& cut, std::vector<Value>& values, std::string& key);
+
 // A SortedCutBar per group: the groups that a cut left holding n rows.
 class GroupTopBars {
  public:
   bool admits(const Value* row, const GroupTopCut& cut) {
     if (bars_.empty()) return true;
-    const auto it = bars_.find(group_key(row, cut));
+    group_key_of(row, cut, keys_, key_);
+    const auto it = bars_.find(key_);
     return it == bars_.end() || it->second.admits(row, cut.order);
   }
   void clear() { bars_.clear(); }
   void set(const std::string& key, const Value* row, const GroupTopCut& cut) { bars_[key].set(row, cut.order); }
-  // The group key of `row` (row_key.hpp), in a buffer the next call reuses.
-  const std::string& group_key(const Value* row, const GroupTopCut& cut);
 
  private:
   std::unordered_map<std::string, SortedCutBar> bars_;
