@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "runtime/parallel.hpp"
 #include "runtime/prefetch.hpp"
+#include "output/run_writer.hpp"
 #include "result/first_rows.hpp"
 #include "result/group_rows.hpp"
 #include "result/order.hpp"
@@ -433,13 +433,12 @@ void PostPipeline::finish_sorted_parts() {
       for (size_t c = 0; c < columns.size(); ++c)
         if (columns[c].type.type == Type::String && !row[c].null) prefetch_read(row[c].s.ptr);
     };
-    std::vector<std::string> text[2];
-    std::future<void> writing;  // after `text`: destroyed (waited for) first
-    int which = 0;
+    BackgroundRunWriter writer([this](const std::vector<std::string>& parts) { write_parts(parts); });
     for (size_t b = 0; b < n; b += kRunRows) {
       const size_t e = std::min(n, b + kRunRows);
       std::vector<int> failed_stage(format_parts(e - b, threads_), -1);
-      format_in_parts(e - b, threads_, text[which], [&](size_t pb, size_t pe, size_t part, std::string& out) {
+      std::vector<std::string>& text = writer.run();
+      format_in_parts(e - b, threads_, text, [&](size_t pb, size_t pe, size_t part, std::string& out) {
         RowScratch s = row_scratch();
         for (size_t r = b + pb; r < b + pe; ++r) {
           // The rows come in sorted order, scattered: each row's cells are
@@ -454,17 +453,16 @@ void PostPipeline::finish_sorted_parts() {
           }
         }
       });
-      if (writing.valid()) writing.get();
       const auto failure = std::find_if(failed_stage.begin(), failed_stage.end(), [](int f) { return f >= 0; });
       if (failure != failed_stage.end()) {
-        text[which].resize(static_cast<size_t>(failure - failed_stage.begin()) + 1);
-        write_parts(text[which]);
+        writer.wait();
+        text.resize(static_cast<size_t>(failure - failed_stage.begin()) + 1);
+        write_parts(text);
         throw_evaluation_failed(plan_.post[static_cast<size_t>(*failure)]);
       }
-      writing = std::async(std::launch::async, [this, &parts = text[which]] { write_parts(parts); });
-      which = 1 - which;
+      writer.hand_over();
     }
-    if (writing.valid()) writing.get();
+    writer.wait();
   }
   sort_parts_.clear();
 }

@@ -9,6 +9,7 @@
 #include "exec/group_table.hpp"
 #include "runtime/parallel.hpp"
 #include "exec/post.hpp"
+#include "output/run_writer.hpp"
 #include "warpcsv/core/eval.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/signals.hpp"
@@ -313,10 +314,8 @@ void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& gr
   }
   Table rows;
   // Rows formatted apart are written on a thread of their own while the
-  // next run is fetched, finalized and formatted: two runs' text at most.
-  std::vector<std::string> text[2];
-  std::future<void> writing;  // after `text`: destroyed (waited for) first
-  int which = 0;
+  // next run is fetched, finalized and formatted.
+  BackgroundRunWriter writer([&post](const std::vector<std::string>& parts) { post.write_parts(parts); });
   for (;;) {
     if (interrupted()) throw Interrupted();
     auto t0 = std::chrono::steady_clock::now();
@@ -326,12 +325,10 @@ void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& gr
     t0 = std::chrono::steady_clock::now();
     ++t.runs;
     if (post.formats_apart()) {
-      finalize_and_format(plan, layout, run, post, text[which], threads);
+      finalize_and_format(plan, layout, run, post, writer.run(), threads);
       t.finalize_s += seconds_since(t0);
       t0 = std::chrono::steady_clock::now();
-      if (writing.valid()) writing.get();  // the run before is out (or its error is thrown)
-      writing = std::async(std::launch::async, [&post, &parts = text[which]] { post.write_parts(parts); });
-      which = 1 - which;
+      writer.hand_over();  // once the run before is out (or its error is thrown)
       t.write_s += seconds_since(t0);
       continue;
     }
@@ -342,7 +339,7 @@ void write_groups(const Plan& plan, const GroupLayout& layout, OrderedGroups& gr
     t.write_s += seconds_since(t0);
     if (!more) break;
   }
-  if (writing.valid()) writing.get();
+  writer.wait();
 }
 
 }  // namespace warpcsv
