@@ -172,6 +172,15 @@ if [ -x "$SAN" ] && [ -x "$WARPCSV" ] && [ "$gpus" -gt 0 ]; then
   "$WARPCSV" --device cpu -d ';' --no-header --names station,temp "$NQ" "$NARROW" >"$LOG/narrow_cpu.csv" 2>&1
   "$WARPCSV" --device gpu -d ';' --no-header --names station,temp "$NQ" "$NARROW" >"$LOG/narrow_gpu.csv" 2>&1
   cmp -s "$LOG/narrow_cpu.csv" "$LOG/narrow_gpu.csv" || san_errors="$san_errors (narrow cpu!=gpu!)"
+  # 2,000 stations: past the first batch, more groups than the blocks keep states for, so the
+  # rows update the batch's states of their groups in the GPU's memory.
+  MANY="$LOG/narrow2000.csv"
+  awk 'BEGIN { for (i = 0; i < 200000; i++) printf "st\303\251%d;%d.%d\n", (i * 7919) % 2000, i % 61 - 30, i % 10 }' >"$MANY"
+  timeout 300 "$SAN" --tool memcheck --error-exitcode 9 --log-file "$LOG/sanitizer_many_memcheck.log" "$WARPCSV" \
+    --device gpu --chunk-size 65536 -d ';' --no-header --names station,temp "$NQ" "$MANY" >"$LOG/many_gpu.csv"
+  san_errors="$san_errors+narrow 2000 memcheck:$(sanitizer_count "$LOG/sanitizer_many_memcheck.log")"
+  "$WARPCSV" --device cpu -d ';' --no-header --names station,temp "$NQ" "$MANY" >"$LOG/many_cpu.csv" 2>&1
+  cmp -s "$LOG/many_cpu.csv" "$LOG/many_gpu.csv" || san_errors="$san_errors (narrow 2000 cpu!=gpu!)"
   # A lookup join (the table copied through the pinned slots) and holistic
   # lists of a string and numbers (the string listed as its bytes).
   LOOKUP="$LOG/lookup.csv"

@@ -253,6 +253,7 @@ void Gpu::upload_plan(const GpuPlan& host_plan, const Plan& plan, const LookupTa
   hplan_.null_bytes = dblob_ + null_bytes_off;
   WCSV_CUDA_TRY(cudaMalloc(&dplan_, sizeof(GpuPlan)));
   WCSV_CUDA_TRY(cudaMemcpy(dplan_, &hplan_, sizeof(GpuPlan), cudaMemcpyHostToDevice));
+  launch_reset_batch_states(dplan_, hplan_, st_->scratch, st_->shape, compute_);
 }
 
 void Gpu::add_busy(Buffer& buf) {

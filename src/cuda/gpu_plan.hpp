@@ -83,6 +83,11 @@ constexpr uint32_t kKeyDirEntries = 64 * 1024;  // a power of two; 2 MiB a GPU
 // Past this many groups most short keys would miss the directory, and a
 // miss costs a round trip before the table's probe: the rows skip it.
 constexpr uint64_t kKeyDirMaxGroups = kKeyDirEntries / 2;
+// A batch's 32-bit states of short keys' groups in the GPU's memory, by group
+// (short_key_state.hpp), for the groups below this; the rows of groups past
+// it update their words.
+constexpr uint32_t kBatchStateGroups = 64 * 1024;
+constexpr int kMaxShortStateWords = 2 + 2 * kMaxAggs;  // a row count and a spare, two an aggregate
 
 // Set by kernels when a batch needs the host path: a bad row or value, an
 // expression error (reported exactly by the CPU executor), or a GPU limit.
@@ -129,7 +134,7 @@ struct GpuPlan {
   // other, an int or decimal; no filter, join or list.
   bool short_keys;
   int32_t value_slot;             // the column aggregated
-  int32_t short_key_state_words;  // 32-bit words of an entry's state (short_key_state.hpp)
+  int32_t short_key_state_words;  // 32-bit words of an entry's state, even (short_key_state.hpp)
   ShortKeyAgg short_aggs[kMaxAggs];
 };
 
@@ -205,6 +210,9 @@ struct GpuScratch {
   uint32_t* rows;      // row start positions
   uint32_t* grabbed;   // rows the row kernel's warps have taken so far
   KeyDirEntry* key_dir;  // kKeyDirEntries, filled again before each batch that uses it
+  // kBatchStateGroups states of kMaxShortStateWords words, fresh between
+  // batches (launch_reset_batch_states, then each batch's fold)
+  uint32_t* batch_states;
   void* cub_temp;
   size_t cub_bytes;
   uint64_t seg_cap;    // segments + 1 the arrays hold
@@ -252,6 +260,11 @@ void launch_batch_vector(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& 
 void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& host_plan,
                        const BatchVectors& v, const GpuTable& t, GpuScratch& s, const GpuShape& shape,
                        uint64_t groups_known, cudaStream_t stream);
+
+// Sets every group's batch state (GpuScratch::batch_states) to the plan's
+// fresh state, for a plan of short keys; before its first batch.
+void launch_reset_batch_states(const GpuPlan* plan, const GpuPlan& host_plan, GpuScratch& s, const GpuShape& shape,
+                               cudaStream_t stream);
 
 // Sets words [from, to) groups of state to the plan's initial values.
 void launch_init_words(const GpuTable& t, const GpuPlan* plan, int nwords, uint64_t from,

@@ -24,8 +24,8 @@ const char* host_only(const Program& p) {
 }
 
 // Whether rows of the plan may take the short way, and then their states'
-// layout: two columns read, a string key read as is and an int or decimal
-// that every aggregate reads as is (or none, count()).
+// layout (short_key_layout): two columns read, a string key read as is and
+// an int or decimal that every aggregate reads as is (or none, count()).
 void set_short_keys(GpuPlan& p) {
   p.short_keys = false;
   const int key = p.nkeys == 1 ? p.key_direct[0] : -1;
@@ -34,16 +34,20 @@ void set_short_keys(GpuPlan& p) {
     return;
   const int value = 1 - key;
   if (p.slot_types[value].type != Type::Int && p.slot_types[value].type != Type::Decimal) return;
-  int state = kShortKeyRowsWord + 1;
+  AggOp ops[kMaxAggs];
+  uint8_t states[kMaxAggs];
   for (int a = 0; a < p.naggs; ++a) {
     const GpuAgg& g = p.aggs[a];
     const int arg = g.op == AggOp::CountStar ? -2 : value;
-    if (short_key_words(g.op) < 0 || g.arg0_direct != arg || g.arg1_direct != -2 || g.word > 255) return;
-    p.short_aggs[a] = ShortKeyAgg{g.op, static_cast<uint8_t>(state), static_cast<uint8_t>(g.word)};
-    state += short_key_words(g.op);
+    if (g.arg0_direct != arg || g.arg1_direct != -2 || g.word > 255) return;
+    ops[a] = g.op;
   }
+  int words = 0;
+  if (!short_key_layout(ops, p.naggs, states, words)) return;
+  for (int a = 0; a < p.naggs; ++a)
+    p.short_aggs[a] = ShortKeyAgg{p.aggs[a].op, states[a], static_cast<uint8_t>(p.aggs[a].word)};
   p.value_slot = value;
-  p.short_key_state_words = state;
+  p.short_key_state_words = words;
   p.short_keys = true;
 }
 

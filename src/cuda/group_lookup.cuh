@@ -198,6 +198,7 @@ struct BlockCaches {
   uint32_t* key_states;  // key_cap states of GpuPlan::short_key_state_words words (short_key_state.hpp); null: none
   uint32_t dir_cap;  // the directory's entries, a power of two; 0: none
   KeyDirEntry* dir;
+  uint32_t* batch_states;  // the batch's states of short keys' groups in the GPU's memory; null: none
 };
 constexpr int kKeyCacheProbes = 4;
 constexpr uint32_t kNoEntry = 0xffffffffu;
@@ -299,16 +300,16 @@ __device__ __forceinline__ void key_dir_insert(const BlockCaches& c, const KeyWo
 }
 
 // The group of a short key (kw its words, `key` the same key for the table),
-// found in the block's cache, else in the directory, else in the global
+// found in the block's cache (when it has one), else in the directory, else in the global
 // table, then cached where it was missed. -1 when the table raised `flags`
 // (full: the batch runs again on the CPU). `entry` is the key's entry in the
 // block's cache, or -1 when it has none and none could be made.
 __device__ __forceinline__ int64_t short_key_lookup(const GpuPlan& p, const GpuTable& t, const BlockCaches& caches,
                                                     const KeyWords& kw, const Value& key, int32_t& entry,
                                                     uint32_t& flags) {
-  uint32_t empty_at;
+  uint32_t empty_at = kNoEntry;
   uint64_t g = 0;
-  entry = key_cache_entry(caches, kw, empty_at, g);
+  entry = caches.key_cap ? key_cache_entry(caches, kw, empty_at, g) : -1;
   if (entry >= 0) return static_cast<int64_t>(g);
   const u64 h = hash_combine(kGroupKeysSeed, hash_three_words(kw.w[0], kw.w[1], kw.w[2], kw.len));
   uint32_t dir_empty_at = kNoEntry;

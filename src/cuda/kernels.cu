@@ -444,7 +444,8 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
                                                 GpuTable t, const uint32_t* __restrict__ rows,
                                                 const uint32_t* total_rows, const uint32_t* census,
                                                 uint32_t* grabbed, uint32_t cache_cap, uint32_t key_cap,
-                                                bool key_states, KeyDirEntry* key_dir, uint32_t key_dir_cap) {
+                                                bool key_states, KeyDirEntry* key_dir, uint32_t key_dir_cap,
+                                                uint32_t* batch_states) {
   __shared__ Dialect d;
   __shared__ int8_t col_to_slot[kMaxColumns];
   __shared__ ShortKeyAgg short_aggs[kMaxAggs];
@@ -473,6 +474,7 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
   caches.groups = reinterpret_cast<uint32_t*>(caches.words + static_cast<uint64_t>(cache_cap) * nwords);
   caches.dir_cap = key_dir_cap;
   caches.dir = key_dir;
+  caches.batch_states = batch_states;
   for (uint32_t i = threadIdx.x; i < key_cap; i += Block) {
     caches.keys[i].group = 0;
     caches.keys[i].len = kNoEntry;  // a half-written entry never matches
@@ -546,6 +548,12 @@ __global__ __launch_bounds__(Block) void k_rows(GpuBatch b, const GpuPlan* __res
     if (block_plain_rows) atomicAdd(&t.counters->plain_rows, static_cast<u64>(block_plain_rows));
     if (block_flags) atomicOr(&t.counters->flags, block_flags);
   }
+}
+
+// After a batch's rows: its states of groups folded into their words, and
+// fresh again (or, with `fold` false, every state made fresh).
+__global__ void k_fold_batch_states(const GpuPlan* __restrict__ plan, GpuTable t, uint32_t* states, bool fold) {
+  fold_batch_states(*plan, t, states, fold);
 }
 
 // Merges another GPU's table (its arrays copied here) into t: each source
@@ -693,9 +701,9 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   // The key cache, when the plan groups by one string column. Rows of a plan
   // of short keys take the short way. With few groups (most of them in each
   // block's cache) the blocks keep their keys' states beside the keys, where
-  // they fit; with more, states would take few rows each and cost a fold
-  // each, so the rows update their groups' words. Past the directory's reach
-  // the rows go the general way.
+  // they fit; with more, a block's state would take few rows and cost a fold
+  // each, so the rows update their groups' states for the batch in the GPU's
+  // memory. Past the directory's reach the rows go the general way.
   const bool one_string_key =
       host_plan.nkeys == 1 && host_plan.key_direct[0] >= 0 && host_plan.key_types[0] == Type::String;
   uint32_t key_cap = one_string_key ? 1024 : 0;
@@ -707,13 +715,18 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   while (short_cap && short_cap * per_state > shape.key_state_bytes) short_cap >>= 1;
   const bool key_states = short_cap >= 64 && groups_known <= short_cap / 2;
   if (key_states) key_cap = short_cap;
-  const bool short_rows = key_states || (host_plan.short_keys && key_cap && groups_known <= kKeyDirMaxGroups);
+  const uint32_t key_dir_cap = key_cap && groups_known <= kKeyDirMaxGroups ? kKeyDirEntries : 0;
+  const bool short_rows = key_states || (host_plan.short_keys && key_dir_cap);
+  // Without block states most short keys would miss the block's key cache
+  // and pay its probes before the directory's: the rows skip it.
+  if (short_rows && !key_states) key_cap = 0;
+  // Those states are folded into the groups' words after the batch.
+  uint32_t* batch_states = short_rows ? s.batch_states : nullptr;
   // The shared-memory group cache: as many groups as fit, a power of two.
   const uint32_t per_group = static_cast<uint32_t>(host_plan.nwords) * 8 + 4;
   uint32_t cache_cap = 1024;
   while (cache_cap && cache_cap * per_group > shape.cache_bytes) cache_cap >>= 1;
   if (cache_cap < 16) cache_cap = 0;
-  const uint32_t key_dir_cap = key_cap && groups_known <= kKeyDirMaxGroups ? kKeyDirEntries : 0;
   if (key_dir_cap) WCSV_CUDA_TRY(cudaMemsetAsync(s.key_dir, 0xff, key_dir_cap * sizeof(KeyDirEntry), stream));
   const size_t shmem = static_cast<size_t>(cache_cap) * per_group + key_cap * sizeof(KeyCacheEntry) +
                        (key_states ? key_cap * per_state : 0);
@@ -722,11 +735,24 @@ void launch_batch_rows(const GpuBatch& b, const GpuPlan* plan, const GpuPlan& ho
   if (short_rows)
     k_rows<kRowBlock, true><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
                                                                     s.grabbed, cache_cap, key_cap, key_states,
-                                                                    s.key_dir, key_dir_cap);
+                                                                    s.key_dir, key_dir_cap, batch_states);
   else
     k_rows<kRowBlock, false><<<row_grid, kRowBlock, shmem, stream>>>(b, plan, t, s.rows, s.offsets + nseg, v.census,
                                                                      s.grabbed, cache_cap, key_cap, false,
-                                                                     s.key_dir, key_dir_cap);
+                                                                     s.key_dir, key_dir_cap, nullptr);
+  WCSV_CUDA_TRY(cudaGetLastError());
+  if (batch_states) {
+    k_fold_batch_states<<<grid_for(kBatchStateGroups, 256, sms), 256, 0, stream>>>(plan, t, batch_states, true);
+    WCSV_CUDA_TRY(cudaGetLastError());
+  }
+}
+
+void launch_reset_batch_states(const GpuPlan* plan, const GpuPlan& host_plan, GpuScratch& s, const GpuShape& shape,
+                               cudaStream_t stream) {
+  if (!host_plan.short_keys) return;
+  WCSV_EXPECTS(host_plan.short_key_state_words <= kMaxShortStateWords, "short-key state past its words");
+  k_fold_batch_states<<<grid_for(kBatchStateGroups, 256, shape.sms), 256, 0, stream>>>(plan, GpuTable{},
+                                                                                      s.batch_states, false);
   WCSV_CUDA_TRY(cudaGetLastError());
 }
 

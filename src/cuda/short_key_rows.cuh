@@ -4,10 +4,11 @@
 // and its key's entry found (or made) in the block's key cache by the key's
 // words. While the table holds few groups, the entry's 32-bit state takes
 // the row with native shared-memory atomics and is folded into the group's
-// words at the end of the batch; with more (up to the directory's reach),
-// the row updates its group's words. Any other row (a null or wide value, a
-// long key, a bad field) goes the general way, process_row. Included by
-// kernels.cu alone.
+// words at the end of the batch; with more (up to the directory's reach), or
+// with no entry to be had, the batch's state of the group in the GPU's
+// memory takes it, folded in after the batch (past those states' groups, the
+// group's words). Any other row (a null or wide value, a long key, a bad
+// field) goes the general way, process_row. Included by kernels.cu alone.
 #pragma once
 #include <cstdint>
 
@@ -50,12 +51,19 @@ __device__ __forceinline__ bool field_to_int32(ColumnType t, bool inferred, cons
   return true;
 }
 
+// A row of value v into a state of its group.
+template <StateIn Where>
+__device__ __forceinline__ void add_to_state(const GpuPlan& p, const ShortKeyAgg* aggs, uint32_t* st, int32_t v) {
+  atomicAdd(st + kShortKeyRowsWord, 1u);
+  for (int a = 0; a < p.naggs; ++a) short_key_update<Where>(aggs[a], st, v);
+}
+
 // Aggregates a row of a plain batch the short way; false when the row must
 // go the general way (nothing of it was counted or aggregated). `flags` gets
 // what the group table raised (the batch then runs again on the CPU). The
 // key's entry in the block's cache gives its group, or the directory or the
-// table does (and the entry is made where there is room); the entry's state
-// takes the row, or, with no entry to be had, the group's words do.
+// table does (and the entry is made where there is room); then a state of
+// the group takes the row (or its words do).
 __device__ __forceinline__ bool short_key_row(const GpuBatch& b, const GpuPlan& p, const ShortKeyAgg* aggs,
                                               uint8_t delimiter, const int8_t* col_to_slot, const GpuTable& t,
                                               uint32_t pos, uint32_t next, const BlockCaches& caches,
@@ -72,14 +80,14 @@ __device__ __forceinline__ bool short_key_row(const GpuBatch& b, const GpuPlan& 
   int32_t e;
   const int64_t g = short_key_lookup(p, t, caches, kw, Value::of_str(b.data + f.kb, kn), e, flags);
   if (g < 0) return true;  // the table is full: flags say so, and the CPU runs the batch again
-  if (e < 0 || !caches.key_states) {  // no state to be had: the group's words take the row
+  if (e >= 0 && caches.key_states) {
+    add_to_state<StateIn::Block>(p, aggs, caches.key_states + static_cast<uint32_t>(e) * p.short_key_state_words, v);
+  } else if (caches.batch_states && g < kBatchStateGroups) {
+    add_to_state<StateIn::Batch>(p, aggs, caches.batch_states + static_cast<uint32_t>(g) * p.short_key_state_words, v);
+  } else {
     u64* w = t.words + static_cast<uint64_t>(g) * p.nwords;
     for (int a = 0; a < p.naggs; ++a) short_key_update_words(aggs[a], w + aggs[a].word, v);
-    return true;
   }
-  uint32_t* st = caches.key_states + static_cast<uint32_t>(e) * p.short_key_state_words;
-  atomicAdd(st + kShortKeyRowsWord, 1u);
-  for (int a = 0; a < p.naggs; ++a) short_key_update(aggs[a], st, v);
   return true;
 }
 
@@ -94,6 +102,24 @@ __device__ __forceinline__ void fold_short_keys(const GpuPlan& p, const ShortKey
     if (g == 0 || g == kSlotBusy || rows == 0) continue;
     u64* w = t.words + static_cast<uint64_t>(g - 1) * p.nwords;
     for (int a = 0; a < p.naggs; ++a) short_key_fold(aggs[a], st, rows, w + aggs[a].word);
+  }
+}
+
+// Folds a batch's states of groups (BlockCaches::batch_states) into their
+// words and makes them fresh for the next batch; with `fold` false, only the
+// latter, for every group.
+__device__ __forceinline__ void fold_batch_states(const GpuPlan& p, const GpuTable& t, uint32_t* states, bool fold) {
+  const uint64_t made = fold ? *reinterpret_cast<volatile unsigned long long*>(&t.counters->groups) : kBatchStateGroups;
+  const uint32_t n = static_cast<uint32_t>(made < kBatchStateGroups ? made : kBatchStateGroups);
+  for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += gridDim.x * blockDim.x) {
+    uint32_t* st = states + g * static_cast<uint32_t>(p.short_key_state_words);
+    const uint32_t rows = st[kShortKeyRowsWord];
+    if (fold && rows == 0) continue;
+    for (int a = 0; a < p.naggs; ++a) {
+      if (fold) short_key_fold(p.short_aggs[a], st, rows, t.words + static_cast<uint64_t>(g) * p.nwords + p.short_aggs[a].word);
+      short_key_init(p.short_aggs[a], st);
+    }
+    st[kShortKeyRowsWord] = 0;
   }
 }
 

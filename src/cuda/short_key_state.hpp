@@ -4,8 +4,10 @@
 // compare-and-swap loops), folded into the group's state words once, at the
 // end of the batch. Only rows whose every aggregated value is a non-null int
 // or decimal of 32 bits come here, so one row count serves count(), count(x)
-// and every mean's count. Plain C++ without CUDA, so CPU builds test it
-// against agg_update_words.
+// and every mean's count. With more groups than a block keeps, a batch's
+// states of its groups lie in the GPU's memory, by group, in the same
+// layout. Plain C++ without CUDA, so CPU builds test it against
+// agg_update_words.
 #pragma once
 #include <cstdint>
 
@@ -39,13 +41,42 @@ struct ShortKeyAgg {
   uint8_t word;
 };
 
+// The states' layout for aggregates ops[0..n): each one's first word in
+// states[], and the state's words, even. The 64-bit sums lie at even words
+// (a batch's state adds each with one 64-bit atomic), the 32-bit words at
+// word 1 and past the sums. False when an aggregate is not kept this way.
+inline bool short_key_layout(const AggOp* ops, int n, uint8_t* states, int& words) {
+  int sums = 0;
+  for (int a = 0; a < n; ++a) {
+    if (short_key_words(ops[a]) < 0) return false;
+    sums += short_key_words(ops[a]) == 2;
+  }
+  int pair = kShortKeyRowsWord + 2, single = kShortKeyRowsWord + 1;
+  for (int a = 0; a < n; ++a) {
+    const int w = short_key_words(ops[a]);
+    states[a] = static_cast<uint8_t>(w == 2 ? pair : w == 1 ? single : kShortKeyRowsWord);
+    if (w == 2) pair += 2;
+    if (w == 1) single = single == kShortKeyRowsWord + 1 ? kShortKeyRowsWord + 2 + 2 * sums : single + 1;
+  }
+  words = pair > single ? pair : single;
+  words += words % 2;
+  return true;
+}
+
 WCSV_HD WCSV_FORCEINLINE void short_key_init(const ShortKeyAgg& a, uint32_t* st) {
   if (a.op == AggOp::Min) st[a.state] = static_cast<uint32_t>(INT32_MAX);
   if (a.op == AggOp::Max) st[a.state] = static_cast<uint32_t>(INT32_MIN);
   if (a.op == AggOp::SumExact || a.op == AggOp::MeanExact) st[a.state] = st[a.state + 1] = 0;
 }
 
-// A row's update of aggregate `a` (the entry's row count is added apart).
+// Where a state lies: in a row block's shared memory, whose 64-bit atomics
+// are compare-and-swap loops (a sum goes in as two 32-bit words and a
+// carry), or in the GPU's memory for a batch (a sum's words are even, so one
+// aligned 64-bit add takes it: a batch's sum of 32-bit values fits 64 bits).
+enum class StateIn { Block, Batch };
+
+// A row's update of aggregate `a` in a state (its row count is added apart).
+template <StateIn Where>
 WCSV_HD WCSV_FORCEINLINE void short_key_update(const ShortKeyAgg& a, uint32_t* st, int32_t v) {
   uint32_t* w = st + a.state;
   switch (a.op) {
@@ -65,6 +96,17 @@ WCSV_HD WCSV_FORCEINLINE void short_key_update(const ShortKeyAgg& a, uint32_t* s
       return;
     case AggOp::SumExact:
     case AggOp::MeanExact: {
+      if (Where == StateIn::Batch) {
+        const u64 x = static_cast<u64>(static_cast<int64_t>(v));
+#if defined(__CUDA_ARCH__)
+        atomicAdd(reinterpret_cast<unsigned long long*>(w), x);
+#else
+        const u64 sum = (static_cast<u64>(w[1]) << 32 | w[0]) + x;
+        w[0] = static_cast<uint32_t>(sum);
+        w[1] = static_cast<uint32_t>(sum >> 32);
+#endif
+        return;
+      }
       // v sign-extended to 64 bits: the high word takes the carry and, for a
       // negative v, all ones (which a carry turns into nothing).
       const uint32_t low = static_cast<uint32_t>(v);

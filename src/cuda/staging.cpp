@@ -107,6 +107,7 @@ void Staging::allocate(int slots) {
   WCSV_CUDA_TRY(cudaMalloc(&scratch.rows, (batch + 1) * 4));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.grabbed, sizeof(uint32_t)));
   WCSV_CUDA_TRY(cudaMalloc(&scratch.key_dir, kKeyDirEntries * sizeof(KeyDirEntry)));
+  WCSV_CUDA_TRY(cudaMalloc(&scratch.batch_states, size_t{kBatchStateGroups} * kMaxShortStateWords * sizeof(uint32_t)));
   scratch.cub_bytes = scan_temp_bytes(nseg);
   WCSV_CUDA_TRY(cudaMalloc(&scratch.cub_temp, scratch.cub_bytes));
   scratch.seg_cap = nseg;
@@ -146,6 +147,7 @@ void Staging::release() noexcept {
   cudaFree(scratch.rows);
   cudaFree(scratch.grabbed);
   cudaFree(scratch.key_dir);
+  cudaFree(scratch.batch_states);
   cudaFree(scratch.cub_temp);
   cudaFree(counters);
   cudaFreeHost(snap_host);

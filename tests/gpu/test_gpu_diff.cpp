@@ -1332,6 +1332,20 @@ TEST_CASE("gpu: rows of plain batches are split at their delimiters, with the CP
     CHECK(check_same(dir, q, f, c, {100, 4096, 1 << 16, 0}).code == 0);
     CHECK(cuda_run_info().plain_rows - before.plain_rows > 3 * 59000);
   }
+  SECTION("a batch that brings more groups than the GPU keeps batch states for") {
+    // 30,000 groups in the first 1 MiB batch; the next ones find them in the
+    // directory and update the batch's states of groups, and bring 100,000
+    // more, past those states' reach, whose rows update their groups' words.
+    std::string text;
+    for (int i = 0; i < 30000; ++i) text += "s" + std::to_string(i) + ";" + std::to_string(i % 19 - 9) + ".5\n";
+    for (int i = 0; i < 150000; ++i) text += "s" + std::to_string(i % 100) + ";" + std::to_string(i % 7) + ".1\n";
+    for (int i = 0; i < 100000; ++i) text += "t" + std::to_string(i) + ";-" + std::to_string(i % 5) + ".2\n";
+    for (int i = 0; i < 50000; ++i) text += "s" + std::to_string(i * 7 % 30000) + ";" + std::to_string(i % 3) + ".7\n";
+    write_file(f, text);
+    const RunResult r = check_same(dir, q, f, c, {1 << 19, 1 << 20});
+    CHECK(r.code == 0);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') > 130000);
+  }
   SECTION("more short keys than the GPU's directory of them holds: later batches go without it") {
     write_file(f, alike_keys(45, 400000, 100000));
     const RunResult r = check_same(dir, q, f, c, {1 << 16, 1 << 20, 0});

@@ -141,9 +141,10 @@ TEST_CASE("GPU state words: each layout's parts lie within its words, apart") {
 }
 
 // A row block's 32-bit state for a short key (cuda/short_key_state.hpp):
-// rows split between entries' states (folded in at the end) and direct
-// updates of the group's words must leave the words that agg_update_words
-// leaves for the same rows, at the limits of 32 bits too.
+// rows split between entries' states (folded in at the end), a batch's state
+// of the group, and direct updates of the group's words must leave the words
+// that agg_update_words leaves for the same rows, at the limits of 32 bits
+// too.
 TEST_CASE("GPU state words: a short key's 32-bit block state, folded in, gives the rows' words") {
   std::mt19937_64 rng(9);
   for (const AggOp op : {AggOp::CountStar, AggOp::Count, AggOp::Min, AggOp::Max, AggOp::SumExact, AggOp::MeanExact}) {
@@ -153,11 +154,14 @@ TEST_CASE("GPU state words: a short key's 32-bit block state, folded in, gives t
       g.op = op;
       g.in_type = g.in_type2 = Type::Int;
       const ShortKeyAgg a{op, 1, 0};  // state word 1, after the row count
+      const ShortKeyAgg in_batch{op, static_cast<uint8_t>(short_key_words(op) == 2 ? 2 : 1), 0};  // sums at even words
       std::vector<u64> expected(static_cast<size_t>(agg_words(op))), got(expected.size());
       agg_init_words(op, expected.data());
       agg_init_words(op, got.data());
       uint32_t state[2][3] = {};  // two entries of the same group, as two blocks hold them
       for (auto& st : state) short_key_init(a, st);
+      uint32_t batch[4] = {};  // the group's state for a batch, in the GPU's memory
+      short_key_init(in_batch, batch);
       const int rows = static_cast<int>(rng() % (trial < 20 ? 5 : 3000));
       for (int r = 0; r < rows; ++r) {
         const int pick = static_cast<int>(rng() % 10);
@@ -166,20 +170,58 @@ TEST_CASE("GPU state words: a short key's 32-bit block state, folded in, gives t
                           : trial % 2 ? static_cast<int32_t>(rng())
                                       : static_cast<int32_t>(rng() % 2001) - 1000;
         REQUIRE(agg_update_words(g, expected.data(), Value::of_int(v), Value::make_null()));
-        const int where = static_cast<int>(rng() % 3);
-        if (where == 2) {
+        const int where = static_cast<int>(rng() % 4);
+        if (where == 3) {
+          ++batch[kShortKeyRowsWord];
+          short_key_update<StateIn::Batch>(in_batch, batch, v);
+        } else if (where == 2) {
           short_key_update_words(a, got.data(), v);
         } else {
           ++state[where][kShortKeyRowsWord];
-          short_key_update(a, state[where], v);
+          short_key_update<StateIn::Block>(a, state[where], v);
         }
       }
       for (const auto& st : state)
         if (st[kShortKeyRowsWord]) short_key_fold(a, st, st[kShortKeyRowsWord], got.data());
+      if (batch[kShortKeyRowsWord]) short_key_fold(in_batch, batch, batch[kShortKeyRowsWord], got.data());
       INFO("op " << static_cast<int>(op) << ", trial " << trial << ", " << rows << " rows");
       CHECK(got == expected);
     }
   }
   CHECK(short_key_words(AggOp::VarExact) == -1);
   CHECK(short_key_words(AggOp::SumFloat) == -1);
+}
+
+// Every aggregate's words lie apart from the row count and from each other,
+// sums at even words, within the state's even number of words (two an
+// aggregate and two more at most).
+TEST_CASE("GPU state words: a short key's state layout keeps its parts apart and its sums aligned") {
+  const AggOp kinds[] = {AggOp::CountStar, AggOp::Count, AggOp::Min, AggOp::Max, AggOp::SumExact, AggOp::MeanExact};
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 500; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 16);
+    AggOp ops[16];
+    for (int a = 0; a < n; ++a) ops[a] = kinds[rng() % 6];
+    uint8_t states[16];
+    int words = 0;
+    REQUIRE(short_key_layout(ops, n, states, words));
+    INFO("trial " << trial << ", " << n << " aggregates");
+    CHECK(words % 2 == 0);
+    CHECK(words <= 2 + 2 * n);  // kMaxShortStateWords for kMaxAggs aggregates
+    std::vector<int> owner(static_cast<size_t>(words), -1);
+    owner[kShortKeyRowsWord] = n;
+    for (int a = 0; a < n; ++a) {
+      const int w = short_key_words(ops[a]);
+      if (w == 2) CHECK(states[a] % 2 == 0);
+      for (int k = 0; k < w; ++k) {
+        REQUIRE(states[a] + k < words);
+        CHECK(owner[static_cast<size_t>(states[a] + k)] == -1);
+        owner[static_cast<size_t>(states[a] + k)] = a;
+      }
+    }
+  }
+  const AggOp var[] = {AggOp::Min, AggOp::VarExact};
+  uint8_t states[2];
+  int words = 0;
+  CHECK_FALSE(short_key_layout(var, 2, states, words));
 }

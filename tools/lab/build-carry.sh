@@ -6,13 +6,15 @@
 # ".duck"]`, ~20 MB) and spends no device time building: tools/lab/device-carried-ab.sh. About
 # 7 minutes on two cores for both. TESTS=1 also builds the GPU differential tests into
 # build-carry/new/tests (12 MB more), for scripts/gpu-check.sh with BUILD_DIR=build-carry/new.
+# CUDA_FLAGS (e.g. "-lineinfo") go to nvcc for both builds: for ncu's per-line samples.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OLD=${OLD:-HEAD~1}
 C=build-carry
 mkdir -p "$C/new" "$C/old" "$C/lib"
-flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real -DWARPCSV_MPI=OFF)
+flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real -DWARPCSV_MPI=OFF
+       "-DCMAKE_CUDA_FLAGS=${CUDA_FLAGS:-}")
 if [ "${TESTS:-0}" = 1 ]; then
   cmake -S . -B "$C/build-new" "${flags[@]}" -DWARPCSV_TESTS=ON >/dev/null
   cmake --build "$C/build-new" -j"$(nproc)" --target warpcsv gpu_tests
