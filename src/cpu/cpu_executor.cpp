@@ -46,18 +46,6 @@ constexpr uint64_t kMaxRowBytes = 4ull << 30;  // one row, whole in a window
 // nothing, and two windows mapped would double the mapped bytes).
 constexpr int kMapAheadThreads = 4;
 constexpr uint64_t kFirstWindowOfLimit = 1 << 20;
-// The columns that exprs[from, to) read as they are, with their types;
-// false when one of them computes something (no cut of the rows can use it).
-bool bare_columns(const std::vector<Program>& exprs, size_t from, size_t to, std::vector<int>& columns,
-                  std::vector<Type>& types) {
-  for (size_t k = from; k < to; ++k) {
-    if (exprs[k].bare_slot() < 0) return false;
-    columns.push_back(exprs[k].bare_slot());
-    types.push_back(exprs[k].result.type);
-  }
-  return true;
-}
-
 // Everything one partition produced, folded into the run in partition order.
 struct PartitionResult {
   uint64_t lines = 0;  // line terminators consumed by the partition's rows
@@ -141,27 +129,11 @@ class CpuScan {
       for (const OutputColumn& c : plan_.scan_output) distinct_types_.push_back(c.type.type);
     // A sort of the scan's rows by their columns, then a limit: each
     // partition passes on only its own first rows in that order, cut as it
-    // goes so that its table stays small. (A value that widens a type starts
-    // the run again, cuts and all.)
-    if (!scan.aggregate && plan_.post.size() >= 2 && plan_.post[0].kind == PostStage::Sort &&
-        plan_.post[1].kind == PostStage::Limit) {
-      const PostStage& sort = plan_.post[0];
-      SortedCut cut;
-      cut.desc = sort.descending;
-      cut.keep = static_cast<size_t>(plan_.post[1].limit);
-      cut_at_ = sorted_cut_at(cut.keep);
-      if (bare_columns(sort.exprs, 0, sort.exprs.size(), cut.columns, cut.types)) sorted_cut_ = std::move(cut);
-    }
-    // A top of each group by the scan's columns: likewise, group by group.
-    if (!scan.aggregate && !plan_.post.empty() && plan_.post[0].kind == PostStage::Top) {
-      const PostStage& top = plan_.post[0];
-      GroupTopCut cut;
-      cut.order.desc = top.descending;
-      cut.order.keep = static_cast<size_t>(top.limit);
-      if (bare_columns(top.exprs, 0, top.group_keys, cut.key_columns, cut.key_types) &&
-          bare_columns(top.exprs, top.group_keys, top.exprs.size(), cut.order.columns, cut.order.types))
-        group_top_cut_ = std::move(cut);
-    }
+    // goes so that its table stays small; a top of each group likewise,
+    // group by group. (A value that widens a type starts the run again,
+    // cuts and all.)
+    sorted_cut_ = sorted_cut_of(plan_);
+    group_top_cut_ = group_top_cut_of(plan_);
     // Rows that stream out (or a limit) want the first rows soon: small first
     // windows, and what a stream has so far.
     early_rows_ = stops_early_ || (!scan.aggregate && s.stream_rows);
@@ -544,12 +516,13 @@ class CpuScan {
     const auto& scan = plan_.scan;
     const size_t nslots = scan.used_columns.size();
     PartitionedGroups* table = scan.aggregate ? wk.groups.get() : nullptr;
+    const size_t cut_at = sorted_cut_ ? sorted_cut_at(sorted_cut_->keep) : 0;  // rows at which the table is cut
     if (!table) {
       out.output.columns = plan_.scan_output;
       // Room for a row per line (untouched room costs no memory): growing by
       // doubling would copy the rows and fault their pages in twice.
       const uint64_t lines = count_byte(w.data + pos, end - pos, '\n') + 1;
-      out.output.cells.reserve(std::min<uint64_t>(lines, sorted_cut_ ? cut_at_ : lines) * out.output.width());
+      out.output.cells.reserve(std::min<uint64_t>(lines, sorted_cut_ ? cut_at : lines) * out.output.width());
     }
     std::vector<Span> spans(nslots);
     std::vector<Value> slots(scan.slot_count()), row_out(out_progs_.size());
@@ -741,7 +714,7 @@ class CpuScan {
           if (ctx.status == EvalStatus::Ok && (!sorted_cut_ || cut_bar.admits(row_out.data(), *sorted_cut_)) &&
               (!group_top_cut_ || top_bars.admits(row_out.data(), *group_top_cut_)))
             out.output.append_owned(row_out.data());
-          if (sorted_cut_ && out.output.rows() >= cut_at_)
+          if (sorted_cut_ && out.output.rows() >= cut_at)
             keep_sorted_first(out.output, *sorted_cut_, out.issue_rows, &cut_bar);
           if (group_top_cut_ && out.output.rows() >= top_cut_at)  // the next cut after as many rows again
             top_cut_at = std::max<size_t>(
@@ -872,7 +845,6 @@ class CpuScan {
   std::vector<int> out_direct_;  // per scan output: the slot it only reads, else -1
   std::vector<Type> distinct_types_;  // per scan output, when the rows go to a distinct as they are
   std::optional<SortedCut> sorted_cut_;  // when the rows go to a sort by their columns, then a limit
-  size_t cut_at_ = 0;  // a partition's table is cut back to its first rows at this many
   std::optional<GroupTopCut> group_top_cut_;  // when the rows go to a top of each group by their columns
   static constexpr size_t kGroupTopCutRows = 4096;  // a partition's first cut of its groups' tops
   std::vector<char> slot_text_;  // per slot: its values carry their field's text

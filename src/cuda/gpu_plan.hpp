@@ -210,8 +210,9 @@ struct GpuScratch {
   uint32_t* rows;      // row start positions
   uint32_t* grabbed;   // rows the row kernel's warps have taken so far
   KeyDirEntry* key_dir;  // kKeyDirEntries, filled again before each batch that uses it
-  // kBatchStateGroups states of kMaxShortStateWords words, fresh between
-  // batches (launch_reset_batch_states, then each batch's fold)
+  // room for kBatchStateGroups states of the plan's short_key_state_words
+  // (at most kMaxShortStateWords), fresh between batches
+  // (launch_reset_batch_states, then each batch's fold)
   uint32_t* batch_states;
   void* cub_temp;
   size_t cub_bytes;

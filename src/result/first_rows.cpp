@@ -147,6 +147,46 @@ size_t keep_first_rows(Table& t, const std::vector<Type>& types, std::vector<siz
   return rows.finish();
 }
 
+namespace {
+
+// The columns that exprs[from, to) read as they are, with their types;
+// false when one of them computes something.
+bool bare_columns(const std::vector<Program>& exprs, size_t from, size_t to, std::vector<int>& columns,
+                  std::vector<Type>& types) {
+  for (size_t k = from; k < to; ++k) {
+    if (exprs[k].bare_slot() < 0) return false;
+    columns.push_back(exprs[k].bare_slot());
+    types.push_back(exprs[k].result.type);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<SortedCut> sorted_cut_of(const Plan& plan) {
+  if (plan.scan.aggregate || plan.post.size() < 2 || plan.post[0].kind != PostStage::Sort ||
+      plan.post[1].kind != PostStage::Limit)
+    return std::nullopt;
+  const PostStage& sort = plan.post[0];
+  SortedCut cut;
+  cut.desc = sort.descending;
+  cut.keep = static_cast<size_t>(plan.post[1].limit);
+  if (!bare_columns(sort.exprs, 0, sort.exprs.size(), cut.columns, cut.types)) return std::nullopt;
+  return cut;
+}
+
+std::optional<GroupTopCut> group_top_cut_of(const Plan& plan) {
+  if (plan.scan.aggregate || plan.post.empty() || plan.post[0].kind != PostStage::Top) return std::nullopt;
+  const PostStage& top = plan.post[0];
+  GroupTopCut cut;
+  cut.order.desc = top.descending;
+  cut.order.keep = static_cast<size_t>(top.limit);
+  if (!bare_columns(top.exprs, 0, top.group_keys, cut.key_columns, cut.key_types) ||
+      !bare_columns(top.exprs, top.group_keys, top.exprs.size(), cut.order.columns, cut.order.types))
+    return std::nullopt;
+  return cut;
+}
+
 size_t keep_sorted_first(Table& t, const SortedCut& cut, std::vector<size_t>& positions, SortedCutBar* bar) {
   const size_t n = t.rows(), nkeys = cut.columns.size();
   if (n <= cut.keep) return n;

@@ -9,12 +9,14 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "result/order.hpp"
 #include "warpcsv/core/types.hpp"
+#include "warpcsv/plan.hpp"
 #include "warpcsv/table.hpp"
 
 namespace warpcsv {
@@ -33,6 +35,10 @@ struct SortedCut {
   std::vector<bool> desc;
   size_t keep = 0;
 };
+
+// The cut of a plan whose scan's rows go to a sort by their columns, then a
+// limit; none for any other plan (a computed sort key cannot be cut by).
+std::optional<SortedCut> sorted_cut_of(const Plan& plan);
 
 // The rows a sort then `limit keep` holds before it cuts them back to its
 // first `keep`: twice that, and a few thousand at least, so that cuts are rare.
@@ -73,6 +79,10 @@ struct GroupTopCut {
   std::vector<Type> key_types;
   SortedCut order;
 };
+
+// The cut of a plan whose scan's rows go to a `groupby KEYS | top n by ORDER`
+// of their columns; none for any other plan.
+std::optional<GroupTopCut> group_top_cut_of(const Plan& plan);
 
 // `row`'s group key (row_key.hpp) into `key`, its key values gathered in `values`.
 void group_key_of(const Value* row, const GroupTopCut& cut, std::vector<Value>& values, std::string& key);
