@@ -10,7 +10,7 @@
 #   ROWS (default 1e7), K (default 100), SEED (default 1), THREADS (default nproc),
 #   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"):
 #     q1..q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
-#     with a string argument; distinct, the distinct (id4, id5) pairs; sales, "total sales per customer" over a sales table of ROWS rows
+#     with a string argument; distinct, the distinct (id4, id5) pairs (ints: row by row); distinct3 and distinct23, of id3 and of (id2, id3) (strings: groups); sales, "total sales per customer" over a sales table of ROWS rows
 #     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); salesfn, its revenue by month
 #     (strftime) and size (case); salesjoin, its revenue by month and country, the country from
 #     a lookup join with a customer file (gen_customers.c); brc413 and brc10k, min / mean / max
@@ -153,6 +153,8 @@ pipeline_of() {
     hmix) echo 'groupby id1 | agg count_distinct(id2) as d, quantile(v3, 0.9) as q, median(v1) as m' ;;
     q8) echo 'filter v3 is not null | groupby id6 | top 2 by v3 desc | select id6, v3 as largest2_v3' ;;
     distinct) echo 'distinct id4, id5' ;;
+    distinct3) echo 'distinct id3' ;;
+    distinct23) echo 'distinct id2, id3' ;;
     sales) echo 'groupby customer_id | agg sum(sales_amount) as total' ;;
     salesfn) echo 'groupby strftime(ts, "%Y-%m") as month, case when sales_amount > 1000 then "big" else "small" end as size | agg sum(sales_amount) as total, count_if(churned) as churned' ;;
     salesjoin) echo "join '$CUSTOMER_FILE' on customer_id | groupby strftime(ts, \"%Y-%m\") as month, country | agg sum(sales_amount) as revenue" ;;
@@ -175,6 +177,8 @@ sql_of() {
     hmix) echo "SELECT id1, count(DISTINCT id2) AS d, quantile_cont(v3, 0.9) AS q, median(v1) AS m FROM $t GROUP BY id1" ;;
     q8) echo "SELECT id6, v3 AS largest2_v3 FROM (SELECT id6, v3, row_number() OVER (PARTITION BY id6 ORDER BY v3 DESC) AS rn FROM $t WHERE v3 IS NOT NULL) WHERE rn <= 2" ;;
     distinct) echo "SELECT DISTINCT id4, id5 FROM $t" ;;
+    distinct3) echo "SELECT DISTINCT id3 FROM $t" ;;
+    distinct23) echo "SELECT DISTINCT id2, id3 FROM $t" ;;
     sales) echo "SELECT customer_id, sum(sales_amount) AS total FROM $t GROUP BY customer_id" ;;
     salesfn) echo "SELECT strftime(ts, '%Y-%m') AS month, CASE WHEN sales_amount > 1000 THEN 'big' ELSE 'small' END AS size, sum(sales_amount) AS total, count_if(churned) AS churned FROM $t GROUP BY ALL" ;;
     salesjoin) echo "SELECT strftime(ts, '%Y-%m') AS month, country, sum(sales_amount) AS revenue FROM $t JOIN read_csv('$CUSTOMER_FILE') USING (customer_id) GROUP BY ALL" ;;

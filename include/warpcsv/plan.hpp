@@ -46,7 +46,9 @@ enum class AggKind : uint8_t {
   Quantile,
   // The value at a rank of a group's sorted non-null values (HolisticSpec::
   // rank, from the largest or the smallest): `groupby | top N` in the scan.
-  NthValue,
+  NthValue,  // The position of a group's first row, as an int that orders groups by
+  // their first rows: `distinct` in the scan. No argument; not a holistic kind.
+  FirstRow,
 };
 
 // One aggregate call (deduplicated: `sum(v1)` used twice is computed once).
@@ -152,6 +154,9 @@ struct PostStage {
   // n) rows (keys..., v_i) (result/unfold_rows.hpp)
   size_t group_keys = 0;
   int join = -1;                    // Join: index into Plan::joins
+  // Sort, the first post stage of a `distinct` in the scan: by the groups'
+  // FirstRow aggregate (scan agg 0), which the result side may order them by.
+  bool by_first_row = false;
   std::vector<OutputColumn> output; // schema after this stage
   std::string text;                 // source text of the stage
   // Agg (a groupby/agg after an earlier agg): an aggregate plan whose input

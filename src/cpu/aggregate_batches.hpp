@@ -476,6 +476,7 @@ class AggregateBatches {
         case AggOp::MeanExact: update_agg<AggOp::MeanExact>(aggs[a], a, kept, order); break;
         case AggOp::Min: strings |= update_agg<AggOp::Min>(aggs[a], a, kept, order); break;
         case AggOp::Max: strings |= update_agg<AggOp::Max>(aggs[a], a, kept, order); break;
+        case AggOp::FirstRow: update_agg<AggOp::FirstRow>(aggs[a], a, kept, order); break;  // distinct
         default: strings |= update_any_agg(aggs[a], a, kept, order); break;
       }
     }

@@ -143,7 +143,7 @@ class CpuScan {
     stats.executor = "cpu";
     stats.chunk_size = 0;  // the largest partition made (a limit's first windows make small ones)
     trace::Tracer* const tr = s_.tracer;
-    uint64_t partition_index = 0;
+    uint64_t partition_index = s_.first_partition;
     for (auto& src : in_.sources) {
       if (src->header().empty() && in_.column_names.empty()) continue;
       uint64_t from = 0, line = src->header_lines() + 1;
@@ -278,6 +278,10 @@ class CpuScan {
         stats.bytes += pw.consumed;
         s_.progress->add(pw.consumed);
         partition_index += pw.ready;
+        if (partition_index - s_.first_partition > s_.partition_count)
+          throw ResourceError(fmt::format("this rank's share of the input takes more than {} partitions of --chunk-size "
+                                          "{}, past what orders its rows among the ranks'; give a larger --chunk-size",
+                                          s_.partition_count, s_.chunk_size));
         if (!more) return;
         if (w.at_eof && pw.consumed == w.size) break;
         if (plan_.scan.aggregate && s_.thread_tables_budget && thread_tables_bytes() > s_.thread_tables_budget) {
@@ -385,7 +389,8 @@ class CpuScan {
     }
     for (GroupTable& part : merged_->parts()) part.drop_index();
     const auto t = std::chrono::steady_clock::now();
-    SortedHostGroups ordered(plan_, merged_->tables(), nullptr, s_.threads, result_run_rows(*s_.opts));
+    SortedHostGroups ordered(plan_, merged_->tables(), nullptr, s_.threads, result_run_rows(*s_.opts),
+                             sorts_by_first_row(plan_));
     stats.stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t), 0, 0});
     if (s_.tracer) s_.tracer->host("result: sort", "stage", t, {{"groups", int64_t(ordered.size())}});
     (*s_.device_result)(ordered);

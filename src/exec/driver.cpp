@@ -334,6 +334,11 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     settings.longest_sampled_row = longest_sampled_row;
     settings.tracer = tracer.get();
     settings.lookups = &lookups;
+    if (ranks) {
+      const PartitionNumbers numbers = rank_partition_numbers(Ranks::rank(), Ranks::size());
+      settings.first_partition = numbers.first;
+      settings.partition_count = numbers.count;
+    }
     const GroupBudgets budgets = group_budgets(opts.memory_limit, host_memory_bytes());
     settings.thread_tables_budget = opts.thread_tables_budget ? opts.thread_tables_budget : budgets.thread_tables;
     // Ranks hand their groups to rank 0 from their tables: none spill.
@@ -374,7 +379,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
     // The aggregate result, written group run by group run.
     double finalize_s = 0;  // within post+output
     auto write_result = [&](OrderedGroups& ordered, const GroupLayout& group_layout) {
-      post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups);
+      post = std::make_unique<PostPipeline>(plan, *writer, threads, note, &lookups, ordered.by_first_row() ? 1 : 0);
       ResultTimes times;
       write_groups(plan, group_layout, ordered, *post, threads, &times);
       finalize_s = times.finalize_s;
@@ -537,7 +542,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       else if (!plan.holistic.empty()) holistic = regroup_holistic(plan, *groups, threads);
       const GroupTable& final_groups = plan.holistic.empty() ? *groups : *holistic.groups;
       if (plan.holistic.empty()) groups->ensure_group_without_keys();
-      SortedHostGroups ordered(plan, {&final_groups}, holistic.values.data(), threads, result_run_rows(opts));
+      SortedHostGroups ordered(plan, {&final_groups}, holistic.values.data(), threads, result_run_rows(opts),
+                               sorts_by_first_row(plan));
       driver_stages.push_back(StageTiming{"result: sort", "cpu", seconds_since(t_out), 0, 0});
       if (tracer) tracer->host("result: sort", "stage", t_out, {{"groups", int64_t(ordered.size())}});
       t_out = std::chrono::steady_clock::now();

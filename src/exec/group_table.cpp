@@ -26,6 +26,7 @@ AggOp op_for(const AggSpec& s) {
     case AggKind::Std: return exact ? AggOp::StdExact : AggOp::StdFloat;
     case AggKind::First: return AggOp::First;
     case AggKind::Last: return AggOp::Last;
+    case AggKind::FirstRow: return AggOp::FirstRow;
     case AggKind::Corr:
       return exact && is_exact_input(s.arg1.result.type) ? AggOp::CorrExact : AggOp::CorrFloat;
     case AggKind::CountDistinct:

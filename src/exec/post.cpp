@@ -94,12 +94,13 @@ void throw_evaluation_failed(const PostStage& st) {
 }
 
 PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
-                           std::function<void(const std::string&)> note, const LookupTables* lookups)
+                           std::function<void(const std::string&)> note, const LookupTables* lookups,
+                           size_t first_stage)
     : plan_(plan), writer_(writer), lookups_(lookups), sort_buffers_(plan.post.size()), tops_(plan.post.size()),
       aggs_(plan.post.size()), seen_(plan.post.size()), output_types_(plan.post.size()), sort_bars_(plan.post.size()),
       sort_types_(plan.post.size()),
       limit_seen_(plan.post.size(), 0), stage_rows_(plan.post.size()),
-      scratch_(kScratch), threads_(threads),
+      scratch_(kScratch), threads_(threads), first_stage_(first_stage),
       row_width_(plan.scan.aggregate ? plan.finalized_output.size() : plan.scan_output.size()),
       note_(std::move(note)) {
   if (!note_) note_ = [](const std::string& text) { std::fputs(text.c_str(), stderr); };
@@ -121,7 +122,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
     stage_rows_[i].resize(st.output.size());
     const bool row_local = st.kind == PostStage::Filter || st.kind == PostStage::Select ||
                            st.kind == PostStage::DropNa || st.kind == PostStage::Unfold;
-    row_local_stages_ &= row_local;
+    if (i >= first_stage_) row_local_stages_ &= row_local;
     if (i > 0) row_local_after_first_ &= row_local;
   }
   sorts_parts_ = !plan.scan.aggregate && !plan.post.empty() && plan.post[0].kind == PostStage::Sort &&
@@ -132,7 +133,7 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
 bool PostPipeline::push(const Value* row) {
   if (done_) return false;
   scratch_at_ = 0;
-  return push_from(0, row);
+  return push_from(first_stage_, row);
 }
 
 bool distinct_of_scanned_rows(const Plan& plan) {
@@ -203,7 +204,7 @@ PostPipeline::RowScratch PostPipeline::row_scratch() const {
 
 int PostPipeline::format_row(std::string& out, const Value* row, RowScratch& scratch) const {
   EvalContext ctx = make_eval_context(scratch.eval.data(), kScratch);
-  return format_from(0, row, out, scratch, ctx);
+  return format_from(first_stage_, row, out, scratch, ctx);
 }
 
 // push_from for row-local stages, formatting instead of writing. The
@@ -480,7 +481,7 @@ bool PostPipeline::before_bar(size_t i, const Value* row) {
 }
 
 void PostPipeline::finish() {
-  for (size_t i = 0; i < plan_.post.size(); ++i) {
+  for (size_t i = first_stage_; i < plan_.post.size(); ++i) {
     if (plan_.post[i].kind == PostStage::Agg) {
       done_ = false;
       aggs_[i]->finish(kResultRunRows, [&](const Table& rows) {

@@ -29,8 +29,11 @@ class PostPipeline {
  public:
   // `note` takes the messages of failed asserts (default: stderr).
   // `lookups`: the join stages' tables (Plan::joins), when the plan has any.
+  // `first_stage`: the stages before it are done where the rows come from
+  // (groups that come in their first rows' order skip that sort).
   PostPipeline(const Plan& plan, RowWriter& writer, int threads = 1,
-               std::function<void(const std::string&)> note = {}, const LookupTables* lookups = nullptr);
+               std::function<void(const std::string&)> note = {}, const LookupTables* lookups = nullptr,
+               size_t first_stage = 0);
   // One row of the post stages' input schema. Returns false once no more
   // rows can change the output (a limit was reached).
   bool push(const Value* row);
@@ -119,6 +122,7 @@ class PostPipeline {
   uint64_t assert_failures_ = 0;
   bool done_ = false;
   int threads_;
+  size_t first_stage_;  // the stages before it were done where the rows came from
   size_t row_width_;  // values in a row of the post stages' input
   // Every post stage maps a row to rows of its own, in order, with no state
   // between rows: a filter, select, dropna or unfold.

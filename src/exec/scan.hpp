@@ -81,6 +81,10 @@ struct ScanSettings {
   const std::function<void(OrderedGroups&)>* device_result = nullptr;
   // The join stages' lookup tables (Plan::joins), read before the scan.
   const std::vector<LookupTable>* lookups = nullptr;
+  // Numbers for the scan's partitions: `partition_count` from
+  // `first_partition` (a rank's, ranks/shares.hpp), as row order keys need.
+  uint64_t first_partition = 0;
+  uint64_t partition_count = uint64_t{1} << 32;
 };
 
 // Receives the non-aggregate rows, rows [begin, end) of a partition's table

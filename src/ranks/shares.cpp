@@ -255,4 +255,13 @@ std::string describe_shares(const InputSet& in, const std::vector<RankShare>& sh
   return text;
 }
 
+PartitionNumbers rank_partition_numbers(int rank, int ranks) {
+  int bits = 0;  // ranks take the top bits of the 32
+  while ((1 << bits) < ranks) ++bits;
+  PartitionNumbers n;
+  n.count = uint64_t{1} << (32 - bits);
+  n.first = static_cast<uint64_t>(rank) * n.count;
+  return n;
+}
+
 }  // namespace warpcsv

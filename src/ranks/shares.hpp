@@ -81,6 +81,16 @@ std::vector<RankShare> split_input(const InputSet& in, int threads, uint64_t min
 // Keeps only `share` of the input (its sources' other bytes are not read).
 void keep_share(InputSet& in, const RankShare& share);
 
+// Rank `rank`'s partition numbers, of `ranks`: `count` from `first`. Row
+// order keys are (partition << 32 | row), and a rank numbers its share's
+// partitions after those of the ranks before it, so that first, last and a
+// distinct's first rows compare across ranks.
+struct PartitionNumbers {
+  uint64_t first = 0;
+  uint64_t count = uint64_t{1} << 32;
+};
+PartitionNumbers rank_partition_numbers(int rank, int ranks);
+
 // The shares in words for --explain, a line per rank.
 std::string describe_shares(const InputSet& in, const std::vector<RankShare>& shares);
 

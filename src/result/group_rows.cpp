@@ -56,11 +56,24 @@ namespace {
   throw_group_failure(plan, layout, f.overflow, f.index);
 }
 
+// Groups 0..n-1 of `all` (their states held) ordered by their first rows:
+// scan aggregate 0 is a FirstRow, and no two groups share a first row.
+std::vector<uint32_t> first_row_order(const GroupTable& table, const GroupRun& all, size_t n, int threads) {
+  const AggDesc& first = table.layout().aggs.at(0);
+  WCSV_EXPECTS(first.op == AggOp::FirstRow, "groups by their first rows need a FirstRow aggregate first");
+  UninitVector<Value> positions(n);
+  parallel_ranges(n, threads, [&](size_t b, size_t e) {
+    for (size_t g = b; g < e; ++g) positions[g] = agg_finalize(first, all.held_state(g));
+  });
+  return sort_order(n, KeyRows{reinterpret_cast<const char*>(positions.data()), sizeof(Value)}, {Type::Int}, {false},
+                    threads);
+}
+
 }  // namespace
 
 SortedHostGroups::SortedHostGroups(const Plan& plan, const std::vector<const GroupTable*>& tables,
-                                   const Value* holistic, int threads, size_t run_rows)
-    : run_rows_(std::max<size_t>(1, run_rows)) {
+                                   const Value* holistic, int threads, size_t run_rows, bool by_first_row)
+    : by_first_row_(by_first_row && !tables.empty()), run_rows_(std::max<size_t>(1, run_rows)) {
   for (const GroupTable* t : tables) n_ += t->size();
   if (tables.size() == 1) {
     const GroupTable& groups = *tables[0];
@@ -81,9 +94,13 @@ SortedHostGroups::SortedHostGroups(const Plan& plan, const std::vector<const Gro
   }
   if (!tables.empty()) all_.keys.packed = &tables[0]->packed_keys();
   all_.holistic = holistic;
-  std::vector<Type> types;
-  for (size_t k = 0; k < plan.group_keys; ++k) types.push_back(plan.scan.keys[k].result.type);
-  order_ = sort_order(n_, all_.keys, types, std::vector<bool>(types.size(), false), threads);
+  if (by_first_row_) {
+    order_ = first_row_order(*tables[0], all_, n_, threads);
+  } else {
+    std::vector<Type> types;
+    for (size_t k = 0; k < plan.group_keys; ++k) types.push_back(plan.scan.keys[k].result.type);
+    order_ = sort_order(n_, all_.keys, types, std::vector<bool>(types.size(), false), threads);
+  }
   if (rows_.empty()) return;
   // The groups' blocks listed in output order once: a run then reads its
   // list in sequence instead of looking each group's block up at random.

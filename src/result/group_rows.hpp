@@ -70,6 +70,9 @@ class OrderedGroups {
   // run is written while the next is made). Throws InputError as
   // finalizing the run's rows on the host would.
   virtual TextRun next_text() { return TextRun{}; }
+  // Whether the groups come by their first rows (the plan's first post stage,
+  // a sort with PostStage::by_first_row, is then done), not by their keys.
+  virtual bool by_first_row() const { return false; }
 };
 
 // Several sources of groups written one after another: each source's keys
@@ -96,18 +99,25 @@ class ChainedGroups : public OrderedGroups {
 // Groups per run when written: a run's finalized rows, some tens of MiB.
 constexpr size_t kResultRunRows = 1 << 18;
 
+// Whether the plan's first post stage sorts groups by their first rows
+// (`distinct` in the scan), which a source of groups may do instead.
+inline bool sorts_by_first_row(const Plan& plan) { return !plan.post.empty() && plan.post[0].by_first_row; }
+
 // The groups of host tables in output order, in runs of `run_rows`: sorted
-// by their keys, on up to `threads` threads, when made. The tables share no
+// by their keys, or with `by_first_row` (sorts_by_first_row(plan)) by their
+// first rows, on up to `threads` threads, when made. The tables share no
 // group; group numbers run through them in turn. `holistic` as in GroupRun.
 class SortedHostGroups : public OrderedGroups {
  public:
   SortedHostGroups(const Plan& plan, const std::vector<const GroupTable*>& tables, const Value* holistic,
-                   int threads, size_t run_rows = kResultRunRows);
+                   int threads, size_t run_rows = kResultRunRows, bool by_first_row = false);
   size_t size() const override { return n_; }
   GroupRun next() override;
+  bool by_first_row() const override { return by_first_row_; }
 
  private:
   GroupRun all_;
+  bool by_first_row_ = false;
   // Several tables: each group's block, in output order once sorted.
   std::vector<const char*> rows_;
   std::vector<uint32_t> order_;  // one table: its groups in output order

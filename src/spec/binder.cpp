@@ -583,6 +583,7 @@ void Binder::stage(size_t i) {
       if (!post_) {  // the listed columns first, as a select: the scan outputs only them
         if (!st.items.empty()) scope_ = select_scope(st, &texts);
         selected = !st.items.empty();
+        if (distinct_in_scan(i, texts)) return;
         finish_scan();
       }
       PostStage ps = post_stage(PostStage::Distinct, st);

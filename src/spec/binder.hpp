@@ -345,6 +345,11 @@ class Binder {
   // in each group, holistic NthValue, and its row count) and an Unfold post
   // stage, and returns true; false, with nothing bound, where it does not fit.
   bool top_in_scan(size_t i);
+  // `distinct` that ends the scan (its columns already the scope, `texts`
+  // their texts where it lists them): binds it as an aggregate scan keyed by
+  // those columns, its groups then sorted by their first rows, and returns
+  // true; false, with nothing bound, where the row-by-row distinct is kept.
+  bool distinct_in_scan(size_t i, const std::vector<std::string>& texts);
 
   // `[left] join FILE on KEYS`: before the scan ends, the lookup's columns
   // are leaves past the input's (scan_joins_); after it, a post stage.

@@ -934,6 +934,58 @@ TEST_CASE("diff: distinct of the scanned rows gives first occurrences with their
     }
 }
 
+// A distinct of strings and computed values that ends the scan runs as
+// groups (each keeps its first row's position, and they come in that order):
+// the rows, rejects and errors of the row-by-row distinct, which a limit
+// right after it keeps.
+TEST_CASE("diff: distinct as groups in the scan gives the row-by-row distinct's rows, rejects and errors") {
+  const std::vector<std::string> keys = {"a", "b", "caf\xc3\xa9", "", "zz", "\xe6\x97\xa5\xe6\x9c\xac", "b2"};
+  std::mt19937_64 rng(23);
+  std::string text = "k,s,n\n";
+  std::vector<std::string> first_k;  // the distinct k's, first occurrences in order (null: empty)
+  std::set<std::string> seen_k;
+  int bad = 0;
+  for (int r = 0; r < 4000; ++r) {
+    const std::string k = keys[rng() % keys.size()];
+    const std::string s = "s" + std::to_string(rng() % (r < 2000 ? 300 : 900));
+    const std::string n = std::to_string(rng() % 10);
+    if (r > 100 && rng() % 400 == 0) {  // a bad row: one field too many
+      text += k + "," + s + "," + n + ",extra\n";
+      ++bad;
+      continue;
+    }
+    text += k + "," + s + "," + n + "\n";
+    if (seen_k.insert(k).second) first_k.push_back(k);
+  }
+  REQUIRE(bad > 0);
+  TempDir dir;
+  write_file(dir.file("input.csv"), text);
+  const std::string all = " | limit 1000000000";
+  // Each pipeline, and the row-by-row form: the same with a limit of every row right after its distinct.
+  const std::vector<std::pair<std::string, std::string>> pipelines = {
+      {"distinct k", "distinct k" + all},
+      {"distinct k, s", "distinct k, s" + all},
+      {"distinct k, n * 2 as m", "distinct k, n * 2 as m" + all},
+      {"filter n > 1 | distinct lower(s) as ls | sort ls desc", "filter n > 1 | distinct lower(s) as ls" + all + " | sort ls desc"},
+      {"select k, s | distinct | filter k != 'b'", "select k, s | distinct" + all + " | filter k != 'b'"},
+  };
+  for (const auto& [groups, rows] : pipelines)
+    for (bool skip : {true, false}) {
+      INFO(groups << ", --bad-rows " << (skip ? "skip" : "fail"));
+      const RunResult got = run_everywhere(dir, groups, {dir.file("input.csv")}, skip);
+      const RunResult want = run_tool(dir, rows, {dir.file("input.csv")}, 1 << 20, 2, skip);
+      CHECK(got.code == want.code);
+      CHECK(got.code == (skip ? 0 : 3));
+      CHECK(got.error == want.error);
+      CHECK(got.rejects == want.rejects);
+      CHECK(got.out == want.out);
+      if (groups != "distinct k" || !skip) continue;
+      std::string expect = "k\n";
+      for (const std::string& k : first_k) expect += k + "\n";
+      CHECK(got.out == expect);
+    }
+}
+
 TEST_CASE("diff: float aggregates give the same bytes at every chunk size and thread count") {
   // Output is the same for any number of GPUs and any --chunk-size (docs/architecture.md, "Exactness"). Each
   // float aggregate on its own, so a failure names the one that depends on the partitioning.

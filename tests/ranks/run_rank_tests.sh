@@ -62,6 +62,8 @@ PIPELINES=(
   'filter amount > 50 | select id, grp, note'
   'sort amount desc, id | limit 7'
   'distinct grp'
+  'distinct grp, upper(note) as n | filter n != "N1"'
+  'groupby grp | agg first(note), last(id), first(day)'
   'groupby grp | top 2 by amount desc | select grp, amount'
   'groupby grp | agg sum(amount) as s | filter s > 1000 | sort s desc'
   'assert amount < 90 or amount is null'

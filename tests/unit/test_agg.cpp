@@ -409,6 +409,37 @@ TEST_CASE("agg: strings for min, max, first and last") {
   CHECK(agg_compare(rows[1].x, rows[4].x, Type::String) < 0);
 }
 
+// A group's first row (distinct in the scan): the least order key of its
+// rows, nulls among the values or not, whatever way its parts merge.
+TEST_CASE("agg: FirstRow keeps the least order key through updates and merges") {
+  const AggDesc a = desc(AggOp::FirstRow, Type::Int);
+  Block none = state_of(a, {}, 0, 0);
+  CHECK(agg_finalize(a, none.bytes).null);
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<Row> rows(1 + rng() % 40);
+    uint64_t least = UINT64_MAX;
+    for (Row& r : rows) {
+      r.x = rng() % 3 ? Value::of_int(7) : Value::make_null();  // the argument is not read
+      r.y = Value::make_null();
+      r.order = rng() % 4 == 0 ? 0 : rng() >> (rng() % 2);  // 0 is a first row too; keys past 2^63 (later ranks)
+      least = std::min(least, r.order);
+    }
+    const std::vector<size_t> cuts = random_cuts(rng, rows.size());
+    Block merged = state_of(a, {}, 0, 0);
+    for (size_t c = cuts.size() - 1; c-- > 0;) {  // parts merged from the last
+      const Block part = state_of(a, rows, cuts[c], cuts[c + 1]);
+      agg_merge(a, merged.bytes, part.bytes);
+    }
+    const Value whole = agg_finalize(a, state_of(a, rows, 0, rows.size()).bytes);
+    REQUIRE_FALSE(whole.null);
+    CHECK(static_cast<uint64_t>(whole.i) == (least ^ (uint64_t{1} << 63)));  // ints in the keys' order
+    CHECK(same_value(agg_finalize(a, merged.bytes), whole, Type::Int));
+  }
+  CHECK(agg_state_size(AggOp::FirstRow) == 8);
+  CHECK_FALSE(agg_holds_string(desc(AggOp::FirstRow, Type::String)));
+}
+
 TEST_CASE("agg: empty and all-null inputs") {
   const Value null = Value::make_null();
   for (AggOp op : {AggOp::SumExact, AggOp::SumFloat, AggOp::Min, AggOp::Max, AggOp::MeanExact,

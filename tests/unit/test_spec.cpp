@@ -531,6 +531,46 @@ TEST_CASE("groupby | top N by a number | select of keys and it: an aggregate sca
   CHECK(has(error_of("groupby \"region\" | top 2 by v1 | select region"), "is a string, not a column name"));
 }
 
+TEST_CASE("distinct of strings and computed values: an aggregate scan ordered by each group's first row", "[spec]") {
+  for (const std::string& spec : {std::string("distinct id, region"), std::string("distinct id, v1 + 1 as w"),
+                                  std::string("filter v1 > 0 | distinct upper(region)"),
+                                  std::string("select id, region | distinct | sort region")}) {
+    INFO(spec);
+    const Plan p = build_plan(spec, schema());
+    REQUIRE(p.scan.aggregate);
+    REQUIRE(p.scan.aggs.size() == 1);
+    CHECK(p.scan.aggs[0].kind == AggKind::FirstRow);
+    CHECK(p.scan.aggs[0].arg0.empty());
+    CHECK(p.group_keys == p.scan.keys.size());
+    REQUIRE(p.post.size() >= 2);
+    CHECK(p.post[0].kind == PostStage::Sort);
+    CHECK(p.post[0].by_first_row);
+    CHECK(p.post[1].kind == PostStage::Select);
+    CHECK(p.post[1].exprs.size() == p.group_keys);  // the first row's position is dropped
+  }
+  const Plan p = build_plan("distinct id, v1 + 1 as w", schema());
+  CHECK(names(p.output) == std::vector<std::string>{"id", "w"});
+  CHECK(p.output[1].type.type == Type::Int);
+  CHECK_FALSE(p.output[0].as_written);
+  // Kept row by row: a column as read that prints as written, a float, a
+  // limit that ends the input early, a distinct after the scan, many columns.
+  for (const std::string& spec :
+       {std::string("distinct id, v1"), std::string("distinct price"), std::string("distinct x * 2"),
+        std::string("distinct id | limit 5"), std::string("distinct id | filter id != 'a' | limit 5"),
+        std::string("sort id | distinct region"),
+        std::string("select id as a1, id as a2, id as a3, id as a4, id as a5, id as a6, id as a7, id as a8, id as a9, "
+                    "id as b1, id as b2, id as b3, id as b4, id as b5, id as b6, id as b7, id as b8 | distinct")}) {
+    INFO(spec);
+    const Plan q = build_plan(spec, schema());
+    CHECK_FALSE(q.scan.aggregate);
+    bool row_by_row = false;
+    for (const PostStage& st : q.post) row_by_row |= st.kind == PostStage::Distinct;
+    CHECK(row_by_row);
+  }
+  // A limit after a sort reads every row anyway: groups.
+  CHECK(build_plan("distinct id | sort id | limit 5", schema()).scan.aggregate);
+}
+
 TEST_CASE("group keys: expressions, aliases, references from agg", "[spec]") {
   Plan p = build_plan("groupby lower(region) as r, v1 % 10 | agg r, v1 % 10, count() as n, "
                       "max(x)",

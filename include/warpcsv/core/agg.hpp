@@ -38,6 +38,10 @@ enum class AggOp : uint8_t {
   Last,
   CorrExact,
   CorrFloat,
+  // The position of the group's first row (its order key, as an int in the
+  // same order): what orders `distinct` run as groups by first occurrence.
+  // No argument.
+  FirstRow,
 };
 
 // One aggregate as the executors see it: which operation, the input type,
@@ -77,6 +81,9 @@ struct OrderedState {  // First, Last: `order` is the row's global position key
   uint64_t order;
   int64_t has;
 };
+struct FirstRowState {
+  uint64_t after;  // the first row's order key + 1; 0 before any row
+};
 struct MomentsExactState {  // VarExact, StdExact
   int128 sum;
   Wide256 sum_sq;
@@ -112,6 +119,7 @@ WCSV_HD inline uint32_t agg_state_size(AggOp op) {
     case AggOp::Max: return sizeof(ExtremeState);
     case AggOp::First:
     case AggOp::Last: return sizeof(OrderedState);
+    case AggOp::FirstRow: return sizeof(FirstRowState);
     case AggOp::VarExact:
     case AggOp::StdExact: return sizeof(MomentsExactState);
     case AggOp::VarFloat:
@@ -351,6 +359,11 @@ WCSV_HD inline bool agg_update(const AggDesc& a, char* block, const Value& x, co
       }
       return false;
     }
+    case AggOp::FirstRow: {
+      auto* st = reinterpret_cast<FirstRowState*>(s);
+      if (st->after == 0 || order < st->after - 1) st->after = order + 1;
+      return false;
+    }
     case AggOp::VarExact:
     case AggOp::StdExact: {
       if (x.null) return false;
@@ -449,6 +462,12 @@ WCSV_HD inline bool agg_merge(const AggDesc& a, char* dst_block, const char* src
         *x = *y;
         return a.in_type == Type::String;
       }
+      return false;
+    }
+    case AggOp::FirstRow: {
+      auto* x = reinterpret_cast<FirstRowState*>(d);
+      auto* y = reinterpret_cast<const FirstRowState*>(s);
+      if (y->after != 0 && (x->after == 0 || y->after < x->after)) x->after = y->after;
       return false;
     }
     case AggOp::VarExact:
@@ -569,6 +588,10 @@ WCSV_HD inline Value agg_finalize(const AggDesc& a, const char* block) {
     case AggOp::Last: {
       auto* st = reinterpret_cast<const OrderedState*>(s);
       return st->has ? st->v : Value::make_null();
+    }
+    case AggOp::FirstRow: {  // an int in the order keys' order (the top bit flipped: a later rank's keys pass 2^63)
+      const uint64_t after = reinterpret_cast<const FirstRowState*>(s)->after;
+      return after ? Value::of_int(static_cast<int64_t>((after - 1) ^ (uint64_t{1} << 63))) : Value::make_null();
     }
     case AggOp::VarExact:
     case AggOp::StdExact: {
