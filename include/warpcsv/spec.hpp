@@ -20,9 +20,12 @@ namespace warpcsv {
 // lookup_schemas[j]: the columns of the file of the pipeline's j-th join stage (join_files).
 using NullLikeTokens = std::vector<std::vector<std::string>>;
 using LookupSchemas = std::vector<std::vector<OutputColumn>>;
+// distinct_as_groups: a `distinct` that ends the scan may run as groups (all
+// of the input first, then its rows in first-occurrence order); false keeps
+// it row by row, each row out as it comes (a stream, like standard input).
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
                 const std::vector<bool>& checked_columns = {}, const NullLikeTokens& null_like = {},
-                const LookupSchemas& lookup_schemas = {});
+                const LookupSchemas& lookup_schemas = {}, bool distinct_as_groups = true);
 
 // The files the pipeline's join stages read, in order: the path as written and
 // the delimiter given in the stage (0: the input's).

@@ -807,8 +807,10 @@ class CpuScan {
       return ctx.status != EvalStatus::Ok;
     };
     const ScanPlan& scan = plan_.scan;
+    // A distinct's columns are its keys here, named as the row-by-row distinct's output.
+    const std::string key_what = sorts_by_first_row(plan_) ? "the output column '" : "'";
     for (const Program& k : scan.keys)
-      if (fails(k)) return "'" + k.text + "'";
+      if (fails(k)) return key_what + k.text + "'";
     for (const AggSpec& a : scan.aggs)
       if (fails(a.arg0) || fails(a.arg1)) return "'" + a.text + "'";
     for (const Program& o : scan.outputs)

@@ -135,16 +135,17 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
 // does not bind with them as strings, the first other type that binds wins.
 // The columns --schema names (`checked`) are parsed even when unused.
 Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
-               const std::vector<bool>& checked, const LookupSchemas& lookups, const NullLikeTokens& null_like = {}) {
+               const std::vector<bool>& checked, const LookupSchemas& lookups, bool distinct_as_groups,
+               const NullLikeTokens& null_like = {}) {
   try {
-    return build_plan(pipeline, schema, checked, null_like, lookups);
+    return build_plan(pipeline, schema, checked, null_like, lookups, distinct_as_groups);
   } catch (const UsageError&) {
     if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema, checked, null_like, lookups);
+        return build_plan(pipeline, schema, checked, null_like, lookups, distinct_as_groups);
       } catch (const UsageError&) {
       }
     }
@@ -184,7 +185,7 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
                                 const std::vector<bool>& unobserved, const std::vector<bool>& checked,
                                 const LookupSchemas& lookups, InputSet& in, const Options& opts) {
   try {
-    return bind_plan(pipeline, schema, unobserved, checked, lookups);
+    return bind_plan(pipeline, schema, unobserved, checked, lookups, in.rereadable());
   } catch (const UsageError& e) {
     const std::string message = e.what();
     if (schema.empty() && message.find("no column named") != std::string::npos) {
@@ -201,7 +202,7 @@ Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<O
     // Columns of numbers that NA or '-' made strings: bound again, the message names them.
     const NullLikeTokens null_like = null_like_tokens(in, opts, schema);
     if (std::any_of(null_like.begin(), null_like.end(), [](const auto& t) { return !t.empty(); }))
-      bind_plan(pipeline, schema, unobserved, checked, lookups, null_like);
+      bind_plan(pipeline, schema, unobserved, checked, lookups, in.rereadable(), null_like);
     // A column of numbers that one text value made a string: where that value is.
     for (size_t c = 0; c < schema.size(); ++c) {
       if (schema[c].type.type != Type::String || checked[c] ||
@@ -450,7 +451,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_files.schemas());
+        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_files.schemas(), in.rereadable());
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

@@ -35,9 +35,13 @@ bool limit_ends_rows_after(const Pipeline& p, size_t i) {
 
 }  // namespace
 
-bool Binder::distinct_in_scan(size_t i, const std::vector<std::string>& texts) {
+bool Binder::distinct_in_scan(size_t i) {
   const Stage& st = p_.stages[i];
-  if (post_ || scope_.empty() || scope_.size() > kMaxDistinctKeys || limit_ends_rows_after(p_, i)) return false;
+  // A join's copies of a row share its position, and their order is the
+  // lookup file's, which groups do not keep.
+  if (!distinct_as_groups_ || post_ || !scan_joins_.empty() || scope_.empty() || scope_.size() > kMaxDistinctKeys ||
+      limit_ends_rows_after(p_, i))
+    return false;
   // A row's column as read prints as written (`-0`, `1.50`), and a computed
   // float may differ from an equal one (-0.0, 0.0): the row-by-row distinct
   // prints the first row's, where a group keeps a value and may keep a later
@@ -53,7 +57,7 @@ bool Binder::distinct_in_scan(size_t i, const std::vector<std::string>& texts) {
   plan_.scan_output.clear();
   for (size_t k = 0; k < nkeys; ++k) {
     scan_keys_.push_back(scope_[k].expr);
-    scan_key_texts_.push_back(k < texts.size() ? texts[k] : quote_name(scope_[k].name));
+    scan_key_texts_.push_back(scope_[k].name);  // messages name it as the row-by-row distinct's output column
     plan_.scan_output.push_back(OutputColumn{scope_[k].name, scope_[k].type});
   }
   AggCall first;

@@ -583,7 +583,7 @@ void Binder::stage(size_t i) {
       if (!post_) {  // the listed columns first, as a select: the scan outputs only them
         if (!st.items.empty()) scope_ = select_scope(st, &texts);
         selected = !st.items.empty();
-        if (distinct_in_scan(i, texts)) return;
+        if (distinct_in_scan(i)) return;
         finish_scan();
       }
       PostStage ps = post_stage(PostStage::Distinct, st);
@@ -767,11 +767,12 @@ std::string Binder::misplaced_agg_reason(size_t i) const {
 
 Plan build_plan(const std::string& pipeline, const std::vector<OutputColumn>& input_schema,
                 const std::vector<bool>& checked_columns, const NullLikeTokens& null_like,
-                const LookupSchemas& lookup_schemas) {
+                const LookupSchemas& lookup_schemas, bool distinct_as_groups) {
   spec::Pipeline p = spec::parse_pipeline(pipeline);
   spec::check_structure(p);
   spec::binding::Binder b(p, input_schema, null_like, lookup_schemas);
   b.checked_ = checked_columns;
+  b.distinct_as_groups_ = distinct_as_groups;
   Plan plan = b.run();
   spec::mark_wide_ints(plan);
   spec::finish_output_columns(plan);

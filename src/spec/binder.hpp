@@ -345,11 +345,11 @@ class Binder {
   // in each group, holistic NthValue, and its row count) and an Unfold post
   // stage, and returns true; false, with nothing bound, where it does not fit.
   bool top_in_scan(size_t i);
-  // `distinct` that ends the scan (its columns already the scope, `texts`
-  // their texts where it lists them): binds it as an aggregate scan keyed by
-  // those columns, its groups then sorted by their first rows, and returns
-  // true; false, with nothing bound, where the row-by-row distinct is kept.
-  bool distinct_in_scan(size_t i, const std::vector<std::string>& texts);
+  // `distinct` that ends the scan (its columns already the scope): binds it
+  // as an aggregate scan keyed by those columns, its groups then sorted by
+  // their first rows, and returns true; false, with nothing bound, where the
+  // row-by-row distinct is kept.
+  bool distinct_in_scan(size_t i);
 
   // `[left] join FILE on KEYS`: before the scan ends, the lookup's columns
   // are leaves past the input's (scan_joins_); after it, a post stage.
@@ -415,6 +415,7 @@ class Binder {
 
  public:
   std::vector<bool> checked_;  // input columns the scan parses even when unused (build_plan)
+  bool distinct_as_groups_ = true;  // build_plan's distinct_as_groups
 };
 
 }  // namespace binding

@@ -569,6 +569,8 @@ TEST_CASE("distinct of strings and computed values: an aggregate scan ordered by
   }
   // A limit after a sort reads every row anyway: groups.
   CHECK(build_plan("distinct id | sort id | limit 5", schema()).scan.aggregate);
+  // A stream (standard input): each row out as it comes.
+  CHECK_FALSE(build_plan("distinct id", schema(), {}, {}, {}, false).scan.aggregate);
 }
 
 TEST_CASE("group keys: expressions, aliases, references from agg", "[spec]") {
