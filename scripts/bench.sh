@@ -10,7 +10,9 @@
 #   ROWS (default 1e7), K (default 100), SEED (default 1), THREADS (default nproc),
 #   DEVICE (warpcsv --device, default cpu), REPS (default 3), QUERIES (default "q1 q2 q3 q5"):
 #     q1..q10 of db-benchmark (q10: ~ROWS groups of six keys); hmix, holistic aggregates
-#     with a string argument; distinct, the distinct (id4, id5) pairs (ints: row by row); distinct3 and distinct23, of id3 and of (id2, id3) (strings: groups); sales, "total sales per customer" over a sales table of ROWS rows
+#     with a string argument; distinct, the distinct (id4, id5) pairs (ints: row by row);
+#     distinct3 and distinct23, of id3 and of (id2, id3) (strings: groups in the scan); sales,
+#     "total sales per customer" over a sales table of ROWS rows
 #     and CUSTOMERS customers (default ROWS / 10, gen_sales.c); salesfn, its revenue by month
 #     (strftime) and size (case); salesjoin, its revenue by month and country, the country from
 #     a lookup join with a customer file (gen_customers.c); brc413 and brc10k, min / mean / max
