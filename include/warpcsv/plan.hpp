@@ -46,7 +46,8 @@ enum class AggKind : uint8_t {
   Quantile,
   // The value at a rank of a group's sorted non-null values (HolisticSpec::
   // rank, from the largest or the smallest): `groupby | top N` in the scan.
-  NthValue,  // The position of a group's first row, as an int that orders groups by
+  NthValue,
+  // The position of a group's first row, as an int that orders groups by
   // their first rows: `distinct` in the scan. No argument; not a holistic kind.
   FirstRow,
 };

@@ -68,12 +68,14 @@ bool Binder::distinct_in_scan(size_t i) {
   plan_.scan.aggregate = true;
   plan_.group_keys = nkeys;
   plan_.scan_output.push_back(OutputColumn{first.text, first.result});
-  plan_.finalize.push_back(lower_post(column_leaf(static_cast<int>(nkeys), first.result), first.text));
+  // The finalized row's column after the keys: the first row's position, which the sort reads.
+  const Program position = lower_post(column_leaf(static_cast<int>(nkeys), first.result), first.text);
+  plan_.finalize.push_back(position);
   plan_.finalized_output = plan_.scan_output;
 
   PostStage sort = post_stage(PostStage::Sort, st);
   sort.text += " (in the scan: a group for each distinct row, with its first row's position; in that order)";
-  sort.exprs.push_back(lower_post(column_leaf(static_cast<int>(nkeys), first.result), first.text));
+  sort.exprs.push_back(position);
   sort.descending.push_back(false);
   sort.by_first_row = true;
   sort.output = plan_.finalized_output;
