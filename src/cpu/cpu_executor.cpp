@@ -288,6 +288,7 @@ class CpuScan {
           fold_thread_tables();
           ++early_folds_;
           spill_if_over_budget();
+          spill_lists_if_over_budget(false);
         }
         from = w.offset + pw.consumed;
         window = next_window;
@@ -297,6 +298,12 @@ class CpuScan {
     if (plan_.scan.aggregate) {
       fold_thread_tables();
       spill_if_over_budget();
+      spill_lists_if_over_budget(true);
+      if (s_.holistic && s_.holistic->spilled)
+        stats.stages.push_back(StageTiming{fmt::format("result: spill holistic lists ({} times, {})",
+                                                       s_.holistic->spilled->spills(),
+                                                       s_.holistic->spilled->describe_bytes()),
+                                           "cpu", list_spill_s_, s_.holistic->spilled->bytes_written(), 0});
       const std::string early = early_folds_ ? fmt::format(" ({} more times to bound memory)", early_folds_) : "";
       stats.stages.push_back(StageTiming{"cpu: merge thread tables" + early, "cpu", fold_s_, 0, 0});
       if (merged_) hand_over_groups(stats);
@@ -364,6 +371,34 @@ class CpuScan {
     spilled_->spill(merged_->parts(), s_.threads);
     spill_s_ += seconds_since(t);
     if (s_.tracer) s_.tracer->host("spill groups", "stage", t, {{"bytes", int64_t(spilled_->bytes_written())}});
+  }
+
+  // The folded holistic lists past their budget (a quarter of the groups') go to
+  // temporary files as sorted runs; once some went, `rest` (the end of the
+  // scan) sends every list left, so that the runs hold all of the values.
+  void spill_lists_if_over_budget(bool rest) {
+    if (!s_.holistic || !s_.groups_budget) return;
+    HolisticGroups& h = *s_.holistic;
+    const uint64_t budget = s_.groups_budget / 4;
+    if (rest ? !h.spilled : folded_lists_bytes() <= budget) return;
+    const auto t = std::chrono::steady_clock::now();
+    if (!h.spilled) {
+      std::vector<Type> types;
+      for (size_t k = plan_.group_keys; k < plan_.scan.keys.size(); ++k) types.push_back(plan_.scan.keys[k].result.type);
+      h.spilled = std::make_unique<SpilledLists>(std::move(types), budget);
+    }
+    h.spilled_ids.resize(global_groups_->size(), kNoSpilledId);
+    for (uint32_t& id : h.spilled_ids)
+      if (id == kNoSpilledId) id = next_spilled_id_++;
+    for (size_t a = 0; a < h.lists.size(); ++a) h.spilled->spill(a, h.lists[a], h.spilled_ids, s_.threads);
+    list_spill_s_ += seconds_since(t);
+    if (s_.tracer) s_.tracer->host("spill holistic lists", "stage", t, {{"bytes", int64_t(h.spilled->bytes_written())}});
+  }
+  size_t folded_lists_bytes() const {
+    size_t n = 0;
+    for (const auto& lists : s_.holistic->lists)
+      for (const ArgList& l : lists) n += l.memory_bytes();
+    return n;
   }
 
   // The folded parts become the result: written from here, in key order,
@@ -439,7 +474,10 @@ class CpuScan {
 
   size_t thread_tables_bytes() const {
     size_t n = 0;
-    for (const auto& w : per_worker_) n += w.groups->memory_bytes();
+    for (const auto& w : per_worker_) {
+      n += w.groups->memory_bytes();
+      for (const ArgList& l : w.lists) n += l.memory_bytes();
+    }
     return n;
   }
 
@@ -483,6 +521,12 @@ class CpuScan {
     std::vector<std::vector<ArgList>>& all = s_.holistic->lists;
     for (auto& lists : all)
       for (ArgList& l : lists) renumber(l, renumbered.back());  // folded earlier
+    std::vector<uint32_t>& ids = s_.holistic->spilled_ids;  // spilled values keep their groups' ids
+    if (!renumbered.back().empty() && !ids.empty()) {
+      std::vector<uint32_t> moved(global_groups_->size(), kNoSpilledId);
+      for (size_t g = 0; g < ids.size(); ++g) moved[renumbered.back()[g]] = ids[g];
+      ids.swap(moved);
+    }
     // Sealed first, each on a thread: a list of each group's top values lists them then.
     const size_t nargs = all.size();
     parallel_for(owners.size() * nargs, s_.threads, [&](size_t k, int) { owners[k / nargs]->lists[k % nargs].seal(); });
@@ -838,6 +882,8 @@ class CpuScan {
   std::optional<PartitionedGroups> merged_;
   std::unique_ptr<SpilledGroups> spilled_;  // parts of merged_ spilled past s_.groups_budget
   double spill_s_ = 0;
+  uint32_t next_spilled_id_ = 0;  // the id the next group with spilled holistic values gets
+  double list_spill_s_ = 0;
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;

@@ -32,6 +32,14 @@ class ArgList {
   Type type() const { return type_; }
   Form form() const { return form_; }
   size_t size() const { return groups_.size(); }
+  // Bytes the list holds (its arrays as allocated, its strings).
+  size_t memory_bytes() const {
+    return groups_.capacity() * sizeof(uint32_t) + keys_.capacity() * sizeof(uint64_t) +
+           narrow_keys_.capacity() * sizeof(uint32_t) + wide_.capacity() * sizeof(int128) +
+           strs_.capacity() * sizeof(StrRef) + weights_.capacity() * sizeof(uint64_t) +
+           index_.capacity() * sizeof(uint32_t) + strings_.bytes() + top_keys_.capacity() * sizeof(uint64_t) +
+           top_counts_.capacity();
+  }
   bool weighted() const { return weights_.size() != 0; }
 
   // Lists a non-null value of group g. A list compacts itself when it has

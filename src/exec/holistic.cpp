@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "runtime/parallel.hpp"
+#include "warpcsv/errors.hpp"
 #include "warpcsv/core/int128.hpp"
 
 namespace warpcsv {
@@ -33,14 +34,69 @@ bool nth_position(const HolisticSpec& spec, uint64_t rows, uint64_t* at) {
   return true;
 }
 
-// The index of the value at sorted position `at` of a run (see below),
-// with the rows of the values before it in *before.
-template <class Run>
-size_t value_at_position(const Run& run, uint64_t at, uint64_t* before) {
-  size_t i = 0;
-  while (*before + run.weight(i) <= at) *before += run.weight(i++);
-  return i;
-}
+// One holistic aggregate over a group's values fed in ascending order, each
+// once: a run of them in memory, or spilled runs merged. `rows`: the rows the
+// group's values stand for together (count_distinct needs none).
+class OrderStatistic {
+ public:
+  OrderStatistic(const HolisticSpec& spec, ColumnType arg, uint64_t rows) : spec_(&spec), arg_(arg) {
+    if (spec.kind == AggKind::CountDistinct) return;
+    if (spec.kind == AggKind::NthValue) {
+      done_ = !nth_position(spec, rows, &want_);  // null past the values
+    } else if (rows == 0) {
+      done_ = true;  // null
+    } else {
+      pos_ = quantile_position(rows, spec.q_units, spec.q_scale);
+      want_ = pos_.lo;
+    }
+  }
+  // Whether later values can no longer change the result.
+  bool done() const { return done_; }
+  // The next value, standing for `weight` rows; `differs`: it is another
+  // value than the one before (the first always is). value() gives it,
+  // called only when it is taken; `keep`, where set, holds the bytes of a
+  // string taken (the caller's own go away).
+  template <class ValueFn>
+  void add(uint64_t weight, bool differs, ValueFn&& value, StringArena* keep) {
+    if (spec_->kind == AggKind::CountDistinct) {
+      distinct_ += differs;
+      return;
+    }
+    if (taken_) {  // the value after a quantile's lower one, to interpolate towards
+      hi_ = value();
+      done_ = true;
+      return;
+    }
+    if (before_ + weight <= want_) {
+      before_ += weight;
+      return;
+    }
+    lo_ = value();
+    if (keep && arg_.type == Type::String) {
+      const StrRef kept = keep->add(lo_.s);
+      lo_ = Value::of_str(kept.ptr, kept.len);
+    }
+    taken_ = true;
+    hi_ = lo_;
+    done_ = spec_->kind == AggKind::NthValue || !continuous(arg_.type) || want_ + 1 < before_ + weight;
+  }
+  Value result() const {
+    if (spec_->kind == AggKind::CountDistinct) return Value::of_int(distinct_);
+    if (!taken_) return Value::make_null();
+    if (spec_->kind == AggKind::NthValue) return lo_;
+    return quantile_value(arg_, lo_, hi_, pos_);
+  }
+
+ private:
+  const HolisticSpec* spec_;
+  ColumnType arg_;
+  QuantilePosition pos_{};
+  uint64_t want_ = 0;    // the sorted position of the value taken
+  uint64_t before_ = 0;  // rows of the values before the current one
+  int64_t distinct_ = 0;
+  bool taken_ = false, done_ = false;
+  Value lo_, hi_;
+};
 
 // A holistic aggregate over one group's values, sorted ascending. A Run has
 // size(), value(i), weight(i) (the rows value i stands for) and differs(i)
@@ -48,27 +104,13 @@ size_t value_at_position(const Run& run, uint64_t at, uint64_t* before) {
 template <class Run>
 Value holistic_value(const HolisticSpec& spec, const Run& run, ColumnType arg) {
   const size_t n = run.size();
-  if (spec.kind == AggKind::CountDistinct) {
-    int64_t distinct = n > 0;
-    for (size_t i = 1; i < n; ++i) distinct += run.differs(i);
-    return Value::of_int(distinct);
-  }
   uint64_t rows = 0;
-  for (size_t i = 0; i < n; ++i) rows += run.weight(i);
-  if (spec.kind == AggKind::NthValue) {
-    uint64_t at;
-    if (!nth_position(spec, rows, &at)) return Value::make_null();
-    uint64_t before = 0;
-    return run.value(value_at_position(run, at, &before));
-  }
-  if (rows == 0) return Value::make_null();
-  const QuantilePosition pos = quantile_position(rows, spec.q_units, spec.q_scale);
-  // The values at sorted positions pos.lo and pos.lo + 1.
-  uint64_t before = 0;  // rows of the values before i
-  const size_t i = value_at_position(run, pos.lo, &before);
-  const Value lo = run.value(i);
-  const bool next_same = pos.lo + 1 < before + run.weight(i) || i + 1 == n;
-  return quantile_value(arg, lo, next_same ? lo : run.value(i + 1), pos);
+  if (spec.kind != AggKind::CountDistinct)
+    for (size_t i = 0; i < n; ++i) rows += run.weight(i);
+  OrderStatistic stat(spec, arg, rows);
+  for (size_t i = 0; i < n && !stat.done(); ++i)
+    stat.add(run.weight(i), i == 0 || run.differs(i), [&] { return run.value(i); }, nullptr);
+  return stat.result();
 }
 
 // Writes every item of some pieces into its group's bucket, counted first
@@ -525,6 +567,39 @@ void source_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType a
   });
 }
 
+// The aggregates `hs` over argument a (of type `arg`) from its spilled runs,
+// merged: each group's values once, in ascending order.
+void spilled_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, size_t a,
+                         HolisticGroups& hg, std::vector<Value>& values) {
+  const size_t nh = plan.holistic.size();
+  std::vector<uint32_t> group_of_id;
+  for (size_t g = 0; g < hg.spilled_ids.size(); ++g) {
+    const uint32_t id = hg.spilled_ids[g];
+    if (id == kNoSpilledId) continue;
+    if (id >= group_of_id.size()) group_of_id.resize(static_cast<size_t>(id) + 1, kNoSpilledId);
+    group_of_id[id] = static_cast<uint32_t>(g);
+  }
+  std::vector<OrderStatistic> stats;
+  size_t group = 0;
+  auto finish_group = [&] {
+    for (size_t k = 0; k < hs.size(); ++k) values[group * nh + hs[k]] = stats[k].result();
+    stats.clear();
+  };
+  uint32_t at_id = kNoSpilledId;
+  hg.spilled->merge(a, [&](uint32_t id, const Value& v, uint64_t rows) {
+    if (id != at_id) {
+      if (!stats.empty()) finish_group();
+      WCSV_EXPECTS(id < group_of_id.size() && group_of_id[id] != kNoSpilledId, "a spilled value's group is known");
+      at_id = id;
+      group = group_of_id[id];
+      for (size_t h : hs) stats.emplace_back(plan.holistic[h], arg, hg.spilled->rows(a, id));
+    }
+    for (OrderStatistic& s : stats)
+      if (!s.done()) s.add(rows, true, [&] { return v; }, &hg.key_strings);
+  });
+  if (!stats.empty()) finish_group();
+}
+
 // Rows of plan.holistic.size() values for `ngroups` groups, each as over no values.
 std::vector<Value> empty_values(const Plan& plan, size_t ngroups) {
   const size_t nh = plan.holistic.size();
@@ -685,6 +760,10 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
   for (size_t a = 0; a < hg.lists.size(); ++a) {
     const int key = static_cast<int>(plan.group_keys + a);
     const ColumnType arg = plan.scan.keys[static_cast<size_t>(key)].result;
+    if (hg.spilled) {
+      spilled_list_values(plan, specs_over(plan, key), arg, a, hg, hg.values);
+      continue;
+    }
     std::vector<ArgList>& lists = hg.lists[a];
     bool keys = true;
     for (const ArgList& l : lists) keys &= l.form() == ArgList::Form::Keys;

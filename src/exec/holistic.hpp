@@ -5,13 +5,18 @@
 // and then by each argument, with a count() of their rows (HolisticSpec in
 // plan.hpp; the GPUs' way for string arguments).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "exec/arg_list.hpp"
 #include "exec/group_table.hpp"
+#include "result/list_spill.hpp"
 
 namespace warpcsv {
+
+// A group that has no values in spilled runs yet (HolisticGroups::spilled_ids).
+constexpr uint32_t kNoSpilledId = UINT32_MAX;
 
 struct HolisticGroups {
   std::unique_ptr<GroupLayout> layout;  // the agg's keys, the scan's aggregates
@@ -25,7 +30,11 @@ struct HolisticGroups {
   // finish_holistic_lists sets `values`.
   bool from_lists = false;
   std::vector<std::vector<ArgList>> lists;
-  StringArena key_strings;  // the bytes of string values taken from lists of keys
+  // Lists past the memory limit, in files (the CPU executor's): every
+  // argument's values are then in them, group g's under the id spilled_ids[g].
+  std::unique_ptr<SpilledLists> spilled;
+  std::vector<uint32_t> spilled_ids;
+  StringArena key_strings;  // the bytes of string values taken from lists of keys or spilled runs
 
   // Empty lists for each holistic argument of `plan`, of its type.
   static std::vector<ArgList> lists_for(const Plan& plan);
