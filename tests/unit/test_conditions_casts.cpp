@@ -133,6 +133,64 @@ TEST_CASE("casts read strings as the type's values, round numbers, and fail or g
   CHECK(text_of("cast(t as date)", r) == "2020-01-01");
 }
 
+// Text as a decimal of scale s by moving its point on the digits themselves
+// and rounding half away from zero: "[-]digits.digits" alone, at most 37 digits.
+std::string shifted_text(const std::string& text, int s) {
+  const bool neg = text[0] == '-';
+  const std::string body = neg ? text.substr(1) : text;
+  const size_t dot = body.find('.');
+  std::string whole = body.substr(0, dot), frac = dot == std::string::npos ? "" : body.substr(dot + 1);
+  while (frac.size() < static_cast<size_t>(s) + 1) frac += '0';
+  std::string digits = whole + frac.substr(0, static_cast<size_t>(s));
+  if (frac[static_cast<size_t>(s)] >= '5') {  // add one unit, carrying
+    size_t i = digits.size();
+    while (i > 0 && digits[i - 1] == '9') digits[--i] = '0';
+    if (i == 0) digits.insert(digits.begin(), '1');
+    else ++digits[i - 1];
+  }
+  const size_t lead = digits.find_first_not_of('0');
+  digits = lead == std::string::npos ? "0" : digits.substr(lead);
+  if (s > 0) {
+    while (digits.size() <= static_cast<size_t>(s)) digits.insert(digits.begin(), '0');
+    digits.insert(digits.size() - static_cast<size_t>(s), ".");
+  }
+  return (neg && digits.find_first_not_of("0.") != std::string::npos ? "-" : "") + digits;
+}
+
+TEST_CASE("casts of text to decimals and ints are exact past a double's digits", "[casts]") {
+  CHECK(one("cast('-857351952225.88829913' as decimal(6))") == "-857351952225.888299");
+  CHECK(one("cast('12345678901234567.89' as decimal(2))") == "12345678901234567.89");
+  CHECK(one("cast('1e30' as decimal(2))") == "1000000000000000000000000000000.00");
+  CHECK(one("cast('1.2345678901234567890123e20' as decimal(1))") == "123456789012345678901.2");
+  CHECK(one("cast('9223372036854775807.4' as int)") == "9223372036854775807");
+  CHECK(one("try_cast('-9223372036854775808.5' as int)") == "null");  // rounds away, past int64
+  CHECK(one("cast('-9223372036854775808.4' as int)") == "-9223372036854775808");
+  CHECK(one("cast('2.5e-1' as decimal(1))") == "0.3");
+  CHECK(one("cast('-0.05' as decimal(1))") == "-0.1");
+  CHECK(one("cast('0.000000000000000000000000000000000000000000049' as decimal(2))") == "0.00");
+  CHECK(one("cast('1e-400' as decimal(2))") == "0.00");
+  CHECK(one("try_cast('1e400' as decimal(2))") == "null");
+  CHECK(one("cast('12345678901234567890123456789012345678.5' as decimal(0))") ==
+        "12345678901234567890123456789012345679");  // the 39th digit rounds
+  CHECK(one("try_cast('99999999999999999999999999999999999999.5' as decimal(0))") == "null");
+  CHECK(one("try_cast('1e38' as decimal(0))") == "null");
+  for (const char* bad : {"inf", "nan", ".", "1e", "1e+", "--1", "1.2.3", "e5"})
+    CHECK(one(std::string("try_cast('") + bad + "' as decimal(2))") == "null");
+  // Random numbers of up to 37 digits against the digits moved by hand.
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 3000; ++k) {
+    const int whole = static_cast<int>(rng() % 20), frac = static_cast<int>(rng() % 18);
+    std::string text = rng() % 2 ? "-" : "";
+    text += std::to_string(1 + rng() % 9);
+    for (int i = 0; i < whole; ++i) text += static_cast<char>('0' + rng() % 10);
+    if (frac) text += ".";
+    for (int i = 0; i < frac; ++i) text += static_cast<char>('0' + rng() % 10);
+    const int s = static_cast<int>(rng() % 17);
+    INFO(text << " as decimal(" << s << ")");
+    CHECK(one("cast('" + text + "' as decimal(" + std::to_string(s) + "))") == shifted_text(text, s));
+  }
+}
+
 TEST_CASE("cast usage errors name the types", "[casts]") {
   auto error_of = [](const std::string& p) { return testing::plan_error(p, kSchema); };
   CHECK(error_of("select cast(a as int), try_cast(s as decimal(4)), cast(d as timestamp)").empty());

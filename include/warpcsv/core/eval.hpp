@@ -179,9 +179,65 @@ WCSV_HD inline StrRef trim_spaces(StrRef s, int32_t sides) {
   return StrRef{s.ptr + b, e - b};
 }
 
+// Number text [+-]digits[.digits][(e|E)[+-]digits] (also ".5" and "5.") as
+// an integer scaled by 10^scale, exactly: rounded half away from zero past
+// the scale. False for other text, or a magnitude of 10^38 or more.
+WCSV_HD inline bool parse_scaled(const char* p, uint32_t n, int scale, int128* out) {
+  uint32_t i = 0;
+  const bool neg = n > 0 && p[0] == '-';
+  if (n > 0 && (p[0] == '+' || p[0] == '-')) i = 1;
+  // m * 10^e10 is the text's value but for the digits past the 38th
+  // significant one, whose first is `dropped` (-1: none).
+  int128 m = 0;
+  int sig = 0, dropped = -1;
+  int64_t e10 = 0;
+  bool digits = false;
+  auto take = [&](int d, bool fraction) {
+    digits = true;
+    if (sig < 38) {
+      m = m * 10 + d;
+      sig += m != 0;
+      e10 -= fraction;
+    } else {
+      if (dropped < 0) dropped = d;
+      e10 += !fraction;
+    }
+  };
+  for (; i < n && p[i] >= '0' && p[i] <= '9'; ++i) take(p[i] - '0', false);
+  if (i < n && p[i] == '.')
+    for (++i; i < n && p[i] >= '0' && p[i] <= '9'; ++i) take(p[i] - '0', true);
+  if (!digits) return false;
+  if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+    ++i;
+    const bool eneg = i < n && p[i] == '-';
+    if (i < n && (p[i] == '+' || p[i] == '-')) ++i;
+    if (i == n) return false;
+    int64_t e = 0;
+    for (; i < n && p[i] >= '0' && p[i] <= '9'; ++i)
+      if (e < 1000000) e = e * 10 + (p[i] - '0');  // saturates: past 10^38 or 0 anyway
+    e10 += eneg ? -e : e;
+  }
+  if (i != n) return false;
+  const int64_t k = e10 + scale;
+  int128 r;
+  if (m == 0 || k < -38) {
+    r = 0;  // below half a unit of the scale
+  } else if (k < 0) {
+    r = div_round_half_away(m, pow10_i128(static_cast<int>(-k)));
+  } else {
+    // k > 0 with 38 digits read is past 10^38; at k == 0 the digits
+    // dropped are the fraction that rounds.
+    if (k > 38 || m > (pow10_i128(38) - 1) / pow10_i128(static_cast<int>(k))) return false;
+    r = m * pow10_i128(static_cast<int>(k)) + (k == 0 && dropped >= 5);
+    if (r >= pow10_i128(38)) return false;
+  }
+  *out = neg ? -r : r;
+  return true;
+}
+
 // Where a string read as `t` fails: the value, else null with ok false.
 // Spaces around the text are ignored; an int or decimal also reads a number
-// with more digits or an exponent, rounded (as DuckDB's cast).
+// with more digits or an exponent, exactly, rounded half away from zero.
 WCSV_HD inline Value parse_as(ColumnType t, StrRef s, bool* ok) {
   const StrRef text = trim_spaces(s, kTrimLeft | kTrimRight);
   const char* p = text.ptr;
@@ -194,14 +250,13 @@ WCSV_HD inline Value parse_as(ColumnType t, StrRef s, bool* ok) {
       const int scale = t.type == Type::Decimal ? t.scale : 0;
       const int text_scale = decimal_text_scale(p, n);
       int64_t x;
-      double f;
       int128 r;
       if (parse_int64(p, n, &x))
         *ok = rescale(x, 0, scale, &r);
       else if (text_scale >= 0 && parse_decimal(p, n, text_scale, &x))
         *ok = rescale(x, text_scale, scale, &r);
       else
-        *ok = parse_float(p, n, &f) && float_to_scaled(f, scale, false, &r);
+        *ok = parse_scaled(p, n, scale, &r);
       *ok = *ok && (t.type == Type::Decimal ? r < pow10_i128(38) && r > -pow10_i128(38)
                                             : r >= static_cast<int128>(INT64_MIN) && r <= static_cast<int128>(INT64_MAX));
       return *ok ? Value::of_int(r) : Value::make_null();
