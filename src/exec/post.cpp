@@ -130,10 +130,34 @@ PostPipeline::PostPipeline(const Plan& plan, RowWriter& writer, int threads,
   writer_.begin(plan.output);
 }
 
+namespace {
+
+// A value in an assert's message, one line a failing row: a string that
+// could read as something else (empty, `null`, holding `,` `=` a quote or a
+// backslash) or that spans lines is quoted, its quotes doubled, its
+// backslashes and line breaks written \\, \n and \r.
+std::string assert_value_text(const Value& v, const OutputColumn& col) {
+  std::string text = value_text(v, col);
+  if (col.type.type != Type::String) return text;
+  const bool plain = !text.empty() && text != "null" && text.find_first_of(",=\"\\\n\r") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "\"";
+  for (char ch : text) {
+    if (ch == '"') quoted += "\"\"";
+    else if (ch == '\\') quoted += "\\\\";
+    else if (ch == '\n') quoted += "\\n";
+    else if (ch == '\r') quoted += "\\r";
+    else quoted += ch;
+  }
+  return quoted + "\"";
+}
+
+}  // namespace
+
 bool PostPipeline::push(const Value* row) {
   if (done_) return false;
   scratch_at_ = 0;
-  return push_from(first_stage_, row);
+  return push_from(first_stage_, row) && !done_;
 }
 
 bool distinct_of_scanned_rows(const Plan& plan) {
@@ -191,7 +215,7 @@ bool PostPipeline::push_rows(const Table& t, size_t begin, size_t end) {
       if (done_ || !push_from(1, t.row(b + i))) return false;
     }
   }
-  return true;
+  return !done_;
 }
 
 PostPipeline::RowScratch PostPipeline::row_scratch() const {
@@ -295,7 +319,7 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
             std::string text;
             for (size_t c = 0; c < st.output.size(); ++c) {
               if (c) text += ", ";
-              text += st.output[c].name + "=" + (row[c].null ? "null" : value_text(row[c], st.output[c]));
+              text += st.output[c].name + "=" + (row[c].null ? "null" : assert_value_text(row[c], st.output[c]));
             }
             note_(fmt::format("warpcsv: assert failed: {}: {}\n", st.exprs[0].text, text));
           }
@@ -311,7 +335,9 @@ bool PostPipeline::push_from(size_t i, const Value* row) {
           if (limit_ends_input(plan_, i)) done_ = true;
           return false;
         }
-        ++limit_seen_[i];
+        // The row that fills a limit which ends the input: the input's later
+        // rows are not read (a bad row among them is no error).
+        if (++limit_seen_[i] == st.limit && limit_ends_input(plan_, i)) done_ = true;
         break;
       case PostStage::Sort:
         if (i == 0 && sorts_parts_) {
