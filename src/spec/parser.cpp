@@ -679,13 +679,20 @@ class Parser {
   }
 
   // Whether `case` followed by `next` opens a case expression rather than
-  // naming a column called case (`case == 1`, `select case, x`).
+  // naming a column called case (`case == 1`, `select case, x`). A sign or
+  // `not` may start either (`case - 1`, `case not in (1)`): a case expression
+  // has a `when` of its own further on.
   bool starts_case(const Token& next) const {
     switch (next.kind) {
       case Tok::Ident: {
         const std::string w = to_lower(next.text);
+        if (w == "null" || w == "true" || w == "false") return true;
+        if (w == "not") return when_follows();
         return w == "when" || !(is_reserved(w) || w == "like" || w == "ilike" || w == "between");
       }
+      case Tok::Minus:
+      case Tok::Plus:
+        return when_follows();
       case Tok::QIdent:
       case Tok::Dollar:
       case Tok::Int:
@@ -696,6 +703,23 @@ class Parser {
         return true;
       default:
         return false;
+    }
+  }
+
+  // Whether a `when` comes after the `case` at peek(), outside parentheses
+  // and inner case expressions, before the item or stage ends.
+  bool when_follows() const {
+    int depth = 0, inner = 0;
+    for (int k = 1;; ++k) {
+      const Token& t = peek(k);
+      if (t.kind == Tok::End || t.kind == Tok::Pipe || (depth == 0 && t.kind == Tok::Comma)) return false;
+      if (t.kind == Tok::LParen) ++depth;
+      if (t.kind == Tok::RParen && --depth < 0) return false;
+      if (t.kind != Tok::Ident || depth > 0) continue;
+      const std::string w = to_lower(t.text);
+      if (w == "case") ++inner;
+      else if (w == "end" && inner > 0) --inner;
+      else if (w == "when" && inner == 0) return true;
     }
   }
 
