@@ -130,22 +130,33 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
                      back, gpu_room, kGpuSpillParts, spill_directory(), host);
 }
 
+// The join files' schemas, and per file the columns its sample held no value for.
+struct LookupColumns {
+  LookupSchemas schemas;
+  std::vector<std::vector<bool>> unobserved;
+};
+
 // Binds the pipeline. Columns the sample held no value for (a header-only
-// file, an all-null column) have no evidence for any type: if the pipeline
-// does not bind with them as strings, the first other type that binds wins.
-// The columns --schema names (`checked`) are parsed even when unused.
+// file, an all-null column; the input's or a lookup file's) have no evidence
+// for any type: if the pipeline does not bind with them as strings, the first
+// other type that binds wins. The columns --schema names (`checked`) are
+// parsed even when unused.
 Plan bind_plan(const std::string& pipeline, std::vector<OutputColumn> schema, const std::vector<bool>& unobserved,
-               const std::vector<bool>& checked, const LookupSchemas& lookups, bool distinct_as_groups,
+               const std::vector<bool>& checked, LookupColumns lookups, bool distinct_as_groups,
                const NullLikeTokens& null_like = {}) {
   try {
-    return build_plan(pipeline, schema, checked, null_like, lookups, distinct_as_groups);
+    return build_plan(pipeline, schema, checked, null_like, lookups.schemas, distinct_as_groups);
   } catch (const UsageError&) {
-    if (std::find(unobserved.begin(), unobserved.end(), true) == unobserved.end()) throw;
+    auto any = [](const std::vector<bool>& u) { return std::find(u.begin(), u.end(), true) != u.end(); };
+    if (!any(unobserved) && std::none_of(lookups.unobserved.begin(), lookups.unobserved.end(), any)) throw;
     for (Type t : {Type::Int, Type::Float, Type::Date, Type::Timestamp, Type::Bool}) {
       for (size_t c = 0; c < schema.size(); ++c)
         if (unobserved[c]) schema[c].type = ColumnType{t, 0};
+      for (size_t j = 0; j < lookups.schemas.size() && j < lookups.unobserved.size(); ++j)
+        for (size_t c = 0; c < lookups.schemas[j].size() && c < lookups.unobserved[j].size(); ++c)
+          if (lookups.unobserved[j][c]) lookups.schemas[j][c].type = ColumnType{t, 0};
       try {
-        return build_plan(pipeline, schema, checked, null_like, lookups, distinct_as_groups);
+        return build_plan(pipeline, schema, checked, null_like, lookups.schemas, distinct_as_groups);
       } catch (const UsageError&) {
       }
     }
@@ -183,7 +194,7 @@ std::string delimiter_hint(const Options& opts, const std::vector<OutputColumn>&
 // not wrong, the input is empty (a cron job's day without data), exit 3.
 Plan bind_or_report_empty_input(const std::string& pipeline, const std::vector<OutputColumn>& schema,
                                 const std::vector<bool>& unobserved, const std::vector<bool>& checked,
-                                const LookupSchemas& lookups, InputSet& in, const Options& opts) {
+                                const LookupColumns& lookups, InputSet& in, const Options& opts) {
   try {
     return bind_plan(pipeline, schema, unobserved, checked, lookups, in.rereadable());
   } catch (const UsageError& e) {
@@ -290,10 +301,10 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const LookupSchemas lookup_schemas = lookup_files.schemas();
+    const LookupColumns lookup_columns{lookup_files.schemas(), lookup_files.unobserved()};
     const Plan plan = [&] {
       try {
-        return bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_schemas, in, opts);
+        return bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_columns, in, opts);
       } catch (const UsageError&) {
         lookup_files.check_rows_if_unobserved();
         throw;
@@ -451,7 +462,8 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_files.schemas(), in.rereadable());
+        bind_plan(opts.pipeline, next, unobserved, from_schema, {lookup_files.schemas(), lookup_files.unobserved()},
+                  in.rereadable());
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

@@ -202,6 +202,16 @@ LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
 
 LookupFiles::~LookupFiles() = default;
 
+std::vector<std::vector<bool>> LookupFiles::unobserved() const {
+  std::vector<std::vector<bool>> out;
+  for (const auto& f : files_) {
+    std::vector<bool> u = f->unobserved;
+    for (const auto& [c, t] : f->widened) u[static_cast<size_t>(c)] = false;  // a value was seen
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 std::vector<std::vector<OutputColumn>> LookupFiles::schemas() const {
   std::vector<std::vector<OutputColumn>> out;
   for (const auto& f : files_) {
@@ -234,10 +244,11 @@ void LookupFiles::check_rows_if_unobserved() {
 
 bool LookupFiles::load(const Plan& plan) {
   tables_.clear();
-  const std::vector<std::vector<OutputColumn>> schemas = this->schemas();
   for (size_t j = 0; j < plan.joins.size(); ++j) {
     File& f = *files_[j];
     const JoinSpec& spec = plan.joins[j];
+    // As bound: a column the sample held no value for may have taken another type than string there.
+    const std::vector<OutputColumn>& schema = spec.lookup_schema;
     // The key columns, then the columns the joined rows take, by position.
     std::string select = "select ";
     std::vector<int> cols = spec.key_columns;
@@ -245,7 +256,7 @@ bool LookupFiles::load(const Plan& plan) {
     for (size_t k = 0; k < cols.size(); ++k) select += (k ? ", $" : "$") + std::to_string(cols[k] + 1);
     std::vector<Table> parts;
     {
-      const Plan scan_plan = build_plan(select, schemas[j]);
+      const Plan scan_plan = build_plan(select, schema);
       Progress quiet(0, 0);
       const ScanSettings settings = lookup_scan_settings(scan_plan, f.opts, threads_, &quiet);
       ScanStats stats;
@@ -265,7 +276,7 @@ bool LookupFiles::load(const Plan& plan) {
             },
             [](const RowIssue&) {}, stats);
       } catch (const TypeWidening& tw) {
-        const OutputColumn& col = schemas[j][static_cast<size_t>(tw.column)];
+        const OutputColumn& col = schema[static_cast<size_t>(tw.column)];
         if (!f.in->rereadable())
           throw InputError(fmt::format("{}:{}:{}: the lookup file's column '{}' was read as {} from its first rows, "
                                        "but this row has '{}'; give the lookup as a regular file, which is read again "

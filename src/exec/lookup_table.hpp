@@ -59,6 +59,9 @@ class LookupFiles {
   bool empty() const { return files_.empty(); }
   // The columns of each join's file, in join order (the binder's lookup schemas).
   std::vector<std::vector<OutputColumn>> schemas() const;
+  // Per join, the columns its file's sample held no value for (a header-only
+  // file): typed string, but with no evidence for any type.
+  std::vector<std::vector<bool>> unobserved() const;
   // Scans each join's file for the columns `plan` reads of it and indexes
   // them. A later value that does not fit a column's inferred type widens it
   // and returns false: bind again with schemas() and call again.
