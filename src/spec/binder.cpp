@@ -46,7 +46,11 @@ std::string misplaced_agg_reason(const Pipeline& p, size_t i) {
   return "";
 }
 
-void check_calls(const Pipeline& p, const Expr& e, const Stage& st, bool inside_agg) {
+// `agg_columns`: the items of an earlier agg (their text, and their column's
+// name: the alias, else the text), which an aggregate written again outside
+// an agg most likely means.
+using AggColumns = std::vector<std::pair<std::string, std::string>>;
+void check_calls(const Pipeline& p, const Expr& e, const Stage& st, bool inside_agg, const AggColumns& agg_columns) {
   bool agg_here = false;
   if (e.kind == Expr::Call) {
     const std::string& f = e.name;
@@ -55,18 +59,26 @@ void check_calls(const Pipeline& p, const Expr& e, const Stage& st, bool inside_
       if (inside_agg)
         throw_at(p.src, e.pos, "usage error",
                  "aggregate '" + f + "' inside another aggregate; aggregates cannot be nested");
-      if (st.kind != Stage::Agg)
+      if (st.kind != Stage::Agg) {
+        const std::string text = canon_text(e);
+        const auto made = std::find_if(agg_columns.begin(), agg_columns.end(),
+                                       [&](const auto& c) { return c.first == text; });
+        const std::string fix = made == agg_columns.end() ? "; write it as: agg " + text
+                                : made->second == text
+                                    ? "; the agg's column of that name is written in backquotes: `" + text + "`"
+                                    : "; the agg's column for it is named " + quote_name(made->second);
         throw_at(p.src, e.pos, "usage error",
-                 "aggregate '" + f + "' is only allowed in an agg stage (not in " + st.keyword +
-                     "); write it as: agg " + canon_text(e));
+                 "aggregate '" + f + "' is only allowed in an agg stage (not in " + st.keyword + ")" + fix);
+      }
       agg_here = true;
     }
   }
-  for (const auto& a : e.args) check_calls(p, *a, st, inside_agg || agg_here);
+  for (const auto& a : e.args) check_calls(p, *a, st, inside_agg || agg_here, agg_columns);
 }
 
 // Checks that need no schema: stage order and where aggregates may appear.
 void check_structure(const Pipeline& p) {
+  AggColumns agg_columns;  // of the latest agg
   for (size_t i = 0; i < p.stages.size(); ++i) {
     const Stage& st = p.stages[i];
     if (st.kind == Stage::GroupBy &&
@@ -84,7 +96,12 @@ void check_structure(const Pipeline& p) {
                                                   : "; move agg before it"));
     }
     for (const auto& it : st.items)
-      if (it.expr) check_calls(p, *it.expr, st, false);
+      if (it.expr) check_calls(p, *it.expr, st, false, agg_columns);
+    if (st.kind == Stage::Agg) {
+      agg_columns.clear();
+      for (const auto& it : st.items)
+        if (it.expr) agg_columns.emplace_back(canon_text(*it.expr), it.has_alias ? it.alias : canon_text(*it.expr));
+    }
   }
 }
 
