@@ -287,12 +287,7 @@ class JsonWriter : public BufferedWriter {
 
 // ---- table / markdown -------------------------------------------------------
 
-// Display width: code points, so UTF-8 text lines up on a terminal.
-size_t display_width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
+size_t display_width(const std::string& s) { return terminal_width(s.data(), s.size()); }
 
 void pad(std::string& out, size_t n) { out.append(n, ' '); }
 

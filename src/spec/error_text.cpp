@@ -14,24 +14,9 @@ namespace spec {
 namespace {
 
 // The terminal columns src[from, to) takes, so that a caret under text with
-// accents or CJK lands under its character: one a character, two in the wide
-// (East Asian, emoji) ranges.
+// accents or CJK lands under its character.
 int display_width(const std::string& src, int from, int to) {
-  int width = 0;
-  for (int i = from; i < to;) {
-    const unsigned char c = static_cast<unsigned char>(src[static_cast<size_t>(i)]);
-    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
-    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (int k = 1; k < len && i + k < to; ++k) cp = cp << 6 | (static_cast<unsigned char>(src[static_cast<size_t>(i + k)]) & 0x3F);
-    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF && cp != 0x303F) ||
-                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
-                      (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
-                      (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
-                      (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
-    width += wide ? 2 : 1;
-    i += len;
-  }
-  return width;
+  return static_cast<int>(terminal_width(src.data() + from, static_cast<size_t>(to - from)));
 }
 
 // Byte offset -> (line start, line end, 1-based line, 1-based column in characters).

@@ -10,6 +10,7 @@
 
 #include "catch.hpp"
 #include "exec/post.hpp"
+#include "warpcsv/core/utf8.hpp"
 #include "warpcsv/errors.hpp"
 #include "warpcsv/output.hpp"
 #include "unit/writer_output.hpp"
@@ -199,6 +200,23 @@ TEST_CASE("table writer: aligned box, numbers right, nulls shown, breaks escaped
         "| null        |    null |    0 |\n"
         "| \xc3\xa9t\xc3\xa9         | 1000.00 | null |\n"
         "+-------------+---------+------+\n");
+}
+
+TEST_CASE("table writer: wide characters take two columns, combining marks none") {
+  std::vector<OutputColumn> cols = {{"name", ty(Type::String)}, {"n", ty(Type::Int)}};
+  // 東京 (two wide), an emoji, e + a combining acute accent
+  std::vector<std::vector<Value>> rows = {
+      {str("\xe6\x9d\xb1\xe4\xba\xac"), i(1)}, {str("\xf0\x9f\x98\x80"), i(2)}, {str("e\xcc\x81"), i(3)}, {str("abcd"), i(4)}};
+  CHECK(write_all(OutputFormat::Table, cols, rows) ==
+        "+------+---+\n"
+        "| name | n |\n"
+        "+------+---+\n"
+        "| \xe6\x9d\xb1\xe4\xba\xac | 1 |\n"
+        "| \xf0\x9f\x98\x80   | 2 |\n"
+        "| e\xcc\x81    | 3 |\n"
+        "| abcd | 4 |\n"
+        "+------+---+\n");
+  CHECK(terminal_width("\xff", 1) == 1);  // an invalid byte: one column
 }
 
 TEST_CASE("table writer: no rows prints the header box") {

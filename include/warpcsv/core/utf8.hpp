@@ -1,5 +1,6 @@
 // UTF-8 validation, shared by the JSON writer and the input checks (the CPU
-// executor's bad-row check and the CUDA kernels call find_byte_issue).
+// executor's bad-row check and the CUDA kernels call find_byte_issue), and
+// the columns text takes on a terminal.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -106,6 +107,37 @@ WCSV_HD inline ByteIssue find_byte_issue(const char* p, uint64_t n, uint64_t* at
     i += len;
   }
   return ByteIssue::None;
+}
+
+// The terminal columns p[0, n) takes, so that aligned tables and carets line
+// up: two for a character of the wide (East Asian, emoji) ranges, none for a
+// combining mark, a zero-width space or joiner or a variation selector, one
+// for any other (an invalid byte too).
+inline size_t terminal_width(const char* p, size_t n) {
+  size_t width = 0;
+  for (size_t i = 0; i < n;) {
+    const unsigned char* u = reinterpret_cast<const unsigned char*>(p + i);
+    const size_t len = u[0] < 0x80 ? 1 : utf8_sequence(u, n - i);
+    if (len <= 1) {
+      width += 1;
+      i += 1;
+      continue;
+    }
+    uint32_t cp = u[0] & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) cp = cp << 6 | (u[k] & 0x3F);
+    const bool zero = (cp >= 0x0300 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
+                      (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x200B && cp <= 0x200F) ||
+                      (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE00 && cp <= 0xFE0F) ||
+                      (cp >= 0xFE20 && cp <= 0xFE2F);
+    const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF && cp != 0x303F) ||
+                      (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) ||
+                      (cp >= 0xFE30 && cp <= 0xFE4F) || (cp >= 0xFF00 && cp <= 0xFF60) ||
+                      (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F) ||
+                      (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
+    width += zero ? 0 : wide ? 2 : 1;
+    i += len;
+  }
+  return width;
 }
 
 }  // namespace warpcsv
