@@ -88,35 +88,35 @@ uint64_t write_run(std::vector<Item<V>>& items, SpillFile& file, std::vector<uin
 class SpilledLists::Reader {
  public:
   Reader(const Run& run, Type type, bool wide, size_t buffer_bytes)
-      : file_(run.file.get()), form_(run.form), type_(type), wide_(wide), buf_(buffer_bytes) {}
+      : in_(*run.file, buffer_bytes), form_(run.form), type_(type), wide_(wide) {}
 
   // The next record; false at the end of the run.
   bool next() {
-    if (!fill(12)) return false;
-    std::memcpy(&id_, buf_.data() + at_, 4);
-    std::memcpy(&rows_, buf_.data() + at_ + 4, 8);
-    at_ += 12;
+    if (!in_.fill(12)) return false;
+    std::memcpy(&id_, in_.data(), 4);
+    std::memcpy(&rows_, in_.data() + 4, 8);
+    in_.skip(12);
     switch (form_) {
       case Form::Keys:
         need(8);
-        std::memcpy(&key_, buf_.data() + at_, 8);
-        at_ += 8;
+        std::memcpy(&key_, in_.data(), 8);
+        in_.skip(8);
         // A run of keys among wide runs of the argument compares as wide values.
         if (wide_) wide_value_ = holistic_value_of_key(key_, type_).i;
         break;
       case Form::Wide:
         need(16);
-        std::memcpy(&wide_value_, buf_.data() + at_, 16);
-        at_ += 16;
+        std::memcpy(&wide_value_, in_.data(), 16);
+        in_.skip(16);
         break;
       case Form::Strings: {
         need(4);
         uint32_t len;
-        std::memcpy(&len, buf_.data() + at_, 4);
-        at_ += 4;
+        std::memcpy(&len, in_.data(), 4);
+        in_.skip(4);
         need(len);
-        str_ = StrRef{buf_.data() + at_, len};
-        at_ += len;
+        str_ = StrRef{in_.data(), len};
+        in_.skip(len);
         break;
       }
     }
@@ -141,28 +141,14 @@ class SpilledLists::Reader {
   }
 
  private:
-  // Makes `n` bytes available at buf_[at_]; false if the run ends first.
-  bool fill(size_t n) {
-    if (end_ - at_ >= n) return true;
-    std::memmove(buf_.data(), buf_.data() + at_, end_ - at_);
-    offset_ += at_;
-    end_ -= at_;
-    at_ = 0;
-    if (buf_.size() < n) buf_.resize(std::max(n, 2 * buf_.size()));
-    end_ += file_->read(offset_ + end_, buf_.data() + end_, buf_.size() - end_);
-    return end_ >= n;
-  }
   void need(size_t n) {
-    if (!fill(n)) throw InternalError("a spill file of holistic lists ends inside a record");
+    if (!in_.fill(n)) throw InternalError("a spill file of holistic lists ends inside a record");
   }
 
-  const SpillFile* file_;
+  SpillCursor in_;
   Form form_;
   Type type_;
   bool wide_;
-  std::vector<char> buf_;
-  size_t at_ = 0, end_ = 0;
-  uint64_t offset_ = 0;  // of buf_[0] in the run
   uint32_t id_ = 0;
   uint64_t rows_ = 0, key_ = 0;
   int128 wide_value_ = 0;

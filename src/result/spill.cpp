@@ -103,31 +103,20 @@ void GroupRecords::flush(SpillFile& to, std::vector<char>& buffer) {
 }
 
 GroupRecords::Reader::Reader(const GroupRecords& records, const SpillFile& file)
-    : records_(&records), file_(&file), buf_(kSpillBufferBytes), block_(records.block_bytes()) {}
-
-bool GroupRecords::Reader::fill(size_t n) {
-  if (end_ - at_ >= n) return true;
-  std::memmove(buf_.data(), buf_.data() + at_, end_ - at_);
-  offset_ += at_;
-  end_ -= at_;
-  at_ = 0;
-  if (buf_.size() < n) buf_.resize(std::max(n, 2 * buf_.size()));
-  end_ += file_->read(offset_ + end_, buf_.data() + end_, buf_.size() - end_);
-  return end_ >= n;
-}
+    : records_(&records), in_(file, kSpillBufferBytes), block_(records.block_bytes()) {}
 
 bool GroupRecords::Reader::next() {
   const size_t head = 8 + records_->block_bytes();
-  if (!fill(head)) return false;
-  record_offset_ = offset_ + at_;
-  std::memcpy(&hash_, buf_.data() + at_, 8);
-  std::memcpy(block_.data(), buf_.data() + at_ + 8, records_->block_bytes());
-  at_ += head;
+  if (!in_.fill(head)) return false;
+  record_offset_ = in_.offset();
+  std::memcpy(&hash_, in_.data(), 8);
+  std::memcpy(block_.data(), in_.data() + 8, records_->block_bytes());
+  in_.skip(head);
   size_t total = 0;
   records_->each_string(block_.data(), [&](StrRef s) { total += s.len; });
-  if (!fill(total)) throw InternalError("a spill file ends inside a record");
-  strings_.assign(buf_.data() + at_, buf_.data() + at_ + total);
-  at_ += total;
+  if (!in_.fill(total)) throw InternalError("a spill file ends inside a record");
+  strings_.assign(in_.data(), in_.data() + total);
+  in_.skip(total);
   records_->point_strings(block_.data(), strings_.data());
   return true;
 }

@@ -75,14 +75,8 @@ class GroupRecords {
     StrRef strings() const { return StrRef{strings_.data(), static_cast<uint32_t>(strings_.size())}; }
 
    private:
-    // Makes `n` more bytes available at buf_[at_]; false if the file ends first.
-    bool fill(size_t n);
-
     const GroupRecords* records_;
-    const SpillFile* file_;
-    uint64_t offset_ = 0;  // of buf_[0] in the file
-    std::vector<char> buf_;
-    size_t at_ = 0, end_ = 0;
+    SpillCursor in_;
     uint64_t hash_ = 0, record_offset_ = 0;
     std::vector<char> block_, strings_;
   };

@@ -134,6 +134,17 @@ bool compress_next_frame(const std::string& dir) {
 
 void set_spill_compression(SpillCompression c) { g_compression.store(c); }
 
+bool SpillCursor::fill(size_t n) {
+  if (end_ - at_ >= n) return true;
+  std::memmove(buf_.data(), buf_.data() + at_, end_ - at_);
+  offset_ += at_;
+  end_ -= at_;
+  at_ = 0;
+  if (buf_.size() < n) buf_.resize(std::max(n, 2 * buf_.size()));
+  end_ += file_->read(offset_ + end_, buf_.data() + end_, buf_.size() - end_);
+  return end_ >= n;
+}
+
 std::string spill_directory() {
   const char* d = std::getenv("TMPDIR");
   return d && *d ? d : "/tmp";

@@ -51,6 +51,25 @@ class SpillFile {
   std::string dir_;
 };
 
+// A spill file's bytes read in order through a buffer, which grows to the
+// longest stretch asked for at once.
+class SpillCursor {
+ public:
+  SpillCursor(const SpillFile& file, size_t buffer_bytes) : file_(&file), buf_(buffer_bytes) {}
+  // Makes n bytes available at data(); false if the file ends first.
+  bool fill(size_t n);
+  const char* data() const { return buf_.data() + at_; }
+  void skip(size_t n) { at_ += n; }
+  // Where data() is among the file's bytes.
+  uint64_t offset() const { return offset_ + at_; }
+
+ private:
+  const SpillFile* file_;
+  std::vector<char> buf_;
+  size_t at_ = 0, end_ = 0;
+  uint64_t offset_ = 0;  // of buf_[0] in the file
+};
+
 // The directory spill files go to: $TMPDIR, else /tmp.
 std::string spill_directory();
 

@@ -57,6 +57,27 @@ Outcome run_with_runs(const TempDir& dir, const std::string& pipeline, const std
   return r;
 }
 
+// $TMPDIR (where spill files go) set to `path` while it lives, then as it was.
+class ScopedTmpdir {
+ public:
+  explicit ScopedTmpdir(const std::string& path) {
+    const char* old = std::getenv("TMPDIR");
+    had_ = old != nullptr;
+    if (old) saved_ = old;
+    ::setenv("TMPDIR", path.c_str(), 1);
+  }
+  ~ScopedTmpdir() {
+    if (had_) ::setenv("TMPDIR", saved_.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+  }
+  ScopedTmpdir(const ScopedTmpdir&) = delete;
+  ScopedTmpdir& operator=(const ScopedTmpdir&) = delete;
+
+ private:
+  bool had_ = false;
+  std::string saved_;
+};
+
 // The names in a directory, "." and ".." left out.
 std::vector<std::string> read_file_names(const std::string& path) {
   std::vector<std::string> names;
@@ -147,9 +168,7 @@ TEST_CASE("result: groups spilled past a tiny memory limit write what an unlimit
   TempDir dir;
   const std::string spill_dir = dir.file("spill");
   REQUIRE(std::system(("mkdir -p '" + spill_dir + "'").c_str()) == 0);
-  const char* old_tmpdir = std::getenv("TMPDIR");
-  const std::string saved = old_tmpdir ? old_tmpdir : "";
-  ::setenv("TMPDIR", spill_dir.c_str(), 1);
+  const ScopedTmpdir tmpdir(spill_dir);
   const std::vector<std::string> pipelines = {
       "groupby s, i | agg count() as n, min(s) as lo, max(s) as hi, first(s) as fs, last(v) as lv, sum(v)",
       "groupby d, f, dt, ts, b | agg mean(v), var(v), count()",
@@ -177,17 +196,13 @@ TEST_CASE("result: groups spilled past a tiny memory limit write what an unlimit
       }
     }
   }
-  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
-  else ::unsetenv("TMPDIR");
 }
 
 TEST_CASE("result: holistic lists spilled past a tiny memory limit write what an unlimited run writes") {
   TempDir dir;
   const std::string spill_dir = dir.file("spill");
   REQUIRE(std::system(("mkdir -p '" + spill_dir + "'").c_str()) == 0);
-  const char* old_tmpdir = std::getenv("TMPDIR");
-  const std::string saved = old_tmpdir ? old_tmpdir : "";
-  ::setenv("TMPDIR", spill_dir.c_str(), 1);
+  const ScopedTmpdir tmpdir(spill_dir);
   const std::vector<std::string> pipelines = {
       "groupby s | agg median(v), count_distinct(i), quantile(d, 0.9), sum(v)",
       "groupby i, b | agg median(s) as ms, count_distinct(s), quantile(f, 0.25), median(dt), median(ts)",
@@ -218,8 +233,6 @@ TEST_CASE("result: holistic lists spilled past a tiny memory limit write what an
       }
     }
   }
-  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
-  else ::unsetenv("TMPDIR");
 }
 
 // A file of one default window: under a small --memory-limit the windows
@@ -256,12 +269,10 @@ TEST_CASE("result: a spill directory that cannot be written is a resource error 
   TempDir dir;
   const std::string input = dir.file("keys.csv");
   write_file(input, key_types_csv(5, 20000, 5000));
-  const char* old_tmpdir = std::getenv("TMPDIR");
-  const std::string saved = old_tmpdir ? old_tmpdir : "";
-  ::setenv("TMPDIR", dir.file("missing/dir").c_str(), 1);
-  const Outcome got = run_with_runs(dir, "groupby s, i | agg count()", input, 0, 2, OutputFormat::Csv, 0, 64 << 10);
-  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1);
-  else ::unsetenv("TMPDIR");
+  const Outcome got = [&] {
+    const ScopedTmpdir tmpdir(dir.file("missing/dir"));
+    return run_with_runs(dir, "groupby s, i | agg count()", input, 0, 2, OutputFormat::Csv, 0, 64 << 10);
+  }();
   CHECK(got.code == kExitResource);
   CHECK(got.error.find("missing/dir") != std::string::npos);
   CHECK(got.error.find("set TMPDIR to a directory with room, or raise --memory-limit") != std::string::npos);
