@@ -39,47 +39,72 @@ bool value_equal(uint64_t a, uint64_t b) { return a == b; }
 bool value_equal(int128 a, int128 b) { return a == b; }
 bool value_equal(StrRef a, StrRef b) { return compare_strings(a, b) == 0; }
 
-void put_bytes(std::vector<char>& buf, const void* p, size_t n) {
-  const char* c = static_cast<const char*>(p);
-  buf.insert(buf.end(), c, c + n);
-}
-void put_value(std::vector<char>& buf, uint64_t k) { put_bytes(buf, &k, 8); }
-void put_value(std::vector<char>& buf, int128 v) { put_bytes(buf, &v, 16); }
-void put_value(std::vector<char>& buf, StrRef s) {
-  put_bytes(buf, &s.len, 4);
-  put_bytes(buf, s.ptr, s.len);
+// A record's value: its bytes, and written at `to`.
+size_t value_bytes(uint64_t) { return 8; }
+size_t value_bytes(int128) { return 16; }
+size_t value_bytes(StrRef s) { return 4 + s.len; }
+void put_value(char* to, uint64_t k) { std::memcpy(to, &k, 8); }
+void put_value(char* to, int128 v) { std::memcpy(to, &v, 16); }
+void put_value(char* to, StrRef s) {
+  std::memcpy(to, &s.len, 4);
+  if (s.len) std::memcpy(to + 4, s.ptr, s.len);
 }
 
 // Sorts the items by (id, value), merges equal ones and writes them to
 // `file` as records; adds each id's rows to `rows`. Returns the bytes written.
 template <class V>
 uint64_t write_run(std::vector<Item<V>>& items, SpillFile& file, std::vector<uint64_t>& rows, int threads) {
-  parallel_stable_sort(items.begin(), items.end(),
-                       [](const Item<V>& x, const Item<V>& y) {
-                         return x.id != y.id ? x.id < y.id : value_less(x.v, y.v);
-                       },
-                       threads);
-  std::vector<char> buf;
-  buf.reserve(kWriteBufferBytes + 64);
+  // By id first, counted then scattered (a comparison sort of every item
+  // had been most of a spill), then each id's bucket by value: on a thread
+  // each, or on every thread for one bigger than a thread's share.
+  uint32_t ids = 0;
+  for (const Item<V>& it : items) ids = std::max(ids, it.id + 1);
+  std::vector<uint64_t> start(static_cast<size_t>(ids) + 1, 0);
+  for (const Item<V>& it : items) ++start[it.id + 1];
+  for (size_t g = 1; g < start.size(); ++g) start[g] += start[g - 1];
+  {
+    std::vector<Item<V>> by_id(items.size());
+    std::vector<uint64_t> at(start.begin(), start.end() - 1);
+    for (const Item<V>& it : items) by_id[at[it.id]++] = it;
+    items.swap(by_id);
+  }
+  auto by_value = [](const Item<V>& x, const Item<V>& y) { return value_less(x.v, y.v); };
+  const uint64_t big = std::max<uint64_t>(1 << 16, items.size() / static_cast<uint64_t>(std::max(threads, 1)));
+  for (size_t g = 0; g < ids; ++g)
+    if (start[g + 1] - start[g] > big)
+      parallel_stable_sort(items.begin() + static_cast<ptrdiff_t>(start[g]),
+                           items.begin() + static_cast<ptrdiff_t>(start[g + 1]), by_value, threads);
+  constexpr size_t kIdsPerTask = 256;
+  parallel_for((ids + kIdsPerTask - 1) / kIdsPerTask, threads, [&](size_t task, int) {
+    for (size_t g = task * kIdsPerTask; g < std::min<size_t>(ids, (task + 1) * kIdsPerTask); ++g)
+      if (start[g + 1] - start[g] <= big)
+        std::sort(items.begin() + static_cast<ptrdiff_t>(start[g]), items.begin() + static_cast<ptrdiff_t>(start[g + 1]),
+                  by_value);
+  });
+  if (ids > rows.size()) rows.resize(std::max<size_t>(ids, 2 * rows.size()), 0);
+  std::vector<char> buf(kWriteBufferBytes);
+  size_t used = 0;
   uint64_t written = 0;
   for (size_t i = 0, e; i < items.size(); i = e) {
     uint64_t n = items[i].rows;
     for (e = i + 1; e < items.size() && items[e].id == items[i].id && value_equal(items[e].v, items[i].v); ++e)
       n += items[e].rows;
     const uint32_t id = items[i].id;
-    if (id >= rows.size()) rows.resize(std::max<size_t>(id + 1, 2 * rows.size()), 0);
     rows[id] += n;
-    put_bytes(buf, &id, 4);
-    put_bytes(buf, &n, 8);
-    put_value(buf, items[i].v);
-    if (buf.size() >= kWriteBufferBytes) {
-      file.append(buf.data(), buf.size());
-      written += buf.size();
-      buf.clear();
+    const size_t bytes = 12 + value_bytes(items[i].v);
+    if (used + bytes > buf.size()) {
+      file.append(buf.data(), used);
+      written += used;
+      used = 0;
+      if (bytes > buf.size()) buf.resize(bytes);
     }
+    std::memcpy(buf.data() + used, &id, 4);
+    std::memcpy(buf.data() + used + 4, &n, 8);
+    put_value(buf.data() + used + 12, items[i].v);
+    used += bytes;
   }
-  file.append(buf.data(), buf.size());
-  return written + buf.size();
+  file.append(buf.data(), used);
+  return written + used;
 }
 
 }  // namespace
