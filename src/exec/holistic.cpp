@@ -568,17 +568,12 @@ void source_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType a
 }
 
 // The aggregates `hs` over argument a (of type `arg`) from its spilled runs,
-// merged: each group's values once, in ascending order.
+// merged: each group's values once, in ascending order. `group_of_id`: the
+// group of each spilled id; `keep` holds the strings taken.
 void spilled_list_values(const Plan& plan, const std::vector<size_t>& hs, ColumnType arg, size_t a,
-                         HolisticGroups& hg, std::vector<Value>& values) {
+                         const SpilledLists& spilled, const std::vector<uint32_t>& group_of_id, StringArena& keep,
+                         std::vector<Value>& values) {
   const size_t nh = plan.holistic.size();
-  std::vector<uint32_t> group_of_id;
-  for (size_t g = 0; g < hg.spilled_ids.size(); ++g) {
-    const uint32_t id = hg.spilled_ids[g];
-    if (id == kNoSpilledId) continue;
-    if (id >= group_of_id.size()) group_of_id.resize(static_cast<size_t>(id) + 1, kNoSpilledId);
-    group_of_id[id] = static_cast<uint32_t>(g);
-  }
   std::vector<OrderStatistic> stats;
   size_t group = 0;
   auto finish_group = [&] {
@@ -586,18 +581,36 @@ void spilled_list_values(const Plan& plan, const std::vector<size_t>& hs, Column
     stats.clear();
   };
   uint32_t at_id = kNoSpilledId;
-  hg.spilled->merge(a, [&](uint32_t id, const Value& v, uint64_t rows) {
+  spilled.merge(a, [&](uint32_t id, const Value& v, uint64_t rows) {
     if (id != at_id) {
       if (!stats.empty()) finish_group();
       WCSV_EXPECTS(id < group_of_id.size() && group_of_id[id] != kNoSpilledId, "a spilled value's group is known");
       at_id = id;
       group = group_of_id[id];
-      for (size_t h : hs) stats.emplace_back(plan.holistic[h], arg, hg.spilled->rows(a, id));
+      for (size_t h : hs) stats.emplace_back(plan.holistic[h], arg, spilled.rows(a, id));
     }
     for (OrderStatistic& s : stats)
-      if (!s.done()) s.add(rows, true, [&] { return v; }, &hg.key_strings);
+      if (!s.done()) s.add(rows, true, [&] { return v; }, &keep);
   });
   if (!stats.empty()) finish_group();
+}
+
+// Every argument's aggregates from spilled runs, an argument a thread.
+void spilled_values(const Plan& plan, HolisticGroups& hg, int threads) {
+  std::vector<uint32_t> group_of_id;
+  for (size_t g = 0; g < hg.spilled_ids.size(); ++g) {
+    const uint32_t id = hg.spilled_ids[g];
+    if (id == kNoSpilledId) continue;
+    if (id >= group_of_id.size()) group_of_id.resize(static_cast<size_t>(id) + 1, kNoSpilledId);
+    group_of_id[id] = static_cast<uint32_t>(g);
+  }
+  std::vector<StringArena> kept(hg.lists.size());
+  parallel_for(hg.lists.size(), threads, [&](size_t a, int) {
+    const int key = static_cast<int>(plan.group_keys + a);
+    spilled_list_values(plan, specs_over(plan, key), plan.scan.keys[static_cast<size_t>(key)].result, a, *hg.spilled,
+                        group_of_id, kept[a], hg.values);
+  });
+  for (StringArena& k : kept) hg.key_strings.absorb(std::move(k));
 }
 
 // Rows of plan.holistic.size() values for `ngroups` groups, each as over no values.
@@ -757,13 +770,10 @@ void finish_holistic_lists(const Plan& plan, HolisticGroups& hg, int threads) {
       }
     });
   }
+  if (hg.spilled) return spilled_values(plan, hg, threads);
   for (size_t a = 0; a < hg.lists.size(); ++a) {
     const int key = static_cast<int>(plan.group_keys + a);
     const ColumnType arg = plan.scan.keys[static_cast<size_t>(key)].result;
-    if (hg.spilled) {
-      spilled_list_values(plan, specs_over(plan, key), arg, a, hg, hg.values);
-      continue;
-    }
     std::vector<ArgList>& lists = hg.lists[a];
     bool keys = true;
     for (const ArgList& l : lists) keys &= l.form() == ArgList::Form::Keys;
