@@ -380,7 +380,7 @@ class CpuScan {
     if (!s_.holistic || !s_.groups_budget) return;
     HolisticGroups& h = *s_.holistic;
     const uint64_t budget = s_.groups_budget / 4;
-    if (rest ? !h.spilled : folded_lists_bytes() <= budget) return;
+    if (!(rest && h.spilled) && folded_lists_bytes() <= budget) return;
     const auto t = std::chrono::steady_clock::now();
     if (!h.spilled) {
       std::vector<Type> types;
