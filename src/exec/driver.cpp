@@ -23,6 +23,7 @@
 #include "exec/scan.hpp"
 #include "exec/stream_out.hpp"
 #include "exec/lookup_table.hpp"
+#include "io/row_issue.hpp"
 #include "output/output_file.hpp"
 #include "ranks/group_exchange.hpp"
 #include "ranks/rank_results.hpp"
@@ -450,13 +451,17 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       }
     } catch (const TypeWidening& tw) {
       const OutputColumn& col = schema[static_cast<size_t>(tw.column)];
-      const ColumnType wider = widen_for(col.type, tw.text.data(), static_cast<uint32_t>(tw.text.size()));
+      // As the plan read it: a column without values in the sample may have been bound as another type.
+      const ColumnType read_as =
+          static_cast<size_t>(tw.column) < plan.input.size() ? plan.input[static_cast<size_t>(tw.column)].type : col.type;
+      const ColumnType wider = widen_for(read_as, tw.text.data(), static_cast<uint32_t>(tw.text.size()));
+      const std::string shown = printable_text(tw.text.data(), tw.text.size());  // a field of megabytes, cut
       const std::string fix = fmt::format("--schema '{}:{}'", col.name, schema_type_name(wider));
       if (!in.rereadable() || out.released() || attempt > 16)
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}'; run again with {}",
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
-                                     schema_type_name(col.type), tw.text, fix));
+                                     schema_type_name(read_as), shown, fix));
       widened[tw.column] = wider;
       unobserved[static_cast<size_t>(tw.column)] = false;  // a value was seen now
       try {
@@ -469,14 +474,14 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "
                                      "rows with --bad-rows skip {}",
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
-                                     schema_type_name(col.type), tw.text, schema_type_name(wider),
+                                     schema_type_name(read_as), shown, schema_type_name(wider),
                                      reason_of_plan_error(e.what()),
-                                     fmt::format("--schema '{}:{}'", col.name, schema_type_name(col.type))));
+                                     fmt::format("--schema '{}:{}'", col.name, schema_type_name(read_as))));
       }
       if (!opts.quiet)
         note_stderr(fmt::format("warpcsv: note: column '{}' widened from {} to {} ('{}' at {}:{}); reading again\n",
-                   col.name, schema_type_name(col.type),
-                   schema_type_name(wider) + (wider == col.type ? " with a zone (printed with Z)" : ""), tw.text,
+                   col.name, schema_type_name(read_as),
+                   schema_type_name(wider) + (wider == read_as ? " with a zone (printed with Z)" : ""), shown,
                    tw.where.source, tw.where.line));
       if (streamed.started()) {  // rows went out: the next reading writes them again first, checked
         std::string all;
@@ -486,7 +491,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
                                      "'{}', and the rows before it, which went out as they came, print otherwise "
                                      "when read as {}; run again with --schema '{}'",
                                      tw.where.source, tw.where.line, tw.where.column, col.name,
-                                     schema_type_name(col.type), tw.text, schema_type_name(wider), all));
+                                     schema_type_name(read_as), shown, schema_type_name(wider), all));
       }
       in = InputSet::open(opts);
       if (ranks) keep_share(in, shares[static_cast<size_t>(Ranks::rank())]);

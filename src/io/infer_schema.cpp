@@ -33,13 +33,17 @@ uint64_t for_each_field(const Dialect& dialect, const Window& w, uint64_t begin,
   std::vector<uint8_t> flags(ncols);
   for (uint64_t pos = begin; pos < end;) {
     uint32_t nf = 0;
+    bool last_empty = false;
     RowResult r = parse_row(dialect, w.data, pos, w.size, w.at_eof, [&](uint32_t i, uint64_t b, uint64_t e, uint8_t f) {
       if (i < ncols) {
         spans[i] = {b, e};
         flags[i] = f;
       }
       nf = i + 1;
+      last_empty = b == e && f == 0;
     });
+    // A trailing delimiter (one extra, empty, unquoted field) is tolerated, as the scan does.
+    if (nf == ncols + 1 && last_empty) nf = static_cast<uint32_t>(ncols);
     if (r.incomplete) return std::max(longest, w.size - pos);
     const uint64_t row_begin = pos;
     pos = r.next;
@@ -59,6 +63,24 @@ uint64_t for_each_field(const Dialect& dialect, const Window& w, uint64_t begin,
     }
   }
   return longest;
+}
+
+// Inference's sample: kInferSampleBytes from the data's start, or past its
+// first row where that row is longer (a field of megabytes), up to
+// kMaxInferSampleBytes: a sample without one whole row says nothing of types.
+constexpr uint64_t kMaxInferSampleBytes = 256ull << 20;
+Window sample_of(InputSource& src, const Dialect& dialect) {
+  Window w = src.sample(kInferSampleBytes);
+  for (uint64_t n = kInferSampleBytes; !w.at_eof && w.size >= n && n < kMaxInferSampleBytes;) {
+    const RowResult first = parse_row(dialect, w.data, 0, w.size, w.at_eof, [](uint32_t, uint64_t, uint64_t, uint8_t) {});
+    if (!first.incomplete) {
+      if (first.next > n / 2) w = src.sample(std::min(first.next + kInferSampleBytes, kMaxInferSampleBytes));
+      break;
+    }
+    n = std::min(2 * n, kMaxInferSampleBytes);
+    w = src.sample(n);
+  }
+  return w;
 }
 
 // Tokens that stand for a missing value in exported data (case aside).
@@ -95,7 +117,7 @@ std::vector<OutputColumn> infer_schema(InputSet& in, const Options& opts, int th
   if (longest_row) *longest_row = 0;
   if (!in.sources.empty() && ncols) {
     InputSource& src = *in.sources.front();
-    const Window w = src.sample(kInferSampleBytes);
+    const Window w = sample_of(src, in.dialect);
     // The sample in pieces on several threads (one thread is the slow part): the
     // exact state at each piece's start says where its first row starts, and
     // a column's guesses merge in any order.
@@ -141,7 +163,7 @@ std::vector<std::vector<std::string>> null_like_tokens(InputSet& in, const Optio
   std::vector<std::vector<std::string>> tokens(ncols);
   if (in.sources.empty() || ncols != in.column_names.size()) return tokens;
   std::vector<bool> numbers(ncols, false), other(ncols, false);
-  const Window w = in.sources.front()->sample(kInferSampleBytes);
+  const Window w = sample_of(*in.sources.front(), in.dialect);
   for_each_field(in.dialect, w, 0, w.size, ncols, [&](size_t c, const char* p, uint32_t n, uint64_t) {
     if (n == 0 || schema[c].type.type != Type::String || other[c]) return;
     const std::string text(p, n);
@@ -164,7 +186,7 @@ std::optional<SampledText> text_among_numbers(InputSet& in, const Options& opts,
   const size_t ncols = in.column_names.size();
   if (in.sources.empty() || column >= ncols) return std::nullopt;
   InputSource& src = *in.sources.front();
-  const Window w = src.sample(kInferSampleBytes);
+  const Window w = sample_of(src, in.dialect);
   TypeGuess numbers(opts.dialect.null_tokens);
   std::optional<SampledText> text;
   uint64_t text_at = 0;
