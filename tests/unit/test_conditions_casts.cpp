@@ -191,6 +191,38 @@ TEST_CASE("casts of text to decimals and ints are exact past a double's digits",
   }
 }
 
+TEST_CASE("casts of floats to decimals and ints take the double's exact value", "[casts]") {
+  CHECK(one("cast(1e5 as decimal(18))") == "100000.000000000000000000");
+  CHECK(one("cast(123456789e0 as decimal(12))") == "123456789.000000000000");
+  CHECK(one("cast(1e-1 as decimal(18))") == "0.100000000000000006");  // 0.1 is 0.10000000000000000555111...
+  CHECK(one("cast(-2.675e0 as decimal(2))") == "-2.67");  // -2.67499999999999982236431605997495353221893310546875
+  CHECK(one("cast(5e-1 as int)") == "0");   // half to even, as DuckDB casts a double to an int
+  CHECK(one("cast(1.5e0 as int)") == "2");
+  CHECK(one("cast(-2.5e0 as int)") == "-2");
+  CHECK(one("cast(1.25e0 as decimal(1))") == "1.3");  // half away from zero to a decimal
+  CHECK(one("cast(1e300 as decimal(2))") == "!");
+  CHECK(one("try_cast(1e300 as int)") == "null");
+  CHECK(one("cast(4.9e-324 as decimal(18))") == "0.000000000000000000");
+  CHECK(one("try_cast(cast('nan' as float) as int)") == "null");
+  // Dyadic values k / 2^j, whose value at scale s is k * 10^s / 2^j exactly in 128 bits.
+  std::mt19937_64 rng(11);
+  for (int n = 0; n < 3000; ++n) {
+    const int64_t k = static_cast<int64_t>(rng() % (1 << 20)) - (1 << 19);
+    const int j = static_cast<int>(rng() % 21), s = static_cast<int>(rng() % 19);
+    const double x = static_cast<double>(k) / static_cast<double>(int64_t{1} << j);
+    int128 scaled = k;
+    for (int i = 0; i < s; ++i) scaled *= 10;
+    const int128 den = int128{1} << j;
+    int128 q = scaled / den, r = scaled % den;
+    if (r < 0) r = -r;
+    if (2 * r >= den) q += scaled < 0 ? -1 : 1;
+    int128 got = 0;
+    REQUIRE(detail::float_to_scaled(x, s, false, &got));
+    INFO(k << " / 2^" << j << " at scale " << s);
+    CHECK(got == q);
+  }
+}
+
 TEST_CASE("cast usage errors name the types", "[casts]") {
   auto error_of = [](const std::string& p) { return testing::plan_error(p, kSchema); };
   CHECK(error_of("select cast(a as int), try_cast(s as decimal(4)), cast(d as timestamp)").empty());
