@@ -126,14 +126,48 @@ WCSV_HD inline Value cast_failed(const Instr& in, EvalContext& ctx, EvalStatus s
   return (in.arg & kCastTry) ? Value::make_null() : fail(ctx, s);
 }
 
-// A float as an int scaled by 10^scale, rounded half away from zero, or
-// half to even (as DuckDB casts a double to an int; to a decimal it rounds
-// away); false past 128 bits.
+// A float as an int scaled by 10^scale, exactly (the double's own value,
+// not a product rounded to a double), rounded half away from zero, or half
+// to even (as DuckDB casts a double to an int; to a decimal it rounds away);
+// false for nan, inf and past 127 bits.
 WCSV_HD inline bool float_to_scaled(double f, int scale, bool half_even, int128* out) {
-  const double scaled = f * static_cast<double>(pow10_i128(scale));
-  const double x = half_even ? rint(scaled) : round(scaled);
-  if (!(x > -1.7e38 && x < 1.7e38)) return false;
-  *out = static_cast<int128>(x);
+  if (f != f || f - f != 0) return false;  // nan, inf
+  uint64_t bits;
+  memcpy(&bits, &f, 8);
+  const bool neg = bits >> 63;
+  const int biased = static_cast<int>((bits >> 52) & 0x7FF);
+  uint64_t m = bits & ((uint64_t{1} << 52) - 1);
+  if (biased) m |= uint64_t{1} << 52;
+  // |f| * 10^scale = m * 5^scale * 2^shift: the product first, in three 64-bit words.
+  const int shift = (biased ? biased - 1075 : -1074) + scale;
+  const uint128 five = static_cast<uint128>(pow10_i128(scale)) >> scale;
+  const uint128 low = static_cast<uint128>(m) * static_cast<uint64_t>(five);
+  const uint128 high = static_cast<uint128>(m) * static_cast<uint64_t>(five >> 64) + (low >> 64);
+  const uint64_t w[3] = {static_cast<uint64_t>(low), static_cast<uint64_t>(high), static_cast<uint64_t>(high >> 64)};
+  const int top = w[2] ? 2 : w[1] ? 1 : 0;
+  const int length = w[top] ? 64 * top + 64 - clz64(w[top]) : 0;  // bits of the product
+  auto word = [&](int k) { return k >= 0 && k < 3 ? w[k] : uint64_t{0}; };
+  uint128 q;
+  if (length == 0) {
+    q = 0;
+  } else if (shift >= 0) {
+    if (length + shift > 127) return false;
+    q = ((static_cast<uint128>(w[1]) << 64) | w[0]) << shift;
+  } else {
+    const int d = -shift;  // bits shifted out, rounded
+    if (length - d > 127) return false;
+    // The product's bits from d up, and whether the bit below d and any under it are set.
+    const int k = d / 64, b = d % 64;
+    auto shifted = [&](int i) { return b ? (word(k + i) >> b) | (word(k + i + 1) << (64 - b)) : word(k + i); };
+    q = d >= 192 ? 0 : (static_cast<uint128>(shifted(1)) << 64) | shifted(0);
+    const int h = d - 1;  // the half bit
+    const bool half = h < 192 && ((word(h / 64) >> (h % 64)) & 1);
+    bool sticky = h < 192 && (word(h / 64) & ((uint64_t{1} << (h % 64)) - 1)) != 0;
+    for (int i = 0; i < h / 64 && i < 3 && !sticky; ++i) sticky = w[i] != 0;
+    if (half && (!half_even || sticky || (q & 1))) ++q;
+    if (q >> 127) return false;
+  }
+  *out = neg ? -static_cast<int128>(q) : static_cast<int128>(q);
   return true;
 }
 
