@@ -223,7 +223,8 @@ char parse_char_option(const std::string& text, const std::string& option) {
         "'");
 }
 
-uint64_t parse_byte_size(const std::string& text, const std::string& option) {
+uint64_t parse_byte_size(const std::string& text, const std::string& option, uint64_t least,
+                         const char* least_text) {
   auto fail = [&](const std::string& why) -> uint64_t {
     usage(option + ": " + why + ", found '" + text +
           "'; expected a byte count such as 100, 512K, 64M or 1G");
@@ -253,8 +254,8 @@ uint64_t parse_byte_size(const std::string& text, const std::string& option) {
     if (unit[0] == 'B' ? !rest.empty() : !(rest.empty() || rest == "B" || rest == "IB"))
       return fail("unknown unit '" + text.substr(i) + "'");
   }
-  if (n == 0) return fail("must be at least 1 byte");
   if (shift && n > (std::numeric_limits<uint64_t>::max() >> shift)) return fail("too large");
+  if ((n << shift) < least) return fail(std::string("must be at least ") + least_text);
   return n << shift;
 }
 
@@ -425,15 +426,11 @@ Options parse_options(int argc, char** argv) {
   check_device(o.device);
   if (app.count("--chunk-size")) o.chunk_size = parse_byte_size(chunk_size, "--chunk-size");
   if (app.count("--memory-limit")) {
-    o.memory_limit = parse_byte_size(memory_limit, "--memory-limit");
-    if (o.memory_limit < (64ull << 20))
-      usage("--memory-limit: at least 64M (input windows and buffers need some), found '" + memory_limit + "'");
+    // Input windows and buffers need some.
+    o.memory_limit = parse_byte_size(memory_limit, "--memory-limit", 64ull << 20, "64M");
   }
-  if (app.count("--gpu-memory-limit")) {
-    o.gpu_memory_limit = parse_byte_size(gpu_memory_limit, "--gpu-memory-limit");
-    if (o.gpu_memory_limit < (1ull << 20))
-      usage("--gpu-memory-limit: at least 1M, found '" + gpu_memory_limit + "'");
-  }
+  if (app.count("--gpu-memory-limit"))
+    o.gpu_memory_limit = parse_byte_size(gpu_memory_limit, "--gpu-memory-limit", 1ull << 20, "1M");
   if (app.count("--threads"))
     o.threads = static_cast<int>(parse_count(threads, "--threads", 1, "a thread count"));
   if (progress) o.progress = 1;

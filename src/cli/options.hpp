@@ -25,8 +25,10 @@ std::string help_text();
 std::string version_text();
 
 // Parses a --chunk-size value such as "64M", "1G", "512K", "100" (bytes;
-// binary units, optional trailing "B"/"iB"). Throws UsageError on 0 or junk.
-uint64_t parse_byte_size(const std::string& text, const std::string& option);
+// binary units, optional trailing "B"/"iB"). Throws UsageError on junk or a
+// size below `least` (written `least_text` in the message).
+uint64_t parse_byte_size(const std::string& text, const std::string& option, uint64_t least = 1,
+                         const char* least_text = "1 byte");
 
 // Parses a one-character option value; accepts "\t" and "tab" for a tab.
 char parse_char_option(const std::string& text, const std::string& option);

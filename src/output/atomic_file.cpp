@@ -36,6 +36,9 @@ std::string random_suffix() {
   return s;
 }
 
+// The name /proc gives an open descriptor, which linkat can name again.
+std::string proc_fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
 }  // namespace
 
 bool AtomicFile::open(const std::string& path, bool truncate) {
@@ -79,10 +82,22 @@ bool AtomicFile::open(const std::string& path, bool truncate) {
   if (base.size() > NAME_MAX - 24) base.resize(NAME_MAX - 24);  // room for ".", ".warpcsv-XXXXXX"
   // The file's own permissions, or those a new file gets (0666 less the umask, by open).
   const mode_t mode = exists ? (st.st_mode & 07777) : 0666;
-  int fd = -1;
+  temp_prefix_ = dir + "." + base + ".warpcsv-";
+  // An unnamed file in the directory first, named only at commit: a process
+  // killed by SIGKILL (the OOM killer) leaves nothing behind. Where the
+  // file system has none, or /proc cannot name it, a named temporary.
+  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, exists ? 0600 : mode);
+  if (fd >= 0) {
+    unnamed_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (unnamed_fd_ < 0 || ::access(proc_fd_path(unnamed_fd_).c_str(), F_OK) != 0) {
+      ::close(fd);
+      if (unnamed_fd_ >= 0) ::close(unnamed_fd_);
+      unnamed_fd_ = fd = -1;
+    }
+  }
   int err = 0;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    temp_ = dir + "." + base + ".warpcsv-" + random_suffix();
+    temp_ = temp_prefix_ + random_suffix();
     fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, exists ? 0600 : mode);
     err = errno;
     if (fd < 0 && err != EEXIST) break;
@@ -95,7 +110,7 @@ bool AtomicFile::open(const std::string& path, bool truncate) {
     errno = err;
     return false;
   }
-  slot_ = note_temp_file(temp_.c_str());
+  if (!temp_.empty()) slot_ = note_temp_file(temp_.c_str());
   if (exists) {
     (void)::fchmod(fd, mode);
     if (st.st_uid != ::geteuid() || st.st_gid != ::getegid()) {
@@ -134,6 +149,23 @@ bool AtomicFile::commit() {
     errno = err;
     return false;
   }
+  if (unnamed_fd_ >= 0) {  // named beside the file now, then renamed over it
+    int err = EEXIST;
+    for (int attempt = 0; attempt < 100 && err == EEXIST; ++attempt) {
+      temp_ = temp_prefix_ + random_suffix();
+      err = ::linkat(AT_FDCWD, proc_fd_path(unnamed_fd_).c_str(), AT_FDCWD, temp_.c_str(), AT_SYMLINK_FOLLOW) == 0
+                ? 0
+                : errno;
+    }
+    ::close(unnamed_fd_);
+    unnamed_fd_ = -1;
+    if (err) {
+      temp_.clear();
+      errno = err;
+      return false;
+    }
+    slot_ = note_temp_file(temp_.c_str());
+  }
   if (temp_.empty()) return true;
   if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
@@ -156,6 +188,10 @@ void AtomicFile::discard() {
   if (!temp_.empty()) {
     ::unlink(temp_.c_str());
     temp_.clear();
+  }
+  if (unnamed_fd_ >= 0) {  // the unnamed file goes with its last descriptor
+    ::close(unnamed_fd_);
+    unnamed_fd_ = -1;
   }
   forget_temp_file(slot_);
   slot_ = -1;

@@ -27,7 +27,8 @@ namespace warpcsv {
 namespace {
 
 [[noreturn]] void spill_failed(const std::string& what, const std::string& dir) {
-  throw ResourceError(fmt::format("{} the groups spilled past a memory limit in {}: {}; set TMPDIR to a directory "
+  throw ResourceError(fmt::format("{} what spills past a memory limit (groups, listed values) in {}: {}; set TMPDIR "
+                                  "to a directory "
                                   "with room, or raise --memory-limit (--gpu-memory-limit for the GPUs' groups)",
                                   what, dir, std::strerror(errno)));
 }

@@ -2,10 +2,12 @@
 // or left as it was, with its permissions, and no temporary stays beside it;
 // the publish point of signals.hpp.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -50,13 +52,37 @@ TEST_CASE("atomic file: the file changes only on commit, whole", "[output]") {
     std::fputs("today\n", f.file());
     std::fflush(f.file());
     CHECK(read_file(path) == "yesterday\n");  // the temporary holds it
-    CHECK(names_in(dir.path).size() == 2);
+    CHECK(names_in(dir.path) == std::vector<std::string>{"out.csv"});  // and has no name until commit
     REQUIRE(f.close());
     CHECK(read_file(path) == "yesterday\n");
     REQUIRE(f.commit());
     CHECK(read_file(path) == "today\n");
   }
   CHECK(mode_of(path) == 0640);
+  CHECK(names_in(dir.path) == std::vector<std::string>{"out.csv"});
+}
+
+// SIGKILL (the OOM killer) runs no handler: only a temporary without a name
+// leaves nothing behind.
+TEST_CASE("atomic file: a process killed while writing leaves the file as it was and nothing beside it",
+          "[output]") {
+  TempDir dir;
+  const std::string path = dir.file("out.csv");
+  write_file(path, "yesterday\n");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    AtomicFile f;
+    if (!f.open(path, false)) ::_exit(3);
+    std::fputs("half a report", f.file());
+    std::fflush(f.file());
+    ::raise(SIGKILL);
+    ::_exit(4);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(read_file(path) == "yesterday\n");
   CHECK(names_in(dir.path) == std::vector<std::string>{"out.csv"});
 }
 
