@@ -12,6 +12,7 @@
 #include "cpu/aggregate_batches.hpp"
 #include "cpu/byte_scan.hpp"
 #include "cpu/fast_row.hpp"
+#include "cpu/folded_lists.hpp"
 #include "exec/holistic.hpp"
 #include "runtime/parallel.hpp"
 #include "exec/partitioner.hpp"
@@ -105,6 +106,7 @@ class CpuScan {
       h.lists.resize(scan.keys.size() - plan_.group_keys);
       layout_ = h.layout.get();
       global_groups_ = h.groups.get();
+      folded_lists_.emplace(plan_, h);
     }
     // Groups by keys, with nothing listed per group, fold part by part.
     if (scan.aggregate && !s.holistic && plan_.group_keys > 0) merged_.emplace(layout_, thread_table_parts(s.threads));
@@ -299,11 +301,8 @@ class CpuScan {
       fold_thread_tables();
       spill_if_over_budget();
       spill_lists_if_over_budget(true);
-      if (s_.holistic && s_.holistic->spilled)
-        stats.stages.push_back(StageTiming{fmt::format("result: spill holistic lists ({} times, {})",
-                                                       s_.holistic->spilled->spills(),
-                                                       s_.holistic->spilled->describe_bytes()),
-                                           "cpu", list_spill_s_, s_.holistic->spilled->bytes_written(), 0});
+      if (folded_lists_)
+        if (std::optional<StageTiming> spills = folded_lists_->spill_stage()) stats.stages.push_back(*spills);
       const std::string early = early_folds_ ? fmt::format(" ({} more times to bound memory)", early_folds_) : "";
       stats.stages.push_back(StageTiming{"cpu: merge thread tables" + early, "cpu", fold_s_, 0, 0});
       if (merged_) hand_over_groups(stats);
@@ -373,32 +372,11 @@ class CpuScan {
     if (s_.tracer) s_.tracer->host("spill groups", "stage", t, {{"bytes", int64_t(spilled_->bytes_written())}});
   }
 
-  // The folded holistic lists past their budget (a quarter of the groups') go to
-  // temporary files as sorted runs; once some went, `rest` (the end of the
-  // scan) sends every list left, so that the runs hold all of the values.
+  // The folded holistic lists past their budget (a quarter of the groups')
+  // go to temporary files; `rest`: the end of the scan.
   void spill_lists_if_over_budget(bool rest) {
-    if (!s_.holistic || !s_.groups_budget) return;
-    HolisticGroups& h = *s_.holistic;
-    const uint64_t budget = s_.groups_budget / 4;
-    if (!(rest && h.spilled) && folded_lists_bytes() <= budget) return;
-    const auto t = std::chrono::steady_clock::now();
-    if (!h.spilled) {
-      std::vector<Type> types;
-      for (size_t k = plan_.group_keys; k < plan_.scan.keys.size(); ++k) types.push_back(plan_.scan.keys[k].result.type);
-      h.spilled = std::make_unique<SpilledLists>(std::move(types), budget);
-    }
-    h.spilled_ids.resize(global_groups_->size(), kNoSpilledId);
-    for (uint32_t& id : h.spilled_ids)
-      if (id == kNoSpilledId) id = next_spilled_id_++;
-    for (size_t a = 0; a < h.lists.size(); ++a) h.spilled->spill(a, h.lists[a], h.spilled_ids, s_.threads);
-    list_spill_s_ += seconds_since(t);
-    if (s_.tracer) s_.tracer->host("spill holistic lists", "stage", t, {{"bytes", int64_t(h.spilled->bytes_written())}});
-  }
-  size_t folded_lists_bytes() const {
-    size_t n = 0;
-    for (const auto& lists : s_.holistic->lists)
-      for (const ArgList& l : lists) n += l.memory_bytes();
-    return n;
+    if (folded_lists_ && s_.groups_budget)
+      folded_lists_->spill_if_over(s_.groups_budget / 4, rest, global_groups_->size(), s_.threads, s_.tracer);
   }
 
   // The folded parts become the result: written from here, in key order,
@@ -506,36 +484,13 @@ class CpuScan {
     bool valid = false;
   };
 
-  // The workers' holistic lists join the result's, and every list's group
-  // numbers become the result's groups: renumbered[i] says where the groups
-  // of owners[i] went, renumbered.back() where the result's own went (both
-  // empty where they stayed). No value is copied; the workers start new lists.
+  // The workers' holistic lists join the result's (renumbered[i] says where
+  // the groups of owners[i] went, renumbered.back() where the result's own
+  // went); no value is copied, and the workers start new lists.
   void fold_lists(const std::vector<Worker*>& owners, const std::vector<std::vector<uint32_t>>& renumbered) {
-    auto renumber = [&](ArgList& l, const std::vector<uint32_t>& to) {
-      if (to.empty()) return;
-      parallel_ranges(l.size(), s_.threads, [&](size_t b, size_t e) {
-        uint32_t* groups = l.groups();
-        for (size_t i = b; i < e; ++i) groups[i] = to[groups[i]];
-      });
-    };
-    std::vector<std::vector<ArgList>>& all = s_.holistic->lists;
-    for (auto& lists : all)
-      for (ArgList& l : lists) renumber(l, renumbered.back());  // folded earlier
-    std::vector<uint32_t>& ids = s_.holistic->spilled_ids;  // spilled values keep their groups' ids
-    if (!renumbered.back().empty() && !ids.empty()) {
-      std::vector<uint32_t> moved(global_groups_->size(), kNoSpilledId);
-      for (size_t g = 0; g < ids.size(); ++g) moved[renumbered.back()[g]] = ids[g];
-      ids.swap(moved);
-    }
-    // Sealed first, each on a thread: a list of each group's top values lists them then.
-    const size_t nargs = all.size();
-    parallel_for(owners.size() * nargs, s_.threads, [&](size_t k, int) { owners[k / nargs]->lists[k % nargs].seal(); });
-    for (size_t i = 0; i < owners.size(); ++i)
-      for (size_t a = 0; a < owners[i]->lists.size(); ++a) {
-        ArgList& l = owners[i]->lists[a];
-        renumber(l, renumbered[i]);
-        if (l.size()) all[a].push_back(std::move(l));
-      }
+    std::vector<std::vector<ArgList>*> from;
+    for (Worker* w : owners) from.push_back(&w->lists);
+    folded_lists_->fold(from, renumbered, global_groups_->size(), s_.threads);
     for (auto& w : per_worker_) w.lists = HolisticGroups::lists_for(plan_);
   }
 
@@ -882,8 +837,7 @@ class CpuScan {
   std::optional<PartitionedGroups> merged_;
   std::unique_ptr<SpilledGroups> spilled_;  // parts of merged_ spilled past s_.groups_budget
   double spill_s_ = 0;
-  uint32_t next_spilled_id_ = 0;  // the id the next group with spilled holistic values gets
-  double list_spill_s_ = 0;
+  std::optional<FoldedLists> folded_lists_;  // with holistic aggregates: their lists
   double fold_s_ = 0;      // time folding the thread tables into global_groups_
   uint64_t early_folds_ = 0;  // folds before the end, each when the tables passed their budget
   const GroupLayout* layout_ = nullptr;
