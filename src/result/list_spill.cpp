@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/parallel.hpp"
+#include "warpcsv/core/agg.hpp"
 #include "warpcsv/core/int128.hpp"
 #include "warpcsv/errors.hpp"
 
@@ -19,11 +20,9 @@ constexpr size_t kWriteBufferBytes = 256 << 10;
 // Bounds of a run's read buffer in the merge (its share of the budget).
 constexpr size_t kMinReadBytes = 16 << 10, kMaxReadBytes = 1 << 20;
 
+// Strings in the order holistic aggregates sort them.
 int compare_strings(StrRef a, StrRef b) {
-  const uint32_t n = std::min(a.len, b.len);
-  const int c = n ? std::memcmp(a.ptr, b.ptr, n) : 0;  // unsigned bytes, as agg_compare
-  if (c) return c;
-  return a.len < b.len ? -1 : a.len > b.len ? 1 : 0;
+  return agg_compare(Value::of_str(a.ptr, a.len), Value::of_str(b.ptr, b.len), Type::String);
 }
 
 template <class V>
@@ -239,7 +238,6 @@ void SpilledLists::spill(size_t a, std::vector<ArgList>& lists, const std::vecto
   }
   bytes_ += written;
   arg.runs.push_back(std::move(run));
-  for (ArgList& l : lists) l = ArgList(arg.type);
   lists.clear();
 }
 

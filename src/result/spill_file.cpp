@@ -28,8 +28,8 @@ namespace {
 
 [[noreturn]] void spill_failed(const std::string& what, const std::string& dir) {
   throw ResourceError(fmt::format("{} what spills past a memory limit (groups, listed values) in {}: {}; set TMPDIR "
-                                  "to a directory "
-                                  "with room, or raise --memory-limit (--gpu-memory-limit for the GPUs' groups)",
+                                  "to a directory with room, or raise --memory-limit (--gpu-memory-limit for the "
+                                  "GPUs' groups)",
                                   what, dir, std::strerror(errno)));
 }
 
