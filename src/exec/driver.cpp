@@ -131,12 +131,6 @@ std::string describe_result(const Plan& plan, const DevicePlan& devices, const O
                      back, gpu_room, kGpuSpillParts, spill_directory(), host);
 }
 
-// The join files' schemas, and per file the columns its sample held no value for.
-struct LookupColumns {
-  LookupSchemas schemas;
-  std::vector<std::vector<bool>> unobserved;
-};
-
 // Binds the pipeline. Columns the sample held no value for (a header-only
 // file, an all-null column; the input's or a lookup file's) have no evidence
 // for any type: if the pipeline does not bind with them as strings, the first
@@ -302,7 +296,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
   for (int attempt = 0;; ++attempt) {
     std::vector<OutputColumn> schema = inferred;
     for (const auto& [c, t] : widened) schema[static_cast<size_t>(c)].type = t;
-    const LookupColumns lookup_columns{lookup_files.schemas(), lookup_files.unobserved()};
+    const LookupColumns lookup_columns = lookup_files.columns();
     const Plan plan = [&] {
       try {
         return bind_or_report_empty_input(opts.pipeline, schema, unobserved, from_schema, lookup_columns, in, opts);
@@ -467,8 +461,7 @@ int run_pipeline(const Options& opts, const DevicePlan& devices) {
       try {
         std::vector<OutputColumn> next = inferred;
         for (const auto& [c, t] : widened) next[static_cast<size_t>(c)].type = t;
-        bind_plan(opts.pipeline, next, unobserved, from_schema, {lookup_files.schemas(), lookup_files.unobserved()},
-                  in.rereadable());
+        bind_plan(opts.pipeline, next, unobserved, from_schema, lookup_files.columns(), in.rereadable());
       } catch (const UsageError& e) {
         throw InputError(fmt::format("{}:{}:{}: column '{}' was read as {} from the first rows, but this row has "
                                      "'{}', and the pipeline cannot use it as {}: {}. Fix the value, or skip such "

@@ -202,22 +202,17 @@ LookupFiles::LookupFiles(const Options& opts, int threads) : threads_(threads) {
 
 LookupFiles::~LookupFiles() = default;
 
-std::vector<std::vector<bool>> LookupFiles::unobserved() const {
-  std::vector<std::vector<bool>> out;
-  for (const auto& f : files_) {
-    std::vector<bool> u = f->unobserved;
-    for (const auto& [c, t] : f->widened) u[static_cast<size_t>(c)] = false;  // a value was seen
-    out.push_back(std::move(u));
-  }
-  return out;
-}
-
-std::vector<std::vector<OutputColumn>> LookupFiles::schemas() const {
-  std::vector<std::vector<OutputColumn>> out;
+LookupColumns LookupFiles::columns() const {
+  LookupColumns out;
   for (const auto& f : files_) {
     std::vector<OutputColumn> s = f->schema;
-    for (const auto& [c, t] : f->widened) s[static_cast<size_t>(c)].type = t;
-    out.push_back(std::move(s));
+    std::vector<bool> u = f->unobserved;
+    for (const auto& [c, t] : f->widened) {
+      s[static_cast<size_t>(c)].type = t;
+      u[static_cast<size_t>(c)] = false;  // a value was seen
+    }
+    out.schemas.push_back(std::move(s));
+    out.unobserved.push_back(std::move(u));
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "warpcsv/core/lookup.hpp"
 #include "warpcsv/options.hpp"
 #include "warpcsv/plan.hpp"
+#include "warpcsv/spec.hpp"
 #include "warpcsv/table.hpp"
 
 namespace warpcsv {
@@ -47,6 +48,14 @@ JoinView join_view_shape(const JoinSpec& spec, int first_slot);
 JoinView host_join_view(const JoinSpec& spec, const LookupTable& table, const std::vector<Program>& keys,
                         int first_slot);
 
+// The columns of the join stages' files, in join order: the binder's lookup
+// schemas, and per file the columns its sample held no value for (a
+// header-only file: typed string, but with no evidence for any type).
+struct LookupColumns {
+  LookupSchemas schemas;
+  std::vector<std::vector<bool>> unobserved;
+};
+
 // The join stages' files: opened (header read, types inferred from a sample,
 // as the input's) before the plan is bound, then scanned into their tables.
 class LookupFiles {
@@ -57,14 +66,11 @@ class LookupFiles {
   LookupFiles(const Options& opts, int threads);
   ~LookupFiles();
   bool empty() const { return files_.empty(); }
-  // The columns of each join's file, in join order (the binder's lookup schemas).
-  std::vector<std::vector<OutputColumn>> schemas() const;
-  // Per join, the columns its file's sample held no value for (a header-only
-  // file): typed string, but with no evidence for any type.
-  std::vector<std::vector<bool>> unobserved() const;
+  // The columns of each join's file, in join order.
+  LookupColumns columns() const;
   // Scans each join's file for the columns `plan` reads of it and indexes
   // them. A later value that does not fit a column's inferred type widens it
-  // and returns false: bind again with schemas() and call again.
+  // and returns false: bind again with columns() and call again.
   bool load(const Plan& plan);
   // A file whose sample held no value for a column (its rows malformed, say)
   // is scanned whole: a bad row there is the error to report (InputError),

@@ -27,7 +27,7 @@ struct Loaded {
     opts.dialect.null_tokens = std::move(nulls);
     files = std::make_unique<LookupFiles>(opts, 2);
     for (int attempt = 0; attempt < 8; ++attempt) {
-      plan = build_plan(pipeline, input, {}, {}, files->schemas());
+      plan = build_plan(pipeline, input, {}, {}, files->columns().schemas);
       if (files->load(plan)) return;
     }
     FAIL("the lookup columns kept widening");
@@ -54,7 +54,7 @@ TEST_CASE("lookup file: header names, types, quoted fields, as-written text, nul
   TempDir dir;
   write_file(dir.file("l.csv"), "\xEF\xBB\xBFid,name,price,\n1,\"a, \"\"b\"\"\",1.50,\n2,c,7,\n,d,NA,\n");
   const Loaded l("join '" + dir.file("l.csv") + "' on id | select name, price", kInput, {"NA"});
-  const auto schema = l.files->schemas().at(0);
+  const auto schema = l.files->columns().schemas.at(0);
   REQUIRE(schema.size() == 4);
   CHECK(schema[0].type.type == Type::Int);
   CHECK(schema[1].type.type == Type::String);
@@ -92,7 +92,7 @@ TEST_CASE("lookup file: a ragged row, an empty file, a missing one and one too l
   opts.memory_limit = 4000;
   CHECK_THROWS_AS(LookupFiles(opts, 1), ResourceError);
   write_file(dir.file("semi.csv"), "code;b\nx;1\n");
-  CHECK(Loaded("join '" + dir.file("semi.csv") + "' delimiter ';' on code", kInput).files->schemas().at(0).size() == 2);
+  CHECK(Loaded("join '" + dir.file("semi.csv") + "' delimiter ';' on code", kInput).files->columns().schemas.at(0).size() == 2);
 }
 
 TEST_CASE("lookup table: rows of one key chain in file order; keys widen to the row key's type") {
@@ -125,7 +125,7 @@ TEST_CASE("lookup table: a value past the sample widens its column, and the plan
   text += "late,2.5\n";  // past the 1 MiB sample: n becomes a decimal
   write_file(dir.file("l.csv"), text);
   const Loaded l("join '" + dir.file("l.csv") + "' on code | select n", kInput);
-  CHECK(l.files->schemas().at(0).at(1).type == ColumnType{Type::Decimal, 1});
+  CHECK(l.files->columns().schemas.at(0).at(1).type == ColumnType{Type::Decimal, 1});
   CHECK(l.plan.output.at(0).type == ColumnType{Type::Decimal, 1});
   CHECK(l.files->tables().at(0).rows() == 100001);
 }
