@@ -106,8 +106,10 @@ std::string schema_type_name(ColumnType t);
 
 // Renames names that repeat an earlier one: the later ones get a suffix `_2`,
 // `_3`, ... that makes a name none of `names` has (the rule for a header that
-// names a column twice, and for output columns). src/io/names.cpp.
-void make_names_unique(std::vector<std::string>& names);
+// names a column twice, and for output columns). Names with `made_up[i]`
+// set (an empty header name's position, `c3`) yield to all the others, as
+// if they came last. src/io/names.cpp.
+void make_names_unique(std::vector<std::string>& names, const std::vector<bool>& made_up = {});
 
 }  // namespace warpcsv
 

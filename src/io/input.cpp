@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "runtime/parallel.hpp"
 #include "exec/partitioner.hpp"
@@ -447,19 +446,16 @@ InputSet InputSet::open(const Options& opts) {
                        std::to_string(in.column_names.size()) + " columns; give one name per column");
     in.column_names = d.names;
   }
-  // Empty header names get their position, `c3` (`c3_2`, ... where the
-  // header names a column so); duplicates a numeric suffix that no other
+  // Empty header names get their position, `c3`, which yields to a name
+  // the header gives (`c3_2`); duplicates a numeric suffix that no other
   // column has.
-  std::unordered_set<std::string> named(in.column_names.begin(), in.column_names.end());
-  for (size_t i = 0; i < in.column_names.size(); ++i) {
-    if (!in.column_names[i].empty()) continue;
-    const std::string position = "c" + std::to_string(i + 1);
-    std::string name = position;
-    for (int k = 2; named.count(name); ++k) name = position + "_" + std::to_string(k);
-    named.insert(name);
-    in.column_names[i] = name;
-  }
-  make_names_unique(in.column_names);
+  std::vector<bool> made_up(in.column_names.size(), false);
+  for (size_t i = 0; i < in.column_names.size(); ++i)
+    if (in.column_names[i].empty()) {
+      in.column_names[i] = "c" + std::to_string(i + 1);
+      made_up[i] = true;
+    }
+  make_names_unique(in.column_names, made_up);
   return in;
 }
 

@@ -7,11 +7,16 @@
 
 namespace warpcsv {
 
-void make_names_unique(std::vector<std::string>& names) {
+void make_names_unique(std::vector<std::string>& names, const std::vector<bool>& made_up) {
   std::unordered_map<std::string, int> taken;
   for (const auto& n : names) taken[n] += 0;
   std::unordered_map<std::string, bool> used;
-  for (auto& n : names) {
+  std::vector<size_t> order;  // the names given first, then the made-up ones
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < names.size(); ++i)
+      if ((i < made_up.size() && made_up[i]) == (pass == 1)) order.push_back(i);
+  for (size_t i : order) {
+    std::string& n = names[i];
     if (used[n]) {
       int k = 2;
       while (taken.count(n + "_" + std::to_string(k))) ++k;
